@@ -1,0 +1,4 @@
+from kdump.cli import main
+
+if __name__ == "__main__":
+    main()

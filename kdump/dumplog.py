@@ -1,0 +1,271 @@
+"""``kdump files``: Kafka's DumpLogSegments, file by file, on the storage core.
+
+This module decides what is dumped and in which order, and keeps the end-of-run summaries; the storage core
+decodes and :mod:`kdump.render.kafka_text` formats.  An error that Kafka's tool would die of propagates as a
+:class:`~kdump.errors.KdumpError` after everything Kafka would have printed has been written.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from kdump.errors import KdumpError, UsageError
+from kdump.render import kafka_text
+from kdump.render.decoders import DEFAULT_DECODER_CLASS, DecoderMessageParser, resolve_decoder
+from kdump.render.output import Output
+from kdump.storage import naming
+from kdump.storage.file_records import INT_MAX, FileRecords
+
+DEFAULT_MAX_MESSAGE_SIZE = 5 * 1024 * 1024
+
+#: Internal-topic decoder flags, in Kafka's order of precedence.
+INTERNAL_DECODERS = (
+    "offsets-decoder",
+    "transaction-log-decoder",
+    "cluster-metadata-decoder",
+    "remote-log-metadata-decoder",
+    "share-group-state-decoder",
+)
+
+
+@dataclass
+class DumpOptions:
+    """The options of ``kafka-dump-log.sh``, with its implications between them."""
+
+    files: list[str] = field(default_factory=list)
+    print_data_log: bool = False
+    deep_iteration: bool = False
+    verify_index_only: bool = False
+    index_sanity_check: bool = False
+    skip_record_metadata: bool = False
+    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE
+    max_bytes: int = INT_MAX
+    key_decoder_class: str | None = None  # None: flag absent
+    value_decoder_class: str | None = None
+    key_decoder_given: bool = False
+    value_decoder_given: bool = False
+    internal_decoders: tuple[str, ...] = ()
+
+    @property
+    def should_print_data_log(self) -> bool:
+        return (
+            self.print_data_log
+            or bool(self.internal_decoders)
+            or self.key_decoder_given
+            or self.value_decoder_given
+        )
+
+    @property
+    def is_deep_iteration(self) -> bool:
+        return self.deep_iteration or self.should_print_data_log
+
+
+class JavaFile:
+    """The parts of ``java.io.File`` the tool's output depends on (normalised path, name, absolute path)."""
+
+    __slots__ = ("path", "name")
+
+    def __init__(self, arg: str) -> None:
+        path = arg
+        while "//" in path:
+            path = path.replace("//", "/")
+        if len(path) > 1 and path.endswith("/"):
+            path = path[:-1]
+        self.path = path
+        self.name = path[path.rfind("/") + 1 :]
+
+    @property
+    def absolute_path(self) -> str:
+        if self.path.startswith("/"):
+            return self.path
+        cwd = os.getcwd()
+        return cwd if not self.path else f"{cwd}/{self.path}"
+
+
+def scala_hashmap_order(keys: list[str]) -> list[str]:
+    """Iteration order of a Scala 2.13 ``mutable.HashMap`` filled with ``keys`` in this order.
+
+    Kafka's tool keeps its per-file summaries in such maps, so this decides the order of the groups.  Buckets
+    are visited in index order (improved ``String.hashCode`` masked by the table size, which starts at 16 and
+    doubles before it would reach 3/4 full); inside a bucket entries are ordered by improved hash.
+    """
+    table = 16
+    for n in range(1, len(keys) + 1):
+        while n >= int(table * 0.75):
+            table *= 2
+    hashes = {}
+    for k in keys:
+        h = java_string_hash(k)
+        h ^= (h & 0xFFFFFFFF) >> 16
+        h = _to_int32(h)
+        hashes[k] = h
+    position = {k: i for i, k in enumerate(keys)}
+    return sorted(keys, key=lambda k: (hashes[k] & (table - 1), hashes[k], position[k]))
+
+
+def java_string_hash(s: str) -> int:
+    h = 0
+    for unit in _utf16_units(s):
+        h = (31 * h + unit) & 0xFFFFFFFF
+    return _to_int32(h)
+
+
+def _utf16_units(s: str) -> list[int]:
+    data = s.encode("utf-16-be", "surrogatepass")
+    return [int.from_bytes(data[i : i + 2], "big") for i in range(0, len(data), 2)]
+
+
+def _to_int32(v: int) -> int:
+    v &= 0xFFFFFFFF
+    return v - 0x100000000 if v >= 0x80000000 else v
+
+
+class DumpLogSegments:
+    """Runs one ``kdump files`` invocation."""
+
+    def __init__(self, options: DumpOptions, out: Output, err: Output) -> None:
+        self.options = options
+        self.out = out
+        self.err = err
+        self.non_consecutive: dict[str, list[tuple[int, int]]] = {}
+
+    def run(self) -> int:
+        for arg in self.options.files:
+            self.dump_file(arg)
+        self.print_summaries()
+        return 0
+
+    def dump_file(self, arg: str) -> None:
+        file = JavaFile(arg)
+        self.out.write(f"Dumping {file.path}\n")
+        suffix = naming.suffix_of(file.name)
+        if suffix is None:
+            raise KdumpError(
+                "the file name has no suffix, so Kafka's tool cannot tell what it is "
+                "(it dies with java.lang.StringIndexOutOfBoundsException)",
+                path=file.path,
+            )
+        if suffix in (naming.LOG_FILE_SUFFIX, naming.SNAPSHOT_SUFFIX):
+            self.dump_log(file)
+        elif suffix in (
+            naming.INDEX_FILE_SUFFIX,
+            naming.TIME_INDEX_FILE_SUFFIX,
+            naming.PRODUCER_SNAPSHOT_FILE_SUFFIX,
+            naming.TXN_INDEX_FILE_SUFFIX,
+        ):
+            raise KdumpError(
+                f"dumping {suffix} files is not supported by this version of kdump yet", path=file.path
+            )
+        else:
+            self.out.flush()
+            self.err.write(f"Ignoring unknown file {file.path}\n")
+            self.err.flush()
+
+    # -- .log and .checkpoint ----------------------------------------------------------------------------
+
+    def _message_parser(self) -> DecoderMessageParser:
+        opts = self.options
+        if opts.internal_decoders:
+            flag = opts.internal_decoders[0]
+            raise UsageError(
+                f"--{flag}: decoding internal topics is not available in this version of kdump yet"
+            )
+        value_decoder, old_value = resolve_decoder(opts.value_decoder_class or DEFAULT_DECODER_CLASS)
+        key_decoder, old_key = resolve_decoder(opts.key_decoder_class or DEFAULT_DECODER_CLASS)
+        return DecoderMessageParser(key_decoder, value_decoder)
+
+    def dump_log(self, file: JavaFile) -> None:
+        opts = self.options
+        out = self.out
+        parser = self._message_parser()
+        if file.name.endswith(naming.LOG_FILE_SUFFIX):
+            try:
+                start_offset = naming.filename_to_offset(file.name)
+            except naming.NumberFormatError as e:
+                raise KdumpError(
+                    f"the file name does not start with an offset ({e})", path=file.path
+                ) from None
+            out.write(f"Log starting offset: {start_offset}\n")
+        elif file.name == naming.BOOTSTRAP_CHECKPOINT:
+            out.write("KRaft bootstrap snapshot\n")
+        else:
+            try:
+                snapshot_id = naming.parse_snapshot_name(file.name)
+            except naming.NumberFormatError as e:
+                raise KdumpError(
+                    f"not a KRaft snapshot name <20-digit offset>-<10-digit epoch>.checkpoint ({e})",
+                    path=file.path,
+                ) from None
+            out.write(f"Snapshot end offset: {snapshot_id.end_offset}, epoch: {snapshot_id.epoch}\n")
+
+        deep = opts.is_deep_iteration
+        print_contents = opts.should_print_data_log
+        skip_metadata = opts.skip_record_metadata
+        with FileRecords(file.path, max_bytes=opts.max_bytes) as records:
+            valid_bytes = 0
+            last_offset = -1
+            pairs: list[tuple[int, int]] | None = None
+            batch = None
+            try:
+                for batch in records.batches():
+                    out.write(kafka_text.batch_line_head(batch))
+                    out.write(kafka_text.batch_line_tail(batch, valid_bytes))
+                    if deep:
+                        is_control = batch.is_control_batch
+                        for record in batch.records():
+                            offset = record.offset
+                            if last_offset == -1:
+                                last_offset = offset
+                            elif offset != last_offset + 1:
+                                if pairs is None:
+                                    pairs = self.non_consecutive.setdefault(file.absolute_path, [])
+                                pairs.append((last_offset, offset))
+                            last_offset = offset
+                            self._record_line(
+                                record, batch, is_control, print_contents, skip_metadata, parser
+                            )
+                    valid_bytes += batch.size_in_bytes
+            except KdumpError as e:
+                e.located(file.path, batch.position if batch is not None else None)
+                raise
+            trailing = records.size_in_bytes - valid_bytes
+            if trailing > 0 and opts.max_bytes == INT_MAX:
+                out.write(kafka_text.trailing_bytes_line(trailing, file.name))
+
+    def _record_line(self, record, batch, is_control, print_contents, skip_metadata, parser) -> None:  # noqa: ANN001
+        if skip_metadata:
+            line = ""
+            prefix = kafka_text.RECORD_INDENT + " "
+        else:
+            line = kafka_text.record_metadata(record, batch)
+            prefix = " "
+            if is_control:
+                try:
+                    line += kafka_text.control_description(record)
+                except KdumpError:
+                    self.out.write(line)
+                    raise
+        if print_contents and not is_control:
+            try:
+                key, payload = parser.parse(record)
+            except KdumpError:
+                self.out.write(line)
+                raise
+            if key is not None:
+                line += f"{prefix}key: {key}"
+            if payload is not None:
+                line += f" payload: {payload}"
+        self.out.write(line + "\n")
+
+    # -- end of run ------------------------------------------------------------------------------------------
+
+    def print_summaries(self) -> None:
+        if not self.non_consecutive:
+            return
+        self.out.flush()
+        order = scala_hashmap_order(list(self.non_consecutive))
+        # Kafka prepends each pair to its list, so the newest pair comes first.
+        groups = [(k, self.non_consecutive[k][::-1]) for k in order]
+        self.err.write(kafka_text.non_consecutive_summary(groups))
+        self.err.flush()

@@ -1,0 +1,79 @@
+"""Error types shared by the storage core and the command line.
+
+Every problem found in a file is raised as a :class:`KdumpError` subclass that knows the file and, where it
+applies, the byte position.  The command-line layer turns these into one line on stderr and an exit status;
+nothing in the storage core prints.
+"""
+
+from __future__ import annotations
+
+
+class KdumpError(Exception):
+    """Base class of every error kdump reports to a user.
+
+    ``kafka_class`` names the Java exception the real ``kafka-dump-log.sh`` throws in the same situation, so the
+    command line can say which Kafka failure this corresponds to.
+    """
+
+    kafka_class = "org.apache.kafka.common.KafkaException"
+
+    def __init__(self, message: str, *, path: str | None = None, position: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.path = path
+        self.position = position
+
+    def located(self, path: str | None = None, position: int | None = None) -> KdumpError:
+        """Fill in the file and position if they are not known yet; returns self for ``raise e.located(...)``."""
+        if self.path is None:
+            self.path = path
+        if self.position is None:
+            self.position = position
+        return self
+
+    def describe(self) -> str:
+        where = []
+        if self.path is not None:
+            where.append(self.path)
+        if self.position is not None:
+            where.append(f"byte {self.position}")
+        prefix = ": ".join(where)
+        return f"{prefix}: {self.message}" if prefix else self.message
+
+
+class CorruptRecordError(KdumpError):
+    """A batch or record does not follow the format (Kafka: CorruptRecordException / InvalidRecordException)."""
+
+    kafka_class = "org.apache.kafka.common.errors.CorruptRecordException"
+
+
+class InvalidRecordError(CorruptRecordError):
+    kafka_class = "org.apache.kafka.common.InvalidRecordException"
+
+
+class DecompressionError(KdumpError):
+    """A compressed payload could not be decompressed (Kafka: KafkaException from the codec stream)."""
+
+
+class DecompressionLimitError(DecompressionError):
+    """A compressed payload expands beyond the configured bound."""
+
+
+class UsageError(KdumpError):
+    """Bad command-line arguments."""
+
+
+class CorruptIndexError(KdumpError):
+    """An index failed Kafka's sanity check (Kafka: CorruptIndexException)."""
+
+    kafka_class = "org.apache.kafka.common.errors.CorruptIndexException"
+
+
+class CorruptSnapshotError(KdumpError):
+    """A producer-state snapshot is unreadable (Kafka: CorruptSnapshotException; reported, not fatal)."""
+
+    kafka_class = "org.apache.kafka.common.errors.CorruptSnapshotException"
+
+
+class CheckpointFormatError(KdumpError):
+    """A text checkpoint file is malformed."""

@@ -1,0 +1,81 @@
+"""Kafka's stock key/value decoders (``org.apache.kafka.tools.api.*Decoder``) and the tool's message parser.
+
+Only the four stock classes exist here (kdump cannot load Java classes); each is accepted under its Kafka 3.8+
+name and its pre-3.8 ``kafka.serializer`` name.
+"""
+
+from __future__ import annotations
+
+import itertools
+import struct
+from collections.abc import Callable
+
+from kdump.errors import KdumpError, UsageError
+from kdump.render.jdk_text import decode_utf8_jdk
+from kdump.storage.record import Record
+
+Decoder = Callable[[bytes], str]
+
+NEW_PACKAGE = "org.apache.kafka.tools.api."
+OLD_PACKAGE = "kafka.serializer."
+DEFAULT_DECODER_CLASS = NEW_PACKAGE + "StringDecoder"
+
+_identity = itertools.count(0x1B6D3586)
+
+
+def _string(data: bytes) -> str:
+    return decode_utf8_jdk(data)
+
+
+def _integer(data: bytes) -> str:
+    if len(data) < 4:
+        raise KdumpError(
+            f"IntegerDecoder needs 4 bytes, found {len(data)} (java.nio.BufferUnderflowException)"
+        )
+    return str(struct.unpack_from(">i", data)[0])
+
+
+def _long(data: bytes) -> str:
+    if len(data) < 8:
+        raise KdumpError(f"LongDecoder needs 8 bytes, found {len(data)} (java.nio.BufferUnderflowException)")
+    return str(struct.unpack_from(">q", data)[0])
+
+
+def _default(data: bytes) -> str:
+    # Kafka prints the byte[] object itself: "[B@" and an identity hash code that differs on every run.
+    return f"[B@{next(_identity):x}"
+
+
+STOCK_DECODERS: dict[str, Decoder] = {
+    "StringDecoder": _string,
+    "IntegerDecoder": _integer,
+    "LongDecoder": _long,
+    "DefaultDecoder": _default,
+}
+
+
+def resolve_decoder(class_name: str) -> tuple[Decoder, bool]:
+    """The decoder for a Java class name, and whether the name is the pre-3.8 ``kafka.serializer`` one."""
+    for package, old in ((NEW_PACKAGE, False), (OLD_PACKAGE, True)):
+        if class_name.startswith(package):
+            decoder = STOCK_DECODERS.get(class_name[len(package) :])
+            if decoder is not None:
+                return decoder, old
+    raise UsageError(
+        f"cannot load decoder class {class_name}: kdump provides only the stock decoders "
+        f"{', '.join(NEW_PACKAGE + n for n in STOCK_DECODERS)} (also under their {OLD_PACKAGE} names); "
+        "Kafka would fail here with java.lang.ClassNotFoundException"
+    )
+
+
+class DecoderMessageParser:
+    """Kafka's ``DecoderMessageParser``: key and value through their decoders; null parts stay absent."""
+
+    def __init__(self, key_decoder: Decoder, value_decoder: Decoder) -> None:
+        self.key_decoder = key_decoder
+        self.value_decoder = value_decoder
+
+    def parse(self, record: Record) -> tuple[str | None, str | None]:
+        key = None if record.key is None else self.key_decoder(record.key)
+        payload = None if record.value is None else self.value_decoder(record.value)
+        return key, payload

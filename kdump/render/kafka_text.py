@@ -1,0 +1,108 @@
+"""The text that Kafka 4.0's ``kafka-dump-log.sh`` prints for log segments and KRaft snapshots.
+
+Pure formatting of storage-core objects; the order of the pieces follows the order in which the real tool
+prints them, so that a failure half-way through a line leaves exactly the text Kafka would have left.
+"""
+
+from __future__ import annotations
+
+from kdump.render.jdk_text import decode_utf8_jdk
+from kdump.render.kafka_json import struct_to_json
+from kdump.storage.control_record import (
+    CONTROL_SCHEMAS,
+    ControlRecordType,
+    EndTransactionMarker,
+    deserialize_control_message,
+    parse_type_id,
+)
+from kdump.storage.file_records import RecordBatch
+from kdump.storage.record import Record
+
+RECORD_INDENT = "|"
+
+#: Control types that Kafka 4.0's tool prints with their message (as JSON); others print ``controlType:``.
+_PRINTED_CONTROL_MESSAGES = {
+    ControlRecordType.SNAPSHOT_HEADER: "SnapshotHeader",
+    ControlRecordType.SNAPSHOT_FOOTER: "SnapshotFooter",
+    ControlRecordType.KRAFT_VERSION: "KRaftVersion",
+    ControlRecordType.KRAFT_VOTERS: "KRaftVoters",
+}
+
+
+def java_bool(b: bool) -> str:
+    return "true" if b else "false"
+
+
+def optional_long(value: int | None) -> str:
+    """Java's ``OptionalLong.toString``."""
+    return "OptionalLong.empty" if value is None else f"OptionalLong[{value}]"
+
+
+def batch_line_head(batch: RecordBatch) -> str:
+    """First half of a batch line (Kafka prints it before evaluating the rest)."""
+    if batch.magic >= 2:
+        b = batch
+        return (
+            f"baseOffset: {b.base_offset} lastOffset: {b.last_offset} count: {b.records_count} "
+            f"baseSequence: {b.base_sequence} lastSequence: {b.last_sequence} producerId: {b.producer_id} "
+            f"producerEpoch: {b.producer_epoch} partitionLeaderEpoch: {b.partition_leader_epoch} "
+            f"isTransactional: {java_bool(b.is_transactional)} isControl: {java_bool(b.is_control_batch)} "
+            f"deleteHorizonMs: {optional_long(b.delete_horizon_ms)}"
+        )
+    return f"offset: {batch.last_offset}"
+
+
+def batch_line_tail(batch: RecordBatch, position: int) -> str:
+    """Second half of a batch line, newline included; raises for an unknown compression id."""
+    return (
+        f" position: {position} {batch.timestamp_type}: {batch.max_timestamp} size: {batch.size_in_bytes} "
+        f"magic: {batch.magic} compresscodec: {batch.compression_name} crc: {batch.checksum} "
+        f"isvalid: {java_bool(batch.is_valid())}\n"
+    )
+
+
+def header_keys(record: Record) -> str:
+    if not record.headers:
+        return "[]"
+    return "[" + ",".join(decode_utf8_jdk(h.key) for h in record.headers) + "]"
+
+
+def record_metadata(record: Record, batch: RecordBatch) -> str:
+    """The metadata part of a record line (``| offset: ...``), without control description."""
+    text = (
+        f"{RECORD_INDENT} offset: {record.offset} {batch.timestamp_type}: {record.timestamp} "
+        f"keySize: {record.key_size} valueSize: {record.value_size}"
+    )
+    if batch.magic >= 2:
+        text += f" sequence: {record.sequence} headerKeys: {header_keys(record)}"
+    if record.magic < 2:
+        text += f" isValid: {java_bool(bool(record.valid))} crc: {record.crc}}}"
+    return text
+
+
+def control_description(record: Record) -> str:
+    """What Kafka 4.0 prints for a control record after its metadata (raises on a malformed record)."""
+    type_id = parse_type_id(record.key)
+    control_type = ControlRecordType.from_type_id(type_id)
+    if control_type in (ControlRecordType.ABORT, ControlRecordType.COMMIT):
+        marker = EndTransactionMarker.deserialize(record.key, record.value)
+        return f" endTxnMarker: {marker.control_type.name} coordinatorEpoch: {marker.coordinator_epoch}"
+    label = _PRINTED_CONTROL_MESSAGES.get(control_type)
+    if label is not None and control_type in CONTROL_SCHEMAS:
+        message = deserialize_control_message(control_type, record.value)
+        return f" {label} {struct_to_json(message)}"
+    return f" controlType: {control_type.name}({type_id})"
+
+
+def trailing_bytes_line(trailing: int, file_name: str) -> str:
+    return f"Found {trailing} invalid bytes at the end of {file_name}\n"
+
+
+def non_consecutive_summary(groups: list[tuple[str, list[tuple[int, int]]]]) -> str:
+    """The end-of-run ``Non-consecutive offsets in`` groups (pairs newest first, as Kafka keeps them)."""
+    out = []
+    for abs_path, pairs in groups:
+        out.append(f"Non-consecutive offsets in {abs_path}\n")
+        for previous, offset in pairs:
+            out.append(f"  {previous} is followed by {offset}\n")
+    return "".join(out)

@@ -1,0 +1,167 @@
+"""Control records: the records of batches with the control bit set (Kafka's ``ControlRecordType``,
+``EndTransactionMarker`` and the KRaft control messages).
+
+A control record's key is ``version int16, type int16``.  Its value depends on the type: end-transaction
+markers (ABORT/COMMIT) hold ``version int16, coordinatorEpoch int32``; the KRaft types hold generated
+flexible messages, described here as schemas for the generic reader in :mod:`kdump.storage.message`.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from enum import Enum
+
+from kdump.errors import InvalidRecordError
+from kdump.storage.message import Field, MessageFormatError, MessageSchema, Struct, read_message_prefix
+
+
+class ControlRecordType(Enum):
+    ABORT = 0
+    COMMIT = 1
+    LEADER_CHANGE = 2
+    SNAPSHOT_HEADER = 3
+    SNAPSHOT_FOOTER = 4
+    KRAFT_VERSION = 5
+    KRAFT_VOTERS = 6
+    UNKNOWN = -1
+
+    @classmethod
+    def from_type_id(cls, type_id: int) -> ControlRecordType:
+        try:
+            member = cls(type_id)
+        except ValueError:
+            return cls.UNKNOWN
+        return member
+
+
+CURRENT_CONTROL_RECORD_KEY_SIZE = 4
+CURRENT_END_TXN_MARKER_VALUE_SIZE = 6
+
+_SHORT = struct.Struct(">h")
+_END_TXN = struct.Struct(">hi")
+
+
+def parse_type_id(key: bytes | None) -> int:
+    """Kafka's ``ControlRecordType.parseTypeId``: the type id from a control record key."""
+    if key is None:
+        raise InvalidRecordError("Control record has a null key")
+    if len(key) < CURRENT_CONTROL_RECORD_KEY_SIZE:
+        raise InvalidRecordError(
+            "Invalid value size found for end control record key. Must have at least "
+            f"{CURRENT_CONTROL_RECORD_KEY_SIZE} bytes, but found only {len(key)}"
+        )
+    version = _SHORT.unpack_from(key, 0)[0]
+    if version < 0:
+        raise InvalidRecordError(
+            f"Invalid version found for control record: {version}. May indicate data corruption"
+        )
+    return _SHORT.unpack_from(key, 2)[0]
+
+
+@dataclass(frozen=True)
+class EndTransactionMarker:
+    control_type: ControlRecordType
+    coordinator_epoch: int
+    version: int = 0
+
+    @classmethod
+    def deserialize(cls, key: bytes | None, value: bytes | None) -> EndTransactionMarker:
+        control_type = ControlRecordType.from_type_id(parse_type_id(key))
+        if control_type not in (ControlRecordType.ABORT, ControlRecordType.COMMIT):
+            raise InvalidRecordError(
+                f"Invalid control record type for end transaction marker {control_type.name}"
+            )
+        if value is None:
+            raise InvalidRecordError("End transaction marker has a null value")
+        if len(value) < CURRENT_END_TXN_MARKER_VALUE_SIZE:
+            raise InvalidRecordError(
+                "Invalid value size found for end transaction marker. Must have at least "
+                f"{CURRENT_END_TXN_MARKER_VALUE_SIZE} bytes, but found only {len(value)}"
+            )
+        version, coordinator_epoch = _END_TXN.unpack_from(value, 0)
+        if version < 0:
+            raise InvalidRecordError(
+                f"Invalid version found for end transaction marker: {version}. May indicate data corruption"
+            )
+        return cls(control_type, coordinator_epoch, version)
+
+    def serialize_value(self) -> bytes:
+        return _END_TXN.pack(self.version, self.coordinator_epoch)
+
+
+def control_key(control_type: ControlRecordType, version: int = 0) -> bytes:
+    """The key of a control record of ``control_type``."""
+    return struct.pack(">hh", version, control_type.value)
+
+
+# -- KRaft control messages (clients/src/main/resources/common/message/*.json, flexible version 0) ----------
+
+_VERSION = Field("Version", "int16")
+
+SNAPSHOT_HEADER_RECORD = MessageSchema(
+    "SnapshotHeaderRecord", "0", "0+", (_VERSION, Field("LastContainedLogTimestamp", "int64"))
+)
+SNAPSHOT_FOOTER_RECORD = MessageSchema("SnapshotFooterRecord", "0", "0+", (_VERSION,))
+KRAFT_VERSION_RECORD = MessageSchema(
+    "KRaftVersionRecord", "0", "0+", (_VERSION, Field("KRaftVersion", "int16"))
+)
+VOTERS_RECORD = MessageSchema(
+    "VotersRecord",
+    "0",
+    "0+",
+    (
+        _VERSION,
+        Field(
+            "Voters",
+            "[]Voter",
+            fields=(
+                Field("VoterId", "int32"),
+                Field("VoterDirectoryId", "uuid"),
+                Field(
+                    "Endpoints",
+                    "[]Endpoint",
+                    fields=(Field("Name", "string"), Field("Host", "string"), Field("Port", "uint16")),
+                ),
+                Field(
+                    "KRaftVersionFeature",
+                    "KRaftVersionFeature",
+                    fields=(Field("MinSupportedVersion", "int16"), Field("MaxSupportedVersion", "int16")),
+                ),
+            ),
+        ),
+    ),
+)
+LEADER_CHANGE_MESSAGE = MessageSchema(
+    "LeaderChangeMessage",
+    "0",
+    "0+",
+    (
+        _VERSION,
+        Field("LeaderId", "int32"),
+        Field("Voters", "[]Voter", fields=(Field("VoterId", "int32"),)),
+        Field("GrantingVoters", "[]Voter", fields=(Field("VoterId", "int32"),)),
+    ),
+)
+
+#: Schemas of the control types whose values are generated messages.
+CONTROL_SCHEMAS: dict[ControlRecordType, MessageSchema] = {
+    ControlRecordType.LEADER_CHANGE: LEADER_CHANGE_MESSAGE,
+    ControlRecordType.SNAPSHOT_HEADER: SNAPSHOT_HEADER_RECORD,
+    ControlRecordType.SNAPSHOT_FOOTER: SNAPSHOT_FOOTER_RECORD,
+    ControlRecordType.KRAFT_VERSION: KRAFT_VERSION_RECORD,
+    ControlRecordType.KRAFT_VOTERS: VOTERS_RECORD,
+}
+
+
+def deserialize_control_message(control_type: ControlRecordType, value: bytes | None) -> Struct:
+    """Decode the value of a KRaft control record at its current version (0), as Kafka's
+    ``ControlRecordUtils`` does (trailing bytes are not checked)."""
+    schema = CONTROL_SCHEMAS[control_type]
+    if value is None:
+        raise InvalidRecordError(f"{schema.name} control record has a null value")
+    try:
+        struct_, _ = read_message_prefix(schema, value, 0)
+    except MessageFormatError as e:
+        raise InvalidRecordError(f"Failed to read {schema.name}: {e}") from None
+    return struct_

@@ -1,0 +1,170 @@
+"""Reading the batches of a segment file (Kafka's ``FileRecords`` and ``FileLogInputStream``).
+
+The framing rules are Kafka's exactly, because they decide what a dump shows:
+
+* iteration stops silently when 17 bytes or fewer remain (offset, size, CRC/epoch and magic do not fit), or
+  when the declared batch does not fit in what remains (a torn tail);
+* a declared size below 14 (the smallest v0 message) is fatal (``CorruptRecordException``), which is what the
+  zero-filled tail of a preallocated segment produces;
+* the magic byte at +16 picks the format: below 2 a legacy message, anything else a v2 batch;
+* ``max_bytes`` slices the file, as ``--max-bytes`` does.
+
+The file is memory-mapped read-only and never modified.  Pages behind the read position are released as the
+iteration advances, so a 1 GiB segment does not stay resident.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import struct
+from collections.abc import Iterator
+
+from kdump.errors import CorruptRecordError, KdumpError
+from kdump.storage import compression
+from kdump.storage.legacy_record import LegacyRecordBatch
+from kdump.storage.record_batch import (
+    HEADER_SIZE_UP_TO_MAGIC,
+    LOG_OVERHEAD,
+    MAGIC_OFFSET,
+    RECORD_BATCH_OVERHEAD,
+    DefaultRecordBatch,
+)
+
+INT_MAX = 0x7FFFFFFF
+MIN_RECORD_SIZE = 14  # LegacyRecord.RECORD_OVERHEAD_V0
+
+RecordBatch = DefaultRecordBatch | LegacyRecordBatch
+
+_LOG_HEADER = struct.Struct(">qi")
+_V2_HEADER = struct.Struct(">qiiBIhiqqqhii")
+_RELEASE_EVERY = 64 * 1024 * 1024
+
+
+class FileRecords:
+    """A segment (``.log``) or KRaft snapshot (``.checkpoint``) file opened read-only.
+
+    Use as a context manager.  ``path`` is kept exactly as given, because Kafka's messages repeat it.
+    """
+
+    def __init__(
+        self,
+        path: str,
+        *,
+        max_bytes: int = INT_MAX,
+        decompression_limit: int = compression.DEFAULT_DECOMPRESSION_LIMIT,
+        data: bytes | None = None,
+    ) -> None:
+        if max_bytes < 0:
+            raise KdumpError(f"Invalid size: {max_bytes} in read from {path}", path=path)
+        self.path = path
+        self.decompression_limit = decompression_limit
+        self._mmap: mmap.mmap | None = None
+        if data is not None:
+            self.buf: bytes = data
+            self.file_size = len(data)
+        else:
+            try:
+                fd = os.open(path, os.O_RDONLY)
+            except FileNotFoundError:
+                raise KdumpError("No such file", path=path) from None
+            except OSError as e:
+                raise KdumpError(e.strerror or str(e), path=path) from None
+            try:
+                self.file_size = os.fstat(fd).st_size
+                if self.file_size > 0:
+                    try:
+                        self._mmap = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+                    except (OSError, ValueError) as e:
+                        raise KdumpError(f"cannot map the file: {e}", path=path) from None
+                    self.buf = self._mmap  # type: ignore[assignment]
+                else:
+                    self.buf = b""
+            finally:
+                os.close(fd)
+        #: End of the slice that iteration covers (``--max-bytes``).
+        self.end = min(self.file_size, max_bytes)
+
+    @classmethod
+    def from_bytes(cls, data: bytes, path: str = "<memory>", **kwargs: int) -> FileRecords:
+        return cls(path, data=data, **kwargs)
+
+    def __enter__(self) -> FileRecords:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._mmap is not None:
+            try:
+                self._mmap.close()
+            except BufferError:
+                pass  # a batch still holds a view; the mapping goes when it is collected
+            self._mmap = None
+
+    @property
+    def size_in_bytes(self) -> int:
+        """Size of the slice (the file, or its first ``max_bytes``)."""
+        return self.end
+
+    def batches(self, start: int = 0) -> Iterator[RecordBatch]:
+        """Iterate the batches from byte ``start`` following Kafka's framing rules (see module docstring).
+
+        Raises :class:`CorruptRecordError` for a size field below 14, at that batch.
+        """
+        buf = self.buf
+        end = self.end
+        file_size = self.file_size
+        path = self.path
+        limit = self.decompression_limit
+        position = start
+        released = 0
+        mm = self._mmap
+        unpack_log_header = _LOG_HEADER.unpack_from
+        unpack_v2 = _V2_HEADER.unpack_from
+        while position < end - HEADER_SIZE_UP_TO_MAGIC:
+            offset, size = unpack_log_header(buf, position)
+            if size < MIN_RECORD_SIZE:
+                raise CorruptRecordError(
+                    f"Found record size {size} smaller than minimum record overhead ({MIN_RECORD_SIZE}) "
+                    f"in file {path}.",
+                    path=path,
+                    position=position,
+                )
+            if position > end - LOG_OVERHEAD - size:
+                return
+            magic = buf[position + MAGIC_OFFSET]
+            if magic < 2:
+                yield LegacyRecordBatch(buf, position, offset, size, magic, decompression_limit=limit)
+            else:
+                if position + RECORD_BATCH_OVERHEAD > file_size:
+                    raise KdumpError(
+                        f"Failed to load record batch at position {position}: the file ends before the "
+                        f"{RECORD_BATCH_OVERHEAD}-byte batch header does",
+                        path=path,
+                        position=position,
+                    )
+                yield DefaultRecordBatch(buf, position, unpack_v2(buf, position), decompression_limit=limit)
+            position += LOG_OVERHEAD + size
+            if mm is not None and position - released >= _RELEASE_EVERY:
+                released = _release(mm, released, position)
+
+    def valid_bytes(self) -> int:
+        """Bytes covered by whole batches from the start (what ``Found N invalid bytes`` is measured from)."""
+        total = 0
+        for batch in self.batches():
+            total += batch.size_in_bytes
+        return total
+
+
+def _release(mm: mmap.mmap, released: int, position: int) -> int:
+    """Drop already-read pages from this process's resident set (they stay in the page cache)."""
+    upto = (position - LOG_OVERHEAD) // mmap.PAGESIZE * mmap.PAGESIZE
+    if upto > released and hasattr(mm, "madvise"):
+        try:
+            mm.madvise(mmap.MADV_DONTNEED, released, upto - released)
+        except (OSError, ValueError, AttributeError):
+            return released
+        return upto
+    return released

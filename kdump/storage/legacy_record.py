@@ -1,0 +1,306 @@
+"""Legacy message sets, magic v0 and v1 (Kafka's ``LegacyRecord`` and ``AbstractLegacyRecordBatch``).
+
+Each log entry is ``offset int64, size int32`` followed by one message::
+
+    crc uint32 (CRC-32 of magic..end)   magic int8   attributes int8   [timestamp int64, v1 only]
+    keyLength int32 (-1 = null)  key    valueLength int32 (-1 = null)  value
+
+A compressed message set is one "wrapper" message whose value is a compressed stream of further log entries.
+In Kafka's vocabulary the wrapper (or a lone uncompressed message) is itself the "batch".
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+from collections.abc import Iterator
+
+from kdump.errors import CorruptRecordError, DecompressionError, InvalidRecordError
+from kdump.storage import compression
+from kdump.storage.record import Record
+from kdump.storage.record_batch import LOG_OVERHEAD, compression_name
+from kdump.storage.timestamp_type import CREATE_TIME, LOG_APPEND_TIME, NO_TIMESTAMP, NO_TIMESTAMP_TYPE
+
+RECORD_OVERHEAD_V0 = 14
+RECORD_OVERHEAD_V1 = 22
+CRC_OFFSET = 0
+MAGIC_OFFSET = 4
+ATTRIBUTES_OFFSET = 5
+TIMESTAMP_OFFSET = 6
+KEY_SIZE_OFFSET_V0 = 6
+KEY_SIZE_OFFSET_V1 = 14
+COMPRESSION_CODEC_MASK = 0x07
+TIMESTAMP_TYPE_MASK = 0x08
+
+_LOG_HEADER = struct.Struct(">qi")
+_INT = struct.Struct(">i")
+_LONG = struct.Struct(">q")
+_UINT = struct.Struct(">I")
+
+
+class LegacyRecordBatch:
+    """One legacy log entry at ``position`` in ``buf`` (a lone message or a compressed wrapper).
+
+    ``wrapper_timestamp``/``wrapper_timestamp_type`` are set for messages read from inside a v1 wrapper: a
+    LogAppendTime wrapper overrides the timestamps of its inner v1 messages, as in Kafka.
+    """
+
+    __slots__ = (
+        "buf",
+        "position",
+        "offset",
+        "size_in_bytes",
+        "magic",
+        "attributes",
+        "wrapper_timestamp",
+        "wrapper_timestamp_type",
+        "decompression_limit",
+    )
+
+    def __init__(
+        self,
+        buf: bytes,
+        position: int,
+        offset: int,
+        size: int,
+        magic: int,
+        *,
+        decompression_limit: int = compression.DEFAULT_DECOMPRESSION_LIMIT,
+        wrapper_timestamp: int | None = None,
+        wrapper_timestamp_type: str | None = None,
+    ) -> None:
+        self.buf = buf
+        self.position = position
+        self.offset = offset
+        self.size_in_bytes = LOG_OVERHEAD + size
+        self.magic = magic
+        start = position + LOG_OVERHEAD
+        self.attributes = buf[start + ATTRIBUTES_OFFSET] if start + ATTRIBUTES_OFFSET < len(buf) else 0
+        self.wrapper_timestamp = wrapper_timestamp
+        self.wrapper_timestamp_type = wrapper_timestamp_type
+        self.decompression_limit = decompression_limit
+
+    # -- message fields ---------------------------------------------------------------------------------------
+
+    @property
+    def _message_start(self) -> int:
+        return self.position + LOG_OVERHEAD
+
+    @property
+    def _message_end(self) -> int:
+        return self.position + self.size_in_bytes
+
+    def _int_at(self, rel: int) -> int:
+        at = self._message_start + rel
+        if rel < 0 or at + 4 > self._message_end:
+            raise InvalidRecordError(
+                f"Message field at byte {rel} lies outside the {self.size_in_bytes - LOG_OVERHEAD}-byte message",
+                position=self.position,
+            )
+        return _INT.unpack_from(self.buf, at)[0]
+
+    @property
+    def base_offset(self) -> int:
+        return self.offset
+
+    @property
+    def last_offset(self) -> int:
+        return self.offset
+
+    @property
+    def checksum(self) -> int:
+        return _UINT.unpack_from(self.buf, self._message_start + CRC_OFFSET)[0]
+
+    def compute_checksum(self) -> int:
+        return zlib.crc32(memoryview(self.buf)[self._message_start + MAGIC_OFFSET : self._message_end])
+
+    def is_valid(self) -> bool:
+        """Kafka's ``LegacyRecord.isValid``: at least 14 bytes and a matching CRC-32."""
+        return (
+            self.size_in_bytes - LOG_OVERHEAD >= RECORD_OVERHEAD_V0
+            and self.checksum == self.compute_checksum()
+        )
+
+    @property
+    def compression_type_id(self) -> int:
+        return self.attributes & COMPRESSION_CODEC_MASK
+
+    @property
+    def compression_name(self) -> str:
+        return compression_name(self.compression_type_id)
+
+    @property
+    def is_compressed(self) -> bool:
+        return self.attributes & COMPRESSION_CODEC_MASK != 0
+
+    @property
+    def timestamp_type(self) -> str:
+        if self.magic == 0:
+            return NO_TIMESTAMP_TYPE
+        if self.wrapper_timestamp_type == LOG_APPEND_TIME:
+            return LOG_APPEND_TIME
+        return LOG_APPEND_TIME if self.attributes & TIMESTAMP_TYPE_MASK else CREATE_TIME
+
+    @property
+    def timestamp(self) -> int:
+        if self.magic == 0:
+            return NO_TIMESTAMP
+        if self.wrapper_timestamp_type == LOG_APPEND_TIME and self.wrapper_timestamp is not None:
+            return self.wrapper_timestamp
+        return _LONG.unpack_from(self.buf, self._message_start + TIMESTAMP_OFFSET)[0]
+
+    @property
+    def max_timestamp(self) -> int:
+        return self.timestamp
+
+    @property
+    def key_size(self) -> int:
+        return self._int_at(KEY_SIZE_OFFSET_V0 if self.magic == 0 else KEY_SIZE_OFFSET_V1)
+
+    @property
+    def value_size(self) -> int:
+        key_offset = (KEY_SIZE_OFFSET_V0 if self.magic == 0 else KEY_SIZE_OFFSET_V1) + 4
+        return self._int_at(key_offset + max(0, self.key_size))
+
+    def _sized(self, size_rel: int) -> bytes | None:
+        size = self._int_at(size_rel)
+        if size < 0:
+            return None
+        at = self._message_start + size_rel + 4
+        if at + size > self._message_end:
+            raise InvalidRecordError(
+                f"Message declares a {size}-byte field that runs past the end of the message",
+                position=self.position,
+            )
+        return self.buf[at : at + size]
+
+    @property
+    def key(self) -> bytes | None:
+        return self._sized(KEY_SIZE_OFFSET_V0 if self.magic == 0 else KEY_SIZE_OFFSET_V1)
+
+    @property
+    def value(self) -> bytes | None:
+        key_offset = (KEY_SIZE_OFFSET_V0 if self.magic == 0 else KEY_SIZE_OFFSET_V1) + 4
+        return self._sized(key_offset + max(0, self.key_size))
+
+    # Batch-level attributes that only v2 has, so that callers can treat every batch alike.
+    is_control_batch = False
+    is_transactional = False
+    producer_id = -1
+    producer_epoch = -1
+    base_sequence = -1
+    partition_leader_epoch = -1
+
+    def as_record(self, offset: int | None = None) -> Record:
+        """This message as a :class:`Record` (key/value sizes as stored, CRC and validity included)."""
+        key_size = self.key_size
+        value_size = self.value_size
+        key = self.key
+        value = self.value
+        return Record(
+            self.offset if offset is None else offset,
+            self.timestamp,
+            -1,
+            key,
+            value,
+            (),
+            self.attributes,
+            key_size,
+            value_size,
+            self.magic,
+            self.checksum,
+            self.is_valid(),
+            self.position,
+            self.size_in_bytes,
+        )
+
+    # -- records ---------------------------------------------------------------------------------------------
+
+    def records(self) -> Iterator[Record]:
+        """Iterate like Kafka's legacy batch iterator: the message itself, or the inner messages of a wrapper.
+
+        The wrapper's inner messages are all read (and decompressed) before the first is returned; v1 inner
+        offsets are relative and become absolute from the wrapper offset; nested compression is an error when
+        that inner message is reached.
+        """
+        if not self.is_compressed:
+            return iter((self.as_record(),))
+        return self._deep_records()
+
+    def _deep_records(self) -> Iterator[Record]:
+        wrapper_magic = self.magic
+        if wrapper_magic not in (0, 1):
+            raise InvalidRecordError(
+                f"Invalid wrapper magic found in legacy deep record iterator {wrapper_magic}"
+            )
+        codec = self.compression_type_id
+        if codec == compression.ZSTD:
+            raise InvalidRecordError(
+                f"Invalid wrapper compressionType found in legacy deep record iterator {wrapper_magic}"
+            )
+        if codec not in compression.CODEC_NAMES:
+            raise InvalidRecordError(f"Unknown compression type id: {codec}")
+        value = self.value
+        if value is None:
+            raise InvalidRecordError(
+                f"Found invalid compressed record set with null value (magic = {wrapper_magic})"
+            )
+        try:
+            plain = compression.decompress(codec, value, magic=wrapper_magic, limit=self.decompression_limit)
+        except DecompressionError as e:
+            raise DecompressionError(f"Failed to decompress legacy message set: {e.message}") from e
+        wrapper_ts = self.timestamp
+        wrapper_ts_type = self.timestamp_type
+        inner: list[LegacyRecordBatch] = []
+        pos = 0
+        end = len(plain)
+        while end - pos >= LOG_OVERHEAD:
+            offset, size = _LOG_HEADER.unpack_from(plain, pos)
+            if size < RECORD_OVERHEAD_V0:
+                raise CorruptRecordError(
+                    f"Record size is less than the minimum record overhead ({RECORD_OVERHEAD_V0})"
+                )
+            if pos + LOG_OVERHEAD + size > end:
+                break
+            magic = plain[pos + LOG_OVERHEAD + MAGIC_OFFSET]
+            entry = LegacyRecordBatch(
+                plain,
+                pos,
+                offset,
+                size,
+                magic,
+                decompression_limit=self.decompression_limit,
+                wrapper_timestamp=wrapper_ts if magic == 1 else None,
+                wrapper_timestamp_type=wrapper_ts_type if magic == 1 else None,
+            )
+            inner.append(entry)
+            pos += LOG_OVERHEAD + size
+        if not inner:
+            raise InvalidRecordError("Found invalid compressed record set with no inner records")
+        absolute_base = -1
+        if wrapper_magic == 1:
+            if self.offset == 0:
+                absolute_base = 0
+            else:
+                last_inner = inner[-1].offset
+                if self.offset < last_inner:
+                    raise InvalidRecordError(
+                        f"Found invalid wrapper offset in compressed v1 message set, wrapper offset "
+                        f"'{self.offset}' is less than the last inner message offset '{last_inner}' and it is "
+                        "not zero."
+                    )
+                absolute_base = self.offset - last_inner
+        return self._yield_inner(inner, absolute_base)
+
+    @staticmethod
+    def _yield_inner(inner: list[LegacyRecordBatch], absolute_base: int) -> Iterator[Record]:
+        for entry in inner:
+            if entry.is_compressed:
+                raise InvalidRecordError("Inner messages must not be compressed")
+            yield entry.as_record(absolute_base + entry.offset if absolute_base >= 0 else None)
+
+    def __repr__(self) -> str:
+        return (
+            f"LegacyRecordBatch(position={self.position}, offset={self.offset}, magic={self.magic}, "
+            f"size={self.size_in_bytes})"
+        )

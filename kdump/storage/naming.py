@@ -1,0 +1,110 @@
+"""File and directory naming of a Kafka log directory (Kafka's ``LogFileUtils``, ``UnifiedLog`` suffixes and
+KRaft's ``Snapshots``).
+
+Segment files are ``<20-digit base offset><suffix>``; partition directories are ``<topic>-<partition>``, with
+``.<uuid>-delete``, ``-future`` and ``-stray`` variants; KRaft snapshots are
+``<20-digit end offset>-<10-digit epoch>.checkpoint``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+LOG_FILE_SUFFIX = ".log"
+INDEX_FILE_SUFFIX = ".index"
+TIME_INDEX_FILE_SUFFIX = ".timeindex"
+TXN_INDEX_FILE_SUFFIX = ".txnindex"
+PRODUCER_SNAPSHOT_FILE_SUFFIX = ".snapshot"
+SNAPSHOT_SUFFIX = ".checkpoint"
+DELETED_FILE_SUFFIX = ".deleted"
+CLEANED_FILE_SUFFIX = ".cleaned"
+SWAP_FILE_SUFFIX = ".swap"
+PARTIAL_SNAPSHOT_SUFFIX = ".checkpoint.part"
+BOOTSTRAP_CHECKPOINT = "bootstrap.checkpoint"
+
+OFFSET_WIDTH = 20
+EPOCH_WIDTH = 10
+
+_JAVA_LONG = re.compile(r"[+-]?[0-9]+")
+_PARTITION_DIR = re.compile(
+    r"^(?P<topic>.+)-(?P<partition>[0-9]+)(?:\.(?P<uuid>[0-9a-f]{32})-(?P<kind>delete|future|stray))?$"
+)
+_LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1
+_INT_MIN, _INT_MAX = -(2**31), 2**31 - 1
+
+
+class NumberFormatError(ValueError):
+    """Java's ``NumberFormatException``: the text is not a number in range."""
+
+
+def parse_java_long(text: str, *, bits: int = 64) -> int:
+    """Parse like Java's ``Long.parseLong``/``Integer.parseInt`` (no blanks, no underscores, range checked)."""
+    lo, hi = (_LONG_MIN, _LONG_MAX) if bits == 64 else (_INT_MIN, _INT_MAX)
+    if not _JAVA_LONG.fullmatch(text):
+        raise NumberFormatError(f'For input string: "{text}"')
+    value = int(text)
+    if not lo <= value <= hi:
+        raise NumberFormatError(f'For input string: "{text}"')
+    return value
+
+
+def filename_to_offset(name: str) -> int:
+    """The offset in a segment file name: the name up to its first dot, as a Java long (Kafka's rule)."""
+    return parse_java_long(name.split(".", 1)[0])
+
+
+def offset_to_filename(offset: int, suffix: str = LOG_FILE_SUFFIX) -> str:
+    """``00000000000000001234.log`` for offset 1234."""
+    return f"{offset:020d}{suffix}"
+
+
+def suffix_of(name: str) -> str | None:
+    """The suffix Kafka's tool dispatches on: from the last dot of the file name; None when there is no dot."""
+    i = name.rfind(".")
+    return None if i < 0 else name[i:]
+
+
+@dataclass(frozen=True)
+class SnapshotId:
+    end_offset: int
+    epoch: int
+
+
+def parse_snapshot_name(name: str) -> SnapshotId:
+    """The end offset and epoch of a KRaft snapshot ``<20 digits>-<10 digits>.checkpoint`` (Kafka's
+    ``Snapshots.parse``, which reads fixed-width fields)."""
+    if len(name) < OFFSET_WIDTH:
+        raise NumberFormatError(f"begin 0, end {OFFSET_WIDTH}, length {len(name)}")
+    end_offset = parse_java_long(name[:OFFSET_WIDTH])
+    epoch_end = OFFSET_WIDTH + EPOCH_WIDTH + 1
+    if len(name) < epoch_end:
+        raise NumberFormatError(f"begin {OFFSET_WIDTH + 1}, end {epoch_end}, length {len(name)}")
+    epoch = parse_java_long(name[OFFSET_WIDTH + 1 : epoch_end], bits=32)
+    return SnapshotId(end_offset, epoch)
+
+
+def snapshot_filename(end_offset: int, epoch: int) -> str:
+    return f"{end_offset:020d}-{epoch:010d}{SNAPSHOT_SUFFIX}"
+
+
+@dataclass(frozen=True)
+class PartitionDir:
+    """A parsed partition directory name."""
+
+    topic: str
+    partition: int
+    uuid: str | None = None
+    kind: str | None = None  # "delete", "future", "stray" or None
+
+
+def parse_partition_dir(name: str) -> PartitionDir | None:
+    """Parse ``<topic>-<partition>`` (and the ``.<uuid>-delete|future|stray`` forms); None if it is not one."""
+    m = _PARTITION_DIR.match(name)
+    if not m:
+        return None
+    return PartitionDir(m["topic"], int(m["partition"]), m["uuid"], m["kind"])
+
+
+def partition_dir_name(topic: str, partition: int) -> str:
+    return f"{topic}-{partition}"

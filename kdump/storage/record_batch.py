@@ -1,0 +1,426 @@
+"""Record batches, message format v2 (Kafka's ``DefaultRecordBatch`` and ``DefaultRecord``).
+
+Layout of the 61-byte batch header (big-endian)::
+
+    0  baseOffset int64        27 baseTimestamp int64      53 baseSequence int32
+    8  batchLength int32       35 maxTimestamp int64       57 recordsCount int32
+    12 partitionLeaderEpoch    43 producerId int64         61 records ...
+    16 magic int8              51 producerEpoch int16
+    17 crc uint32 (CRC-32C of bytes 21..end)
+    21 attributes int16        23 lastOffsetDelta int32
+
+A batch object keeps a reference to the buffer that holds it (an ``mmap`` of the segment, or ``bytes``) and its
+position; records are decoded only when iterated, and uncompressed records straight from that buffer.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterator
+from itertools import islice
+
+import crc32c
+
+from kdump.errors import DecompressionError, InvalidRecordError
+from kdump.storage import compression
+from kdump.storage.record import Header, Record
+from kdump.storage.timestamp_type import CREATE_TIME, LOG_APPEND_TIME
+from kdump.storage.varint import VarintError, read_varint, read_varlong
+
+LOG_OVERHEAD = 12
+RECORD_BATCH_OVERHEAD = 61
+HEADER_SIZE_UP_TO_MAGIC = 17
+MAGIC_OFFSET = 16
+ATTRIBUTES_OFFSET = 21
+NO_SEQUENCE = -1
+NO_PRODUCER_ID = -1
+
+COMPRESSION_CODEC_MASK = 0x07
+TIMESTAMP_TYPE_MASK = 0x08
+TRANSACTIONAL_FLAG_MASK = 0x10
+CONTROL_FLAG_MASK = 0x20
+DELETE_HORIZON_FLAG_MASK = 0x40
+
+INT_MAX = 0x7FFFFFFF
+
+#: Records of a compressed batch are decoded eagerly (as Kafka does, so that a corrupt stream shows none of
+#: its records); past this many, the rest of the batch is validated first and then decoded a second time,
+#: which keeps memory bounded for hostile batches that claim millions of records.
+EAGER_RECORDS = 65536
+
+_HEADER = struct.Struct(">qiiBIhiqqqhii")
+
+
+def increment_sequence(sequence: int, increment: int) -> int:
+    """Kafka's ``DefaultRecordBatch.incrementSequence``: sequences wrap to 0 after ``Integer.MAX_VALUE``."""
+    if sequence > INT_MAX - increment:
+        return increment - (INT_MAX - sequence) - 1
+    return sequence + increment
+
+
+def decrement_sequence(sequence: int, decrement: int) -> int:
+    """Kafka's ``DefaultRecordBatch.decrementSequence``, the inverse of :func:`increment_sequence`."""
+    if sequence < decrement:
+        return INT_MAX - (decrement - sequence) + 1
+    return sequence - decrement
+
+
+class DefaultRecordBatch:
+    """A v2 record batch located at ``position`` in ``buf``.
+
+    ``size_in_bytes`` is the whole entry including the 12-byte offset/length prefix.  When the declared batch is
+    shorter than the 61-byte header, Kafka still reads 61 bytes from the file (running into whatever follows);
+    ``buf`` is therefore the whole file, not a slice of it.
+    """
+
+    __slots__ = (
+        "buf",
+        "position",
+        "size_in_bytes",
+        "base_offset",
+        "partition_leader_epoch",
+        "magic",
+        "checksum",
+        "attributes",
+        "last_offset_delta",
+        "base_timestamp",
+        "max_timestamp",
+        "producer_id",
+        "producer_epoch",
+        "base_sequence",
+        "records_count",
+        "decompression_limit",
+    )
+
+    def __init__(
+        self,
+        buf: bytes,
+        position: int,
+        header: tuple,
+        *,
+        decompression_limit: int = compression.DEFAULT_DECOMPRESSION_LIMIT,
+    ) -> None:
+        self.buf = buf
+        self.position = position
+        (
+            self.base_offset,
+            length,
+            self.partition_leader_epoch,
+            self.magic,
+            self.checksum,
+            self.attributes,
+            self.last_offset_delta,
+            self.base_timestamp,
+            self.max_timestamp,
+            self.producer_id,
+            self.producer_epoch,
+            self.base_sequence,
+            self.records_count,
+        ) = header
+        self.size_in_bytes = LOG_OVERHEAD + length
+        self.decompression_limit = decompression_limit
+
+    @classmethod
+    def read_from(
+        cls,
+        buf: bytes,
+        position: int = 0,
+        *,
+        decompression_limit: int = compression.DEFAULT_DECOMPRESSION_LIMIT,
+    ) -> DefaultRecordBatch:
+        """Decode the header of the batch at ``position`` (61 bytes must be available in ``buf``)."""
+        if len(buf) - position < RECORD_BATCH_OVERHEAD:
+            raise InvalidRecordError(
+                f"Failed to load record batch at position {position}: only {max(len(buf) - position, 0)} "
+                f"of the {RECORD_BATCH_OVERHEAD} header bytes are in the file",
+                position=position,
+            )
+        return cls(buf, position, _HEADER.unpack_from(buf, position), decompression_limit=decompression_limit)
+
+    # -- header-derived properties, named as Kafka's RecordBatch methods ------------------------------------
+
+    @property
+    def last_offset(self) -> int:
+        return self.base_offset + self.last_offset_delta
+
+    @property
+    def next_offset(self) -> int:
+        return self.last_offset + 1
+
+    @property
+    def last_sequence(self) -> int:
+        if self.base_sequence == NO_SEQUENCE:
+            return NO_SEQUENCE
+        return increment_sequence(self.base_sequence, self.last_offset_delta)
+
+    @property
+    def compression_type_id(self) -> int:
+        return self.attributes & COMPRESSION_CODEC_MASK
+
+    @property
+    def compression_name(self) -> str:
+        """Kafka's ``CompressionType.name``; ids 5-7 raise like ``CompressionType.forId``."""
+        return compression_name(self.compression_type_id)
+
+    @property
+    def timestamp_type(self) -> str:
+        return LOG_APPEND_TIME if self.attributes & TIMESTAMP_TYPE_MASK else CREATE_TIME
+
+    @property
+    def is_transactional(self) -> bool:
+        return bool(self.attributes & TRANSACTIONAL_FLAG_MASK)
+
+    @property
+    def is_control_batch(self) -> bool:
+        return bool(self.attributes & CONTROL_FLAG_MASK)
+
+    @property
+    def has_delete_horizon_ms(self) -> bool:
+        return bool(self.attributes & DELETE_HORIZON_FLAG_MASK)
+
+    @property
+    def delete_horizon_ms(self) -> int | None:
+        """The delete horizon (stored in baseTimestamp when attribute bit 6 is set), else None."""
+        return self.base_timestamp if self.attributes & DELETE_HORIZON_FLAG_MASK else None
+
+    @property
+    def is_compressed(self) -> bool:
+        return self.attributes & COMPRESSION_CODEC_MASK != 0
+
+    def compute_checksum(self) -> int:
+        start = self.position + ATTRIBUTES_OFFSET
+        end = self.position + self.size_in_bytes
+        return crc32c.crc32c(memoryview(self.buf)[start:end])
+
+    def is_valid(self) -> bool:
+        """Kafka's ``isValid``: the batch is at least a header long and its CRC-32C matches."""
+        return self.size_in_bytes >= RECORD_BATCH_OVERHEAD and self.checksum == self.compute_checksum()
+
+    def payload(self) -> bytes:
+        """The (possibly compressed) bytes that follow the header."""
+        return self.buf[self.position + RECORD_BATCH_OVERHEAD : self.position + self.size_in_bytes]
+
+    # -- records ---------------------------------------------------------------------------------------------
+
+    def records(self) -> Iterator[Record]:
+        """Iterate the records as Kafka's ``DefaultRecordBatch.iterator()`` does.
+
+        Uncompressed records are decoded one at a time, so records before a corrupt one are seen; a compressed
+        batch is decompressed and decoded before its first record is returned, so a corrupt compressed batch
+        yields none.  Errors raise :class:`InvalidRecordError` or :class:`DecompressionError`.
+        """
+        count = self.records_count
+        if count == 0:
+            return iter(())
+        if count < 0:
+            raise InvalidRecordError(f"Found invalid record count {count} in magic v{self.magic} batch")
+        log_append_time = self.max_timestamp if self.attributes & TIMESTAMP_TYPE_MASK else None
+        start = self.position + RECORD_BATCH_OVERHEAD
+        end = self.position + self.size_in_bytes
+        args = (self.base_offset, self.base_timestamp, self.base_sequence, log_append_time)
+        if not self.attributes & COMPRESSION_CODEC_MASK:
+            return _read_records(self.buf, start, end, count, *args, stream=False)
+        return self._compressed_records(self.buf[start:end], count, args)
+
+    def _compressed_records(self, data: bytes, count: int, args: tuple) -> Iterator[Record]:
+        try:
+            plain = compression.decompress(
+                self.compression_type_id, data, magic=self.magic, limit=self.decompression_limit
+            )
+        except DecompressionError as e:
+            raise DecompressionError(f"Failed to decompress record stream: {e.message}") from e
+        it = _read_records(plain, 0, len(plain), count, *args, stream=True)
+        head = list(islice(it, EAGER_RECORDS))
+        if len(head) < EAGER_RECORDS:
+            return iter(head)
+        for _ in it:  # validate the rest before showing anything, then decode it again lazily
+            pass
+        return _chain(
+            head, islice(_read_records(plain, 0, len(plain), count, *args, stream=True), EAGER_RECORDS, None)
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"DefaultRecordBatch(position={self.position}, baseOffset={self.base_offset}, "
+            f"lastOffset={self.last_offset}, count={self.records_count}, size={self.size_in_bytes})"
+        )
+
+
+def _chain(head: list[Record], tail: Iterator[Record]) -> Iterator[Record]:
+    yield from head
+    yield from tail
+
+
+def compression_name(codec_id: int) -> str:
+    name = compression.CODEC_NAMES.get(codec_id)
+    if name is None:
+        raise InvalidRecordError(f"Unknown compression type id: {codec_id}")
+    return name
+
+
+def _read_records(
+    buf: bytes,
+    pos: int,
+    end: int,
+    count: int,
+    base_offset: int,
+    base_timestamp: int,
+    base_sequence: int,
+    log_append_time: int | None,
+    *,
+    stream: bool,
+) -> Iterator[Record]:
+    """Decode ``count`` v2 records from ``buf[pos:end]``.
+
+    ``stream`` selects the error wording of Kafka's stream reader (records of a compressed batch, where running
+    out of data is "premature EOF") versus its buffer reader (uncompressed records).  Either way, bytes left
+    after the last record are an error, as in Kafka.
+    """
+    for _ in range(count):
+        record_start = pos
+        try:
+            # length (zigzag varint; one byte in the common case)
+            b = buf[pos] if pos < end else -1
+            if 0 <= b < 0x80:
+                size = (b >> 1) ^ -(b & 1)
+                pos += 1
+            elif b < 0:
+                raise VarintError("premature end")
+            else:
+                size, pos = read_varint(buf, pos, end)
+        except VarintError:
+            if stream:
+                raise InvalidRecordError(
+                    "Incorrect declared batch size, premature EOF reached", position=record_start
+                ) from None
+            raise InvalidRecordError("Found invalid record structure", position=record_start) from None
+        body_end = pos + size
+        if size < 0 or body_end > end:
+            if stream:
+                raise InvalidRecordError(
+                    "Incorrect declared batch size, premature EOF reached", position=record_start
+                )
+            raise InvalidRecordError(
+                f"Invalid record size: expected {size} bytes in record payload, but instead the buffer has only "
+                f"{end - pos} remaining bytes.",
+                position=record_start,
+            )
+        limit = body_end if stream else end
+        try:
+            attributes = buf[pos]
+            pos += 1
+            b = buf[pos]
+            if b < 0x80:
+                timestamp_delta = (b >> 1) ^ -(b & 1)
+                pos += 1
+            else:
+                timestamp_delta, pos = read_varlong(buf, pos, limit)
+            b = buf[pos]
+            if b < 0x80:
+                offset_delta = (b >> 1) ^ -(b & 1)
+                pos += 1
+            else:
+                offset_delta, pos = read_varint(buf, pos, limit)
+            b = buf[pos]
+            if b < 0x80:
+                key_size = (b >> 1) ^ -(b & 1)
+                pos += 1
+            else:
+                key_size, pos = read_varint(buf, pos, limit)
+            if key_size >= 0:
+                if pos + key_size > limit:
+                    raise IndexError
+                key = buf[pos : pos + key_size]
+                pos += key_size
+            else:
+                key = None
+            b = buf[pos]
+            if b < 0x80:
+                value_size = (b >> 1) ^ -(b & 1)
+                pos += 1
+            else:
+                value_size, pos = read_varint(buf, pos, limit)
+            if value_size >= 0:
+                if pos + value_size > limit:
+                    raise IndexError
+                value = buf[pos : pos + value_size]
+                pos += value_size
+            else:
+                value = None
+            b = buf[pos]
+            if b < 0x80:
+                header_count = (b >> 1) ^ -(b & 1)
+                pos += 1
+            else:
+                header_count, pos = read_varint(buf, pos, limit)
+            if header_count == 0:
+                headers: tuple[Header, ...] = ()
+            else:
+                if header_count < 0:
+                    raise InvalidRecordError(
+                        f"Found invalid number of record headers {header_count}", position=record_start
+                    )
+                if header_count > limit - pos:
+                    raise InvalidRecordError(
+                        f"Found invalid number of record headers. {header_count} is larger than the remaining "
+                        "size of the buffer",
+                        position=record_start,
+                    )
+                hs = []
+                for _h in range(header_count):
+                    hk_size, pos = read_varint(buf, pos, limit)
+                    if hk_size < 0:
+                        raise InvalidRecordError(
+                            f"Invalid negative header key size {hk_size}", position=record_start
+                        )
+                    if pos + hk_size > limit:
+                        raise IndexError
+                    hkey = buf[pos : pos + hk_size]
+                    pos += hk_size
+                    hv_size, pos = read_varint(buf, pos, limit)
+                    if hv_size >= 0:
+                        if pos + hv_size > limit:
+                            raise IndexError
+                        hvalue = buf[pos : pos + hv_size]
+                        pos += hv_size
+                    else:
+                        hvalue = None
+                    hs.append(Header(hkey, hvalue))
+                headers = tuple(hs)
+        except (IndexError, VarintError):
+            raise InvalidRecordError("Found invalid record structure", position=record_start) from None
+        if pos != body_end:
+            body_start = body_end - size
+            raise InvalidRecordError(
+                f"Invalid record size: expected to read {size} bytes in record payload, but instead read "
+                f"{pos - body_start}",
+                position=record_start,
+            )
+        if base_sequence >= 0:
+            sequence = (
+                base_sequence + offset_delta
+                if base_sequence <= INT_MAX - offset_delta
+                else increment_sequence(base_sequence, offset_delta)
+            )
+        else:
+            sequence = -1
+        yield Record(
+            base_offset + offset_delta,
+            base_timestamp + timestamp_delta if log_append_time is None else log_append_time,
+            sequence,
+            key,
+            value,
+            headers,
+            attributes,
+            key_size if key_size >= 0 else -1,
+            value_size if value_size >= 0 else -1,
+            2,
+            None,
+            None,
+            record_start,
+            pos - record_start,
+        )
+    if pos != end:
+        raise InvalidRecordError(
+            "Incorrect declared batch size, records still remaining in file", position=pos
+        )

@@ -1,0 +1,101 @@
+"""Access to the reference corpus (../shared/kafka-corpus): its MANIFEST of real kafka-dump-log.sh runs."""
+
+from __future__ import annotations
+
+import os
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+CORPUS = Path(os.environ.get("KDUMP_CORPUS", REPO.parent / "shared" / "kafka-corpus"))
+FIXTURE_CORPUS = REPO / "tests" / "fixtures" / "corpus"
+
+DECODER_FLAGS = {
+    "--offsets-decoder",
+    "--transaction-log-decoder",
+    "--cluster-metadata-decoder",
+    "--remote-log-metadata-decoder",
+    "--share-group-state-decoder",
+}
+LOG_SUFFIXES = (".log", ".checkpoint")
+INDEX_SUFFIXES = (".index", ".timeindex", ".snapshot", ".txnindex")
+
+
+@dataclass(frozen=True)
+class Run:
+    """One run of the real tool: its arguments and what it printed."""
+
+    tool: str
+    exit_code: int
+    stdout_file: str
+    stderr_file: str | None
+    argv: tuple[str, ...]
+    line: int
+
+    @property
+    def id(self) -> str:
+        name = self.stdout_file.split("/", 1)[1] if "/" in self.stdout_file else self.stdout_file
+        return f"{self.tool}:{name.removesuffix('.txt')}"
+
+    @property
+    def files(self) -> list[str]:
+        args = list(self.argv)
+        out: list[str] = []
+        for i, a in enumerate(args):
+            if a == "--files" and i + 1 < len(args):
+                out.extend(p for p in args[i + 1].split(",") if p)
+        return out
+
+    @property
+    def category(self) -> str:
+        """Which kind of run this is: ``log``, ``decoder``, ``index``, ``multi``, ``other-file`` or ``cli``."""
+        files = self.files
+        if not files:
+            return "cli"
+        if any(a in DECODER_FLAGS for a in self.argv):
+            return "decoder"
+        names = [f.rsplit("/", 1)[-1] for f in files]
+        if all(n.endswith(LOG_SUFFIXES) for n in names):
+            return "log"
+        if len(files) > 1:
+            return "multi"
+        if names[0].endswith(INDEX_SUFFIXES):
+            return "index"
+        return "other-file"
+
+    def expected_stdout(self, root: Path) -> bytes:
+        return (root / self.stdout_file).read_bytes()
+
+    def expected_stderr(self, root: Path) -> bytes:
+        return b"" if self.stderr_file is None else (root / self.stderr_file).read_bytes()
+
+    @property
+    def kafka_died(self) -> bool:
+        """True when the real tool ended with a JVM exception (its stderr is a stack trace)."""
+        return self.exit_code != 0 and self.stderr_file is not None and "Exception" in self._stderr_head
+
+    @property
+    def _stderr_head(self) -> str:
+        if self.stderr_file is None:
+            return ""
+        path = CORPUS / self.stderr_file
+        if not path.exists():
+            path = FIXTURE_CORPUS / self.stderr_file
+        with open(path, "rb") as f:
+            return f.readline().decode("utf-8", "replace")
+
+
+def load_manifest(root: Path = CORPUS) -> list[Run]:
+    runs = []
+    with open(root / "MANIFEST.tsv", encoding="utf-8") as f:
+        next(f)
+        for n, line in enumerate(f, start=2):
+            tool, code, out, err, cmd = line.rstrip("\n").split("\t")
+            argv = shlex.split(cmd)[1:]
+            runs.append(Run(tool, int(code), out, None if err == "-" else err, tuple(argv), n))
+    return runs
+
+
+def corpus_available() -> bool:
+    return (CORPUS / "MANIFEST.tsv").is_file()
