@@ -99,3 +99,13 @@ def load_manifest(root: Path = CORPUS) -> list[Run]:
 
 def corpus_available() -> bool:
     return (CORPUS / "MANIFEST.tsv").is_file()
+
+
+#: Which run categories kdump reproduces, per reference tool (the 3.9 rows matter for legacy data only).
+SUPPORTED = {"kafka-4.0.0": {"log", "cli"}, "kafka-3.9.0": {"log"}}
+
+
+def supported_runs(root: Path) -> list[Run]:
+    if not (root / "MANIFEST.tsv").is_file():
+        return []
+    return [r for r in load_manifest(root) if r.category in SUPPORTED.get(r.tool, set())]
