@@ -66,13 +66,13 @@ class UsageError(KdumpError):
 class CorruptIndexError(KdumpError):
     """An index failed Kafka's sanity check (Kafka: CorruptIndexException)."""
 
-    kafka_class = "org.apache.kafka.common.errors.CorruptIndexException"
+    kafka_class = "org.apache.kafka.storage.internals.log.CorruptIndexException"
 
 
 class CorruptSnapshotError(KdumpError):
     """A producer-state snapshot is unreadable (Kafka: CorruptSnapshotException; reported, not fatal)."""
 
-    kafka_class = "org.apache.kafka.common.errors.CorruptSnapshotException"
+    kafka_class = "org.apache.kafka.storage.internals.log.CorruptSnapshotException"
 
 
 class CheckpointFormatError(KdumpError):

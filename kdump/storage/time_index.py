@@ -1,0 +1,171 @@
+"""The time index (``<base offset>.timeindex``): Kafka's ``TimeIndex``.
+
+A flat array of 12-byte slots: a timestamp (int64) and a relative offset (int32), no header.  An entry
+(T, O) says that the largest timestamp seen up to offset O is T.  Like the offset index the file is
+preallocated and trimmed on roll or clean close, and Kafka counts a zero tail as entries when it opens the file
+(``length // 12``).  The time index keeps its last slot free for the entry written on roll; that only matters
+for writers.
+
+Everything is read once, read-only; see :mod:`kdump.storage.offset_index` for the shared slot search.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from collections.abc import Iterator
+from typing import NamedTuple
+
+from kdump.errors import CorruptIndexError
+from kdump.storage.offset_index import (
+    _absolute_path,
+    _base_offset_from_name,
+    _read_whole,
+    _wrap_int64,
+    largest_lower_bound_slot,
+)
+
+__all__ = ["NO_TIMESTAMP", "TimeIndex", "TimestampOffset"]
+
+ENTRY_SIZE = 12
+"""Bytes per time-index slot: timestamp int64, relative offset int32."""
+
+NO_TIMESTAMP = -1
+"""Kafka's ``RecordBatch.NO_TIMESTAMP``."""
+
+_SLOT = struct.Struct(">qi")
+
+
+class TimestampOffset(NamedTuple):
+    """One time-index entry (Kafka's ``TimestampOffset``): a timestamp and an absolute offset."""
+
+    timestamp: int
+    offset: int
+
+
+class TimeIndex:
+    """A read-only view of a ``.timeindex`` file with Kafka's ``TimeIndex`` semantics.
+
+    ``entry_count`` is ``length // 12`` (zero tail included), ``entry(i)``/iteration cover every slot and
+    :meth:`dump_entries` stops where DumpLogSegments stops (first later slot whose relative offset is 0).
+    I/O errors (e.g. a missing file) propagate as :class:`OSError`.
+    """
+
+    ENTRY_SIZE = ENTRY_SIZE
+
+    def __init__(self, path: str | os.PathLike[str], base_offset: int | None = None) -> None:
+        if base_offset is None:
+            base_offset = _base_offset_from_name(path)
+        self._init(_read_whole(path), base_offset, os.fspath(path))
+
+    @classmethod
+    def from_bytes(
+        cls, data: bytes, base_offset: int, path: str | os.PathLike[str] | None = None
+    ) -> TimeIndex:
+        """A time index over ``data`` (the file's whole content); ``path`` is only used in messages."""
+        index = cls.__new__(cls)
+        index._init(bytes(data), base_offset, None if path is None else os.fspath(path))
+        return index
+
+    def _init(self, data: bytes, base_offset: int, path: str | None) -> None:
+        self._data = data
+        self.path: str | None = path
+        self.base_offset: int = base_offset
+        self.length: int = len(data)
+        self.entry_count: int = len(data) // ENTRY_SIZE
+
+    @property
+    def absolute_path(self) -> str:
+        """The path as Kafka's messages print it (``File.getAbsolutePath``)."""
+        return _absolute_path(self.path) if self.path is not None else "<memory>"
+
+    # -- entries -------------------------------------------------------------------------------------------
+
+    def _timestamp_at(self, n: int) -> int:
+        return _SLOT.unpack_from(self._data, n * ENTRY_SIZE)[0]
+
+    def entry(self, n: int) -> TimestampOffset:
+        """Slot ``n`` as (timestamp, absolute offset) (Kafka's ``TimeIndex.entry``); IndexError when out of range."""
+        if not 0 <= n < self.entry_count:
+            raise IndexError(
+                f"Attempt to fetch the {n}th entry from time index {self.absolute_path} "
+                f"which has size {self.entry_count}"
+            )
+        timestamp, relative = _SLOT.unpack_from(self._data, n * ENTRY_SIZE)
+        return TimestampOffset(timestamp, _wrap_int64(self.base_offset + relative))
+
+    def __len__(self) -> int:
+        return self.entry_count
+
+    def __iter__(self) -> Iterator[TimestampOffset]:
+        """Every slot in file order, zero tail included."""
+        base = self.base_offset
+        view = memoryview(self._data)[: self.entry_count * ENTRY_SIZE]
+        for timestamp, relative in _SLOT.iter_unpack(view):
+            yield TimestampOffset(timestamp, _wrap_int64(base + relative))
+
+    def dump_entries(self) -> Iterator[TimestampOffset]:
+        """The slots DumpLogSegments visits: up to (not including) the first slot ``i > 0`` whose offset equals
+        the base offset."""
+        base = self.base_offset
+        for i, entry in enumerate(self):
+            if i > 0 and entry.offset == base:
+                return
+            yield entry
+
+    @property
+    def last_entry(self) -> TimestampOffset:
+        """The last slot, or (-1, base offset) when there is none (Kafka's ``lastEntry``).  For an untrimmed
+        index this is the zero slot (0, base offset)."""
+        if self.entry_count == 0:
+            return TimestampOffset(NO_TIMESTAMP, self.base_offset)
+        return self.entry(self.entry_count - 1)
+
+    # -- lookups -------------------------------------------------------------------------------------------
+
+    def lookup(self, target_timestamp: int) -> TimestampOffset:
+        """Largest entry with timestamp <= ``target_timestamp``, else (-1, base offset) (Kafka's
+        ``TimeIndex.lookup``, with its exact warm-section binary search)."""
+        slot = largest_lower_bound_slot(self.entry_count, self._timestamp_at, target_timestamp, ENTRY_SIZE)
+        if slot == -1:
+            return TimestampOffset(NO_TIMESTAMP, self.base_offset)
+        return self.entry(slot)
+
+    # -- checks --------------------------------------------------------------------------------------------
+
+    def sanity_check(self) -> None:
+        """Kafka 4.0's ``TimeIndex.sanityCheck``, same checks, order and message text.
+
+        1. last timestamp < first timestamp (an untrimmed index whose first timestamp is > 0 fails here);
+        2. last offset < base offset;
+        3. length not a multiple of 12.
+        """
+        if self.entry_count != 0:
+            last = self.last_entry
+            first_timestamp = self._timestamp_at(0)
+            last_position = (self.entry_count - 1) * ENTRY_SIZE
+            if last.timestamp < first_timestamp:
+                raise CorruptIndexError(
+                    f"Corrupt time index found, time index file ({self.absolute_path}) has non-zero size but "
+                    f"the last timestamp is {last.timestamp} which is less than the first timestamp "
+                    f"{first_timestamp}",
+                    path=self.path,
+                    position=last_position,
+                )
+            if last.offset < self.base_offset:
+                raise CorruptIndexError(
+                    f"Corrupt time index found, time index file ({self.absolute_path}) has non-zero size but "
+                    f"the last offset is {last.offset} which is less than the first offset {self.base_offset}",
+                    path=self.path,
+                    position=last_position,
+                )
+        if self.length % ENTRY_SIZE != 0:
+            raise CorruptIndexError(
+                f"Time index file {self.absolute_path} is corrupt, found {self.length} bytes which is neither "
+                f"positive nor a multiple of {ENTRY_SIZE}",
+                path=self.path,
+                position=self.entry_count * ENTRY_SIZE,
+            )
+
+    def __repr__(self) -> str:
+        return f"TimeIndex(path={self.path!r}, base_offset={self.base_offset}, entries={self.entry_count})"
