@@ -17,7 +17,7 @@ def _params(runs):  # noqa: ANN001, ANN202
 
 def test_fixture_subset_is_substantial() -> None:
     categories = {r.category for r in FIXTURE_RUNS}
-    assert len(FIXTURE_RUNS) >= 150 and {"log"} <= categories
+    assert len(FIXTURE_RUNS) >= 130 and {"log", "cli"} <= categories
 
 
 @pytest.mark.parametrize("run", _params(FIXTURE_RUNS))
