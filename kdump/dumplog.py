@@ -10,12 +10,16 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from kdump.errors import KdumpError, UsageError
+from kdump.errors import CorruptSnapshotError, KdumpError, UsageError
 from kdump.render import kafka_text
 from kdump.render.decoders import DEFAULT_DECODER_CLASS, DecoderMessageParser, resolve_decoder
 from kdump.render.output import Output
 from kdump.storage import naming
 from kdump.storage.file_records import INT_MAX, FileRecords
+from kdump.storage.offset_index import OffsetIndex
+from kdump.storage.producer_snapshot import read_producer_snapshot
+from kdump.storage.time_index import NO_TIMESTAMP, TimeIndex
+from kdump.storage.transaction_index import TransactionIndex
 
 DEFAULT_MAX_MESSAGE_SIZE = 5 * 1024 * 1024
 
@@ -129,6 +133,10 @@ class DumpLogSegments:
         self.out = out
         self.err = err
         self.non_consecutive: dict[str, list[tuple[int, int]]] = {}
+        self.index_mismatches: dict[str, list[tuple[int, int]]] = {}
+        self.time_mismatches: dict[str, list[tuple[int, int]]] = {}
+        self.time_out_of_order: dict[str, list[tuple[int, int]]] = {}
+        self.time_not_found: dict[str, list[tuple[int, int]]] = {}
 
     def run(self) -> int:
         for arg in self.options.files:
@@ -148,15 +156,14 @@ class DumpLogSegments:
             )
         if suffix in (naming.LOG_FILE_SUFFIX, naming.SNAPSHOT_SUFFIX):
             self.dump_log(file)
-        elif suffix in (
-            naming.INDEX_FILE_SUFFIX,
-            naming.TIME_INDEX_FILE_SUFFIX,
-            naming.PRODUCER_SNAPSHOT_FILE_SUFFIX,
-            naming.TXN_INDEX_FILE_SUFFIX,
-        ):
-            raise KdumpError(
-                f"dumping {suffix} files is not supported by this version of kdump yet", path=file.path
-            )
+        elif suffix == naming.INDEX_FILE_SUFFIX:
+            self.dump_index(file)
+        elif suffix == naming.TIME_INDEX_FILE_SUFFIX:
+            self.dump_time_index(file)
+        elif suffix == naming.PRODUCER_SNAPSHOT_FILE_SUFFIX:
+            self.dump_producer_snapshot(file)
+        elif suffix == naming.TXN_INDEX_FILE_SUFFIX:
+            self.dump_txn_index(file)
         else:
             self.out.flush()
             self.err.write(f"Ignoring unknown file {file.path}\n")
@@ -258,14 +265,140 @@ class DumpLogSegments:
                 line += f" payload: {payload}"
         self.out.write(line + "\n")
 
+    # -- indexes, producer snapshots, transaction indexes -----------------------------------------------------
+
+    def _sibling(self, file: JavaFile, suffix: str) -> JavaFile:
+        """The file with the same offset prefix and another suffix, in the index's directory (absolute, as Kafka
+        builds it from ``getAbsoluteFile.getParent``)."""
+        parent = file.absolute_path.rsplit("/", 1)[0]
+        return JavaFile(f"{parent}/{file.name.split('.', 1)[0]}{suffix}")
+
+    def _base_offset(self, file: JavaFile) -> int:
+        try:
+            return naming.filename_to_offset(file.name)
+        except naming.NumberFormatError as e:
+            raise KdumpError(f"the file name does not start with an offset ({e})", path=file.path) from None
+
+    def _open_index(self, cls, file: JavaFile, base_offset: int):  # noqa: ANN001, ANN202
+        if not os.path.exists(file.path):
+            raise KdumpError(
+                "no such index file (Kafka would create an empty one here and die of "
+                '"Invalid max index size: -1"; kdump creates nothing)',
+                path=file.path,
+            )
+        return cls(file.path, base_offset)
+
+    def _open_log(self, file: JavaFile) -> FileRecords:
+        log = self._sibling(file, naming.LOG_FILE_SUFFIX)
+        try:
+            return FileRecords(log.path)
+        except KdumpError as e:
+            raise KdumpError(f"cannot open its log segment: {e.describe()}", path=file.path) from None
+
+    def dump_index(self, file: JavaFile) -> None:
+        opts = self.options
+        base_offset = self._base_offset(file)
+        with self._open_log(file) as records:
+            index = self._open_index(OffsetIndex, file, base_offset)
+            if index.entry_count == 0:
+                self.out.write(f"{file.path} is empty.\n")
+                return
+            if opts.index_sanity_check:
+                index.sanity_check()
+                self.out.write(f"{file.path} passed sanity check.\n")
+                return
+            for i in range(index.entry_count):
+                entry = index.entry(i)
+                if entry.offset == base_offset and i > 0:
+                    return
+                try:
+                    batch = records.first_batch_in(entry.position, opts.max_message_size)
+                except KdumpError as e:
+                    raise KdumpError(
+                        f"entry {i} (offset {entry.offset} position {entry.position}): {e.describe()}",
+                        path=file.path,
+                    ) from None
+                if batch.last_offset != entry.offset:
+                    self.index_mismatches.setdefault(file.absolute_path, []).append(
+                        (entry.offset, batch.last_offset)
+                    )
+                if not opts.verify_index_only:
+                    self.out.write(f"offset: {entry.offset} position: {entry.position}\n")
+
+    def dump_time_index(self, file: JavaFile) -> None:
+        opts = self.options
+        base_offset = self._base_offset(file)
+        with self._open_log(file) as records:
+            index = self._open_index(OffsetIndex, self._sibling(file, naming.INDEX_FILE_SUFFIX), base_offset)
+            time_index = self._open_index(TimeIndex, file, base_offset)
+            if opts.index_sanity_check:
+                time_index.sanity_check()
+                self.out.write(f"{file.path} passed sanity check.\n")
+                return
+            key = file.absolute_path
+            previous = NO_TIMESTAMP
+            for i in range(time_index.entry_count):
+                entry = time_index.entry(i)
+                if entry.offset == base_offset and i > 0:
+                    return
+                position = index.lookup(entry.offset).position
+                found = None
+                for batch in records.batches(position):
+                    if batch.last_offset >= entry.offset:
+                        found = batch
+                        break
+                if found is None:
+                    self.time_not_found.setdefault(key, []).append((entry.offset, -1))
+                elif found.last_offset != entry.offset:
+                    self.time_not_found.setdefault(key, []).append((entry.offset, found.last_offset))
+                else:
+                    max_timestamp = NO_TIMESTAMP
+                    for record in found.records():
+                        max_timestamp = max(max_timestamp, record.timestamp)
+                    if max_timestamp != entry.timestamp:
+                        self.time_mismatches.setdefault(key, []).append((entry.timestamp, max_timestamp))
+                    if previous >= entry.timestamp:
+                        self.time_out_of_order.setdefault(key, []).append((entry.timestamp, previous))
+                if not opts.verify_index_only:
+                    self.out.write(f"timestamp: {entry.timestamp} offset: {entry.offset}\n")
+                previous = entry.timestamp
+
+    def dump_producer_snapshot(self, file: JavaFile) -> None:
+        try:
+            snapshot = read_producer_snapshot(file.path)
+        except CorruptSnapshotError as e:
+            self.out.flush()
+            self.err.write(e.message + "\n")
+            self.err.flush()
+            return
+        except OSError as e:
+            raise KdumpError(e.strerror or str(e), path=file.path) from None
+        for entry in snapshot.entries:
+            self.out.write(kafka_text.producer_snapshot_line(entry))
+
+    def dump_txn_index(self, file: JavaFile) -> None:
+        index = TransactionIndex(file.path, self._base_offset(file))
+        lines = [kafka_text.aborted_txn_line(txn) for txn in index.aborted_txns()]
+        self.out.write("".join(lines))
+
     # -- end of run ------------------------------------------------------------------------------------------
 
     def print_summaries(self) -> None:
-        if not self.non_consecutive:
-            return
-        self.out.flush()
-        order = scala_hashmap_order(list(self.non_consecutive))
-        # Kafka prepends each pair to its list, so the newest pair comes first.
-        groups = [(k, self.non_consecutive[k][::-1]) for k in order]
-        self.err.write(kafka_text.non_consecutive_summary(groups))
-        self.err.flush()
+        """The end-of-run reports on stderr, in Kafka's order; groups in Kafka's hash-map order.  Kafka
+        prepends offset-index mismatches and offset gaps to their lists (newest first) and appends the
+        time-index findings."""
+        text = (
+            kafka_text.index_mismatch_summary(_groups(self.index_mismatches, newest_first=True))
+            + kafka_text.time_index_summary(
+                _groups(self.time_mismatches), _groups(self.time_out_of_order), _groups(self.time_not_found)
+            )
+            + kafka_text.non_consecutive_summary(_groups(self.non_consecutive, newest_first=True))
+        )
+        if text:
+            self.out.flush()
+            self.err.write(text)
+            self.err.flush()
+
+
+def _groups(found: dict[str, list[tuple[int, int]]], *, newest_first: bool = False) -> list:
+    return [(k, found[k][::-1] if newest_first else found[k]) for k in scala_hashmap_order(list(found))]

@@ -16,7 +16,9 @@ from kdump.storage.control_record import (
     parse_type_id,
 )
 from kdump.storage.file_records import RecordBatch
+from kdump.storage.producer_snapshot import ProducerSnapshotEntry
 from kdump.storage.record import Record
+from kdump.storage.transaction_index import AbortedTxn
 
 RECORD_INDENT = "|"
 
@@ -106,3 +108,48 @@ def non_consecutive_summary(groups: list[tuple[str, list[tuple[int, int]]]]) -> 
         for previous, offset in pairs:
             out.append(f"  {previous} is followed by {offset}\n")
     return "".join(out)
+
+
+def index_mismatch_summary(groups: list[tuple[str, list[tuple[int, int]]]]) -> str:
+    out = []
+    for abs_path, pairs in groups:
+        out.append(f"Mismatches in :{abs_path}\n")
+        out.extend(f"  Index offset: {a}, log offset: {b}\n" for a, b in pairs)
+    return "".join(out)
+
+
+def time_index_summary(mismatches: list, out_of_order: list, not_found: list) -> str:
+    out = []
+    for abs_path, pairs in mismatches:
+        out.append(f"Found timestamp mismatch in :{abs_path}\n")
+        out.extend(f"  Index timestamp: {a}, log timestamp: {b}\n" for a, b in pairs)
+    for abs_path, pairs in out_of_order:
+        out.append(f"Found out of order timestamp in :{abs_path}\n")
+        out.extend(f"  Index timestamp: {a}, Previously indexed timestamp: {b}\n" for a, b in pairs)
+    for _abs_path, pairs in not_found:
+        out.append("The following indexed offsets are not found in the log.\n")
+        out.extend(f"Indexed offset: {a}, found log offset: {b}\n" for a, b in pairs)
+    return "".join(out)
+
+
+def producer_snapshot_line(entry: ProducerSnapshotEntry) -> str:
+    """One producer-state entry; without batch metadata the line keeps Kafka's trailing space."""
+    line = (
+        f"producerId: {entry.producer_id} producerEpoch: {entry.producer_epoch} "
+        f"coordinatorEpoch: {entry.coordinator_epoch} "
+        f"currentTxnFirstOffset: {optional_long(entry.current_txn_first_offset if entry.current_txn_first_offset >= 0 else None)} "
+        f"lastTimestamp: {entry.last_timestamp} "
+    )
+    if entry.has_batch_metadata:
+        line += (
+            f"firstSequence: {entry.first_sequence} lastSequence: {entry.last_sequence} "
+            f"lastOffset: {entry.last_offset} offsetDelta: {entry.offset_delta} timestamp: {entry.timestamp}"
+        )
+    return line + "\n"
+
+
+def aborted_txn_line(txn: AbortedTxn) -> str:
+    return (
+        f"version: {txn.version} producerId: {txn.producer_id} firstOffset: {txn.first_offset} "
+        f"lastOffset: {txn.last_offset} lastStableOffset: {txn.last_stable_offset}\n"
+    )

@@ -150,6 +150,31 @@ class FileRecords:
             if mm is not None and position - released >= _RELEASE_EVERY:
                 released = _release(mm, released, position)
 
+    def first_batch_in(self, position: int, window: int) -> RecordBatch:
+        """The first batch of the slice ``[position, position + window)``, as Kafka's index dump reads it:
+        a position past the end, or no whole batch in the window, is an error."""
+        if position < 0 or position > self.file_size:
+            raise KdumpError(
+                f"Slice from position {position} exceeds end position of the {self.file_size}-byte log",
+                path=self.path,
+                position=position,
+            )
+        if window < 0:
+            raise KdumpError(f"Invalid size: {window} in read from {self.path}", path=self.path)
+        saved = self.end
+        self.end = min(self.file_size, position + window)
+        try:
+            for batch in self.batches(position):
+                return batch
+        finally:
+            self.end = saved
+        raise KdumpError(
+            f"no whole batch starts within {window} bytes at position {position} (Kafka: NoSuchElementException; "
+            "a larger --max-message-size may help)",
+            path=self.path,
+            position=position,
+        )
+
     def valid_bytes(self) -> int:
         """Bytes covered by whole batches from the start (what ``Found N invalid bytes`` is measured from)."""
         total = 0
