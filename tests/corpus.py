@@ -102,7 +102,7 @@ def corpus_available() -> bool:
 
 
 #: Which run categories kdump reproduces, per reference tool (the 3.9 rows matter for legacy data only).
-SUPPORTED = {"kafka-4.0.0": {"log", "cli", "index", "multi"}, "kafka-3.9.0": {"log", "index"}}
+SUPPORTED = {"kafka-4.0.0": {"log", "cli", "index", "multi", "other-file"}, "kafka-3.9.0": {"log", "index"}}
 
 
 def supported_runs(root: Path) -> list[Run]:
