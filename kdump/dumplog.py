@@ -219,51 +219,33 @@ class DumpLogSegments:
                     out.write(kafka_text.batch_line_head(batch))
                     out.write(kafka_text.batch_line_tail(batch, valid_bytes))
                     if deep:
-                        is_control = batch.is_control_batch
-                        for record in batch.records():
-                            offset = record.offset
-                            if last_offset == -1:
+                        render = kafka_text.record_renderer(batch, print_contents, skip_metadata, parser)
+                        lines: list[str] = []
+                        try:
+                            for record in batch.records():
+                                offset = record.offset
+                                if last_offset == -1:
+                                    last_offset = offset
+                                elif offset != last_offset + 1:
+                                    if pairs is None:
+                                        pairs = self.non_consecutive.setdefault(file.absolute_path, [])
+                                    pairs.append((last_offset, offset))
                                 last_offset = offset
-                            elif offset != last_offset + 1:
-                                if pairs is None:
-                                    pairs = self.non_consecutive.setdefault(file.absolute_path, [])
-                                pairs.append((last_offset, offset))
-                            last_offset = offset
-                            self._record_line(
-                                record, batch, is_control, print_contents, skip_metadata, parser
-                            )
+                                lines.append(render(record))
+                        finally:
+                            out.write("".join(lines))
                     valid_bytes += batch.size_in_bytes
+            except kafka_text.PartialLineError as e:
+                out.write(e.partial)
+                cause = e.cause
+                cause.located(file.path, batch.position if batch is not None else None)
+                raise cause from None
             except KdumpError as e:
                 e.located(file.path, batch.position if batch is not None else None)
                 raise
             trailing = records.size_in_bytes - valid_bytes
             if trailing > 0 and opts.max_bytes == INT_MAX:
                 out.write(kafka_text.trailing_bytes_line(trailing, file.name))
-
-    def _record_line(self, record, batch, is_control, print_contents, skip_metadata, parser) -> None:  # noqa: ANN001
-        if skip_metadata:
-            line = ""
-            prefix = kafka_text.RECORD_INDENT + " "
-        else:
-            line = kafka_text.record_metadata(record, batch)
-            prefix = " "
-            if is_control:
-                try:
-                    line += kafka_text.control_description(record)
-                except KdumpError:
-                    self.out.write(line)
-                    raise
-        if print_contents and not is_control:
-            try:
-                key, payload = parser.parse(record)
-            except KdumpError:
-                self.out.write(line)
-                raise
-            if key is not None:
-                line += f"{prefix}key: {key}"
-            if payload is not None:
-                line += f" payload: {payload}"
-        self.out.write(line + "\n")
 
     # -- indexes, producer snapshots, transaction indexes -----------------------------------------------------
 

@@ -74,6 +74,8 @@ class DecoderMessageParser:
     def __init__(self, key_decoder: Decoder, value_decoder: Decoder) -> None:
         self.key_decoder = key_decoder
         self.value_decoder = value_decoder
+        #: Both parts are plain UTF-8 text (the default), which lets the renderer take its fast path.
+        self.is_string_parser = key_decoder is _string and value_decoder is _string
 
     def parse(self, record: Record) -> tuple[str | None, str | None]:
         key = None if record.key is None else self.key_decoder(record.key)

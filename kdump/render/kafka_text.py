@@ -6,6 +6,10 @@ prints them, so that a failure half-way through a line leaves exactly the text K
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+from kdump.errors import KdumpError
+from kdump.render.decoders import DecoderMessageParser
 from kdump.render.jdk_text import decode_utf8_jdk
 from kdump.render.kafka_json import struct_to_json
 from kdump.storage.control_record import (
@@ -80,6 +84,88 @@ def record_metadata(record: Record, batch: RecordBatch) -> str:
     if record.magic < 2:
         text += f" isValid: {java_bool(bool(record.valid))} crc: {record.crc}}}"
     return text
+
+
+class PartialLineError(Exception):
+    """A record line failed half-way; ``partial`` is what Kafka had already printed of it."""
+
+    def __init__(self, partial: str, cause: KdumpError) -> None:
+        super().__init__(cause.message)
+        self.partial = partial
+        self.cause = cause
+
+
+def record_renderer(
+    batch: RecordBatch, print_contents: bool, skip_metadata: bool, parser: DecoderMessageParser
+) -> Callable[[Record], str]:
+    """A function that renders one record line (newline included) of ``batch``.
+
+    On a failure half-way through a line it raises :class:`PartialLineError` carrying the text Kafka would
+    already have printed.  The common case (a v2 data batch with metadata and string decoding) gets a fused
+    fast path; everything else goes through :func:`record_line`.
+    """
+    is_control = batch.is_control_batch
+    if batch.magic >= 2 and not is_control and not skip_metadata and parser.is_string_parser:
+        head = f"{RECORD_INDENT} offset: "
+        middle = f" {batch.timestamp_type}: "
+        if print_contents:
+
+            def fast(r: Record) -> str:
+                key = r.key
+                value = r.value
+                return (
+                    f"{head}{r.offset}{middle}{r.timestamp} keySize: {r.key_size} valueSize: {r.value_size} "
+                    f"sequence: {r.sequence} headerKeys: {header_keys(r) if r.headers else '[]'}"
+                    f"{'' if key is None else ' key: ' + decode_utf8_jdk(key)}"
+                    f"{'' if value is None else ' payload: ' + decode_utf8_jdk(value)}\n"
+                )
+
+        else:
+
+            def fast(r: Record) -> str:
+                return (
+                    f"{head}{r.offset}{middle}{r.timestamp} keySize: {r.key_size} valueSize: {r.value_size} "
+                    f"sequence: {r.sequence} headerKeys: {header_keys(r) if r.headers else '[]'}\n"
+                )
+
+        return fast
+
+    def generic(r: Record) -> str:
+        return record_line(r, batch, is_control, print_contents, skip_metadata, parser)
+
+    return generic
+
+
+def record_line(
+    record: Record,
+    batch: RecordBatch,
+    is_control: bool,
+    print_contents: bool,
+    skip_metadata: bool,
+    parser: DecoderMessageParser,
+) -> str:
+    """One record line in the order Kafka prints its pieces (see :func:`record_renderer`)."""
+    if skip_metadata:
+        line = ""
+        prefix = RECORD_INDENT + " "
+    else:
+        line = record_metadata(record, batch)
+        prefix = " "
+        if is_control:
+            try:
+                line += control_description(record)
+            except KdumpError as e:
+                raise PartialLineError(line, e) from None
+    if print_contents and not is_control:
+        try:
+            key, payload = parser.parse(record)
+        except KdumpError as e:
+            raise PartialLineError(line, e) from None
+        if key is not None:
+            line += f"{prefix}key: {key}"
+        if payload is not None:
+            line += f" payload: {payload}"
+    return line + "\n"
 
 
 def control_description(record: Record) -> str:

@@ -286,6 +286,10 @@ def _read_records(
                 pos += 1
             elif b < 0:
                 raise VarintError("premature end")
+            elif pos + 1 < end and buf[pos + 1] < 0x80:
+                b = (b & 0x7F) | (buf[pos + 1] << 7)
+                size = (b >> 1) ^ -(b & 1)
+                pos += 2
             else:
                 size, pos = read_varint(buf, pos, end)
         except VarintError:
@@ -313,12 +317,20 @@ def _read_records(
             if b < 0x80:
                 timestamp_delta = (b >> 1) ^ -(b & 1)
                 pos += 1
+            elif pos + 1 < limit and buf[pos + 1] < 0x80:  # two bytes, the next most common size
+                b = (b & 0x7F) | (buf[pos + 1] << 7)
+                timestamp_delta = (b >> 1) ^ -(b & 1)
+                pos += 2
             else:
                 timestamp_delta, pos = read_varlong(buf, pos, limit)
             b = buf[pos]
             if b < 0x80:
                 offset_delta = (b >> 1) ^ -(b & 1)
                 pos += 1
+            elif pos + 1 < limit and buf[pos + 1] < 0x80:
+                b = (b & 0x7F) | (buf[pos + 1] << 7)
+                offset_delta = (b >> 1) ^ -(b & 1)
+                pos += 2
             else:
                 offset_delta, pos = read_varint(buf, pos, limit)
             b = buf[pos]
