@@ -41,13 +41,19 @@ def test_positional_paths_follow_files_option() -> None:
 def test_optional_decoder_argument_and_old_package_names() -> None:
     want = expected(PLAIN + ".print-data-log.txt")
     assert run_kdump(["--files", PLAIN, "--value-decoder-class", "--key-decoder-class"]) == (0, want, b"")
-    old = ["--key-decoder-class", "kafka.serializer.StringDecoder", "--value-decoder-class=kafka.serializer.StringDecoder"]
+    old = [
+        "--key-decoder-class",
+        "kafka.serializer.StringDecoder",
+        "--value-decoder-class=kafka.serializer.StringDecoder",
+    ]
     assert run_kdump(["--files", PLAIN, *old]) == (0, want, b"")
 
 
 def test_integer_decoder_reads_big_endian() -> None:
     # The first record of plain-0 has key "key-0": 6b 65 79 2d -> 0x6b65792d.
-    code, out, _ = run_kdump(["--files", PLAIN, "--key-decoder-class", "org.apache.kafka.tools.api.IntegerDecoder"])
+    code, out, _ = run_kdump(
+        ["--files", PLAIN, "--key-decoder-class", "org.apache.kafka.tools.api.IntegerDecoder"]
+    )
     first = [line for line in out.split(b"\n") if line.startswith(b"| offset: 0 ")][0]
     assert f"key: {0x6B65792D}".encode() in first
     assert code == 1  # a later record has a key shorter than 4 bytes, which Kafka's decoder cannot read
@@ -79,8 +85,13 @@ def test_missing_files_prints_usage() -> None:
 
 
 def test_internal_decoder_flags_parse() -> None:
-    for flag in ("--offsets-decoder", "--transaction-log-decoder", "--cluster-metadata-decoder",
-                 "--remote-log-metadata-decoder", "--share-group-state-decoder"):
+    for flag in (
+        "--offsets-decoder",
+        "--transaction-log-decoder",
+        "--cluster-metadata-decoder",
+        "--remote-log-metadata-decoder",
+        "--share-group-state-decoder",
+    ):
         code, out, err = run_kdump(["--files", "meta.properties", flag])
         assert (code, err) == (0, b"Ignoring unknown file meta.properties\n")
 
@@ -92,7 +103,9 @@ def test_dotless_file_name_is_one_error_line() -> None:
 
 
 def _kdump(*args: str, **kw) -> subprocess.CompletedProcess:  # noqa: ANN003
-    return subprocess.run([sys.executable, "-m", "kdump", *args], capture_output=True, cwd=FIXTURE_CORPUS, **kw)
+    return subprocess.run(
+        [sys.executable, "-m", "kdump", *args], capture_output=True, cwd=FIXTURE_CORPUS, **kw
+    )
 
 
 def test_python_dash_m_and_versions() -> None:

@@ -60,7 +60,10 @@ def test_v2_vector_agrees_with_kafka_python() -> None:
         batch.producer_id,
         batch.max_timestamp,
     )
-    ours = [(r.offset, r.timestamp, r.key, r.value, [(h.key.decode(), h.value) for h in r.headers]) for r in batch.records()]
+    ours = [
+        (r.offset, r.timestamp, r.key, r.value, [(h.key.decode(), h.value) for h in r.headers])
+        for r in batch.records()
+    ]
     theirs = [(r.offset, r.timestamp, r.key, r.value, list(r.headers)) for r in kp]
     assert ours == theirs
 
@@ -119,7 +122,9 @@ def test_size_below_14_is_fatal_with_kafkas_message() -> None:
     fr = FileRecords.from_bytes(data, "x/00.log")
     with pytest.raises(CorruptRecordError) as e:
         list(fr.batches())
-    assert e.value.message == "Found record size 13 smaller than minimum record overhead (14) in file x/00.log."
+    assert (
+        e.value.message == "Found record size 13 smaller than minimum record overhead (14) in file x/00.log."
+    )
     assert e.value.position == len(V2_VECTOR)
 
 
