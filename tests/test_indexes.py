@@ -152,7 +152,9 @@ def test_sanity_check_matches_tool(run, in_root):
     name = run["file"]
     expected_error = stderr_first_line(run)
     if expected_error is not None and "NoSuchFileException" in expected_error:
-        pytest.skip("the tool failed on the missing .log before checking")
+        # The tool died on the missing segment before checking the index (test_replay covers kdump's line).
+        assert not Path(name.rsplit(".", 1)[0] + ".log").exists()
+        return
     index = OffsetIndex(name) if name.endswith(".index") else TimeIndex(name)
     stdout = (run["root"] / run["stdout"]).read_text(encoding="utf-8")
     if isinstance(index, OffsetIndex) and index.entry_count == 0:
