@@ -3,6 +3,7 @@ transaction_index), checked against hand-built files, random bytes and the real 
 
 from __future__ import annotations
 
+import os
 import struct
 from pathlib import Path
 
@@ -96,7 +97,7 @@ def stderr_first_line(run: dict) -> str | None:
     if run["stderr"] == "-":
         return None
     text = (run["root"] / run["stderr"]).read_text(encoding="utf-8")
-    return text.splitlines()[0].replace("${CORPUS_ROOT}", str(run["root"]))
+    return text.splitlines()[0].replace("${CORPUS_ROOT}", os.path.realpath(run["root"]))
 
 
 @pytest.fixture
