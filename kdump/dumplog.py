@@ -81,10 +81,7 @@ class JavaFile:
 
     @property
     def absolute_path(self) -> str:
-        if self.path.startswith("/"):
-            return self.path
-        cwd = os.getcwd()
-        return cwd if not self.path else f"{cwd}/{self.path}"
+        return naming.java_absolute_path(self.path) if self.path else os.getcwd()
 
 
 def scala_hashmap_order(keys: list[str]) -> list[str]:
@@ -187,12 +184,7 @@ class DumpLogSegments:
         out = self.out
         parser = self._message_parser()
         if file.name.endswith(naming.LOG_FILE_SUFFIX):
-            try:
-                start_offset = naming.filename_to_offset(file.name)
-            except naming.NumberFormatError as e:
-                raise KdumpError(
-                    f"the file name does not start with an offset ({e})", path=file.path
-                ) from None
+            start_offset = naming.offset_from_file(file.path)
             out.write(f"Log starting offset: {start_offset}\n")
         elif file.name == naming.BOOTSTRAP_CHECKPOINT:
             out.write("KRaft bootstrap snapshot\n")
@@ -201,7 +193,7 @@ class DumpLogSegments:
                 snapshot_id = naming.parse_snapshot_name(file.name)
             except naming.NumberFormatError as e:
                 raise KdumpError(
-                    f"not a KRaft snapshot name <20-digit offset>-<10-digit epoch>.checkpoint ({e})",
+                    f"not a KRaft snapshot name <20-digit offset>-<10-digit epoch>.checkpoint ({e.message})",
                     path=file.path,
                 ) from None
             out.write(f"Snapshot end offset: {snapshot_id.end_offset}, epoch: {snapshot_id.epoch}\n")
@@ -256,10 +248,7 @@ class DumpLogSegments:
         return JavaFile(f"{parent}/{file.name.split('.', 1)[0]}{suffix}")
 
     def _base_offset(self, file: JavaFile) -> int:
-        try:
-            return naming.filename_to_offset(file.name)
-        except naming.NumberFormatError as e:
-            raise KdumpError(f"the file name does not start with an offset ({e})", path=file.path) from None
+        return naming.offset_from_file(file.path)
 
     def _open_index(self, cls, file: JavaFile, base_offset: int):  # noqa: ANN001, ANN202
         if not os.path.exists(file.path):

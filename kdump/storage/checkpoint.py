@@ -31,12 +31,12 @@ import base64
 import json
 import os
 import re
-import unicodedata
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from kdump.errors import CheckpointFormatError
+from kdump.storage.naming import NumberFormatError, java_absolute_path, parse_java_long
 
 __all__ = [
     "OFFSET_CHECKPOINT_FILES",
@@ -100,22 +100,15 @@ _T = TypeVar("_T")
 
 
 def _absolute_path(path: str | None) -> str:
-    """Like Java's ``Path.toAbsolutePath``: prefix the working directory, no normalisation."""
-    if path is None:
-        return "<memory>"
-    return path if os.path.isabs(path) else os.path.join(os.getcwd(), path)
+    return "<memory>" if path is None else java_absolute_path(path)
 
 
 def _java_parse_int(text: str, bounds: tuple[int, int] = _INT32) -> int | None:
-    """``Integer.parseInt`` / ``Long.parseLong`` (radix 10): optional sign, then Unicode decimal digits only.
-    Returns None where Java throws NumberFormatException."""
-    body = text[1:] if text[:1] in ("+", "-") else text
-    if not body or not all(unicodedata.decimal(ch, None) is not None for ch in body):
+    """``Integer.parseInt`` / ``Long.parseLong`` within ``bounds``; None where Java throws NumberFormatException."""
+    try:
+        value = parse_java_long(text)
+    except NumberFormatError:
         return None
-    digits = "".join(str(unicodedata.decimal(ch)) for ch in body).lstrip("0") or "0"
-    if len(digits) > 20:
-        return None
-    value = -int(digits) if text.startswith("-") else int(digits)
     return value if bounds[0] <= value <= bounds[1] else None
 
 

@@ -8,8 +8,12 @@ Segment files are ``<20-digit base offset><suffix>``; partition directories are 
 
 from __future__ import annotations
 
+import os
 import re
+import unicodedata
 from dataclasses import dataclass
+
+from kdump.errors import KdumpError
 
 LOG_FILE_SUFFIX = ".log"
 INDEX_FILE_SUFFIX = ".index"
@@ -26,7 +30,6 @@ BOOTSTRAP_CHECKPOINT = "bootstrap.checkpoint"
 OFFSET_WIDTH = 20
 EPOCH_WIDTH = 10
 
-_JAVA_LONG = re.compile(r"[+-]?[0-9]+")
 _PARTITION_DIR = re.compile(
     r"^(?P<topic>.+)-(?P<partition>[0-9]+)(?:\.(?P<uuid>[0-9a-f]{32})-(?P<kind>delete|future|stray))?$"
 )
@@ -34,24 +37,40 @@ _LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1
 _INT_MIN, _INT_MAX = -(2**31), 2**31 - 1
 
 
-class NumberFormatError(ValueError):
+class NumberFormatError(KdumpError, ValueError):
     """Java's ``NumberFormatException``: the text is not a number in range."""
 
 
 def parse_java_long(text: str, *, bits: int = 64) -> int:
-    """Parse like Java's ``Long.parseLong``/``Integer.parseInt`` (no blanks, no underscores, range checked)."""
+    """Parse like Java's ``Long.parseLong``/``Integer.parseInt`` in radix 10: an optional sign, then decimal
+    digits (any Unicode decimal digit, as ``Character.digit`` accepts); no blanks or underscores; range checked."""
     lo, hi = (_LONG_MIN, _LONG_MAX) if bits == 64 else (_INT_MIN, _INT_MAX)
-    if not _JAVA_LONG.fullmatch(text):
-        raise NumberFormatError(f'For input string: "{text}"')
-    value = int(text)
-    if not lo <= value <= hi:
-        raise NumberFormatError(f'For input string: "{text}"')
-    return value
+    body = text[1:] if text[:1] in ("+", "-") else text
+    if body and all(unicodedata.decimal(ch, None) is not None for ch in body):
+        digits = "".join(str(unicodedata.decimal(ch)) for ch in body).lstrip("0") or "0"
+        if len(digits) <= 20:  # longer cannot fit; also keeps int() away from huge strings
+            value = -int(digits) if text.startswith("-") else int(digits)
+            if lo <= value <= hi:
+                return value
+    raise NumberFormatError(f'For input string: "{text}"')
 
 
-def filename_to_offset(name: str) -> int:
-    """The offset in a segment file name: the name up to its first dot, as a Java long (Kafka's rule)."""
-    return parse_java_long(name.split(".", 1)[0])
+def offset_from_file(path: str | os.PathLike[str]) -> int:
+    """The offset in a segment file name: the name up to its first dot, as a Java long (Kafka's
+    ``LogFileUtils.offsetFromFile``).  Raises :class:`NumberFormatError` naming the file."""
+    text = os.fspath(path)
+    try:
+        return parse_java_long(os.path.basename(text).split(".", 1)[0])
+    except NumberFormatError as e:
+        raise NumberFormatError(
+            f"the file name does not start with an offset ({e.message})", path=text
+        ) from None
+
+
+def java_absolute_path(path: str | os.PathLike[str]) -> str:
+    """Java's ``File.getAbsolutePath``: the working directory prefixed to a relative path, nothing resolved."""
+    text = os.fspath(path)
+    return text if os.path.isabs(text) else os.path.join(os.getcwd(), text)
 
 
 def offset_to_filename(offset: int, suffix: str = LOG_FILE_SUFFIX) -> str:

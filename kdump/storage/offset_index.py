@@ -16,13 +16,17 @@ The slot search (:func:`largest_lower_bound_slot`, :func:`smallest_upper_bound_s
 
 from __future__ import annotations
 
-import os
 import struct
-import unicodedata
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import NamedTuple
 
-from kdump.errors import CorruptIndexError, KdumpError
+from kdump.errors import CorruptIndexError
+from kdump.storage.abstract_index import (
+    AbstractIndex,
+    largest_lower_bound_slot,
+    smallest_upper_bound_slot,
+    wrap_int64,
+)
 
 __all__ = [
     "OffsetIndex",
@@ -47,108 +51,7 @@ class OffsetPosition(NamedTuple):
     position: int
 
 
-# ---------------------------------------------------------------------------------------------------------------
-# AbstractIndex search, shared by the offset and the time index
-
-
-def _slot_range_for(
-    entry_count: int, key_at: Callable[[int], int], target: int, warm_entries: int, largest_lower_bound: bool
-) -> int:
-    """Kafka's ``AbstractIndex.indexSlotRangeFor``, step for step.
-
-    Kafka first tries the "warm" tail of the index (the last 8 KiB worth of slots) and only then the rest, and
-    it never checks that the slots are sorted.  On a sorted index the result is that of a plain binary search;
-    on an untrimmed index (zero tail) or a damaged one it is whatever these exact probes yield, which is what a
-    broker would use.
-    """
-    if entry_count == 0:
-        return -1
-    first_hot = max(0, entry_count - 1 - warm_entries)
-    if key_at(first_hot) < target:
-        return _binary_search(entry_count, key_at, target, first_hot, entry_count - 1, largest_lower_bound)
-    if key_at(0) > target:
-        return -1 if largest_lower_bound else 0
-    return _binary_search(entry_count, key_at, target, 0, first_hot, largest_lower_bound)
-
-
-def _binary_search(
-    entry_count: int, key_at: Callable[[int], int], target: int, lo: int, hi: int, largest_lower_bound: bool
-) -> int:
-    while lo < hi:
-        mid = (lo + hi + 1) >> 1
-        key = key_at(mid)
-        if key > target:
-            hi = mid - 1
-        elif key < target:
-            lo = mid
-        else:
-            return mid
-    if largest_lower_bound:
-        return lo
-    return -1 if lo == entry_count - 1 else lo + 1
-
-
-def largest_lower_bound_slot(
-    entry_count: int, key_at: Callable[[int], int], target: int, entry_size: int
-) -> int:
-    """Slot of the largest entry whose key is <= ``target``, or -1 (Kafka's ``largestLowerBoundSlotFor``).
-
-    ``key_at(i)`` returns the compared field of slot ``i`` (the offset, the position, or the timestamp);
-    ``entry_size`` fixes the size of Kafka's warm section (8192 bytes worth of slots).
-    """
-    return _slot_range_for(entry_count, key_at, target, _WARM_SECTION_BYTES // entry_size, True)
-
-
-def smallest_upper_bound_slot(
-    entry_count: int, key_at: Callable[[int], int], target: int, entry_size: int
-) -> int:
-    """Slot of the smallest entry whose key is >= ``target``, or -1 (Kafka's ``smallestUpperBoundSlotFor``)."""
-    return _slot_range_for(entry_count, key_at, target, _WARM_SECTION_BYTES // entry_size, False)
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# small helpers
-
-
-def _wrap_int64(value: int) -> int:
-    """Java ``long`` arithmetic: base offset + relative offset wraps around like it does in Kafka."""
-    if _INT64_MIN <= value <= _INT64_MAX:
-        return value
-    return (value + (1 << 63)) % (1 << 64) - (1 << 63)
-
-
-def _absolute_path(path: str | os.PathLike[str]) -> str:
-    """Like Java's ``File.getAbsolutePath``: prefix the working directory, do not resolve ``..`` or links."""
-    text = os.fspath(path)
-    return text if os.path.isabs(text) else os.path.join(os.getcwd(), text)
-
-
-def _base_offset_from_name(path: str | os.PathLike[str]) -> int:
-    """The segment base offset encoded in a file name: the name up to its first dot, read as a Java ``long``."""
-    name = os.path.basename(os.fspath(path))
-    prefix = name.split(".")[0]
-    body = prefix[1:] if prefix[:1] in ("+", "-") else prefix
-    if body and all(unicodedata.decimal(ch, None) is not None for ch in body):
-        digits = "".join(str(unicodedata.decimal(ch)) for ch in body).lstrip("0") or "0"
-        if len(digits) <= 19:  # longer cannot fit; also keeps int() away from huge strings
-            value = -int(digits) if prefix.startswith("-") else int(digits)
-            if _INT64_MIN <= value <= _INT64_MAX:
-                return value
-    raise KdumpError(
-        f'cannot read a base offset from the file name {name!r} (For input string: "{prefix}")',
-        path=os.fspath(path),
-    )
-
-
-def _read_whole(path: str | os.PathLike[str]) -> bytes:
-    with open(path, "rb") as handle:
-        return handle.read()
-
-
-# ---------------------------------------------------------------------------------------------------------------
-
-
-class OffsetIndex:
+class OffsetIndex(AbstractIndex):
     """A read-only view of a ``.index`` file with Kafka's ``OffsetIndex`` semantics.
 
     ``entry_count`` is ``length // 8`` -- the zero-filled preallocated tail counts, as it does when Kafka opens
@@ -161,42 +64,13 @@ class OffsetIndex:
 
     ENTRY_SIZE = ENTRY_SIZE
 
-    def __init__(self, path: str | os.PathLike[str], base_offset: int | None = None) -> None:
-        if base_offset is None:
-            base_offset = _base_offset_from_name(path)
-        self._init(_read_whole(path), base_offset, os.fspath(path))
-
-    @classmethod
-    def from_bytes(
-        cls, data: bytes, base_offset: int, path: str | os.PathLike[str] | None = None
-    ) -> OffsetIndex:
-        """An index over ``data`` (the file's whole content); ``path`` is only used in messages."""
-        index = cls.__new__(cls)
-        index._init(bytes(data), base_offset, None if path is None else os.fspath(path))
-        return index
-
-    def _init(self, data: bytes, base_offset: int, path: str | None) -> None:
-        self._data = data
-        self.path: str | None = path
-        """The path as given (``None`` for :meth:`from_bytes` without a path)."""
-        self.base_offset: int = base_offset
-        self.length: int = len(data)
-        """File length in bytes."""
-        self.entry_count: int = len(data) // ENTRY_SIZE
-        """Number of slots, zero tail included (Kafka's ``entries``)."""
-
     # -- entries -------------------------------------------------------------------------------------------
-
-    @property
-    def absolute_path(self) -> str:
-        """The path as Kafka's messages print it (``File.getAbsolutePath``)."""
-        return _absolute_path(self.path) if self.path is not None else "<memory>"
 
     def _relative_offset(self, n: int) -> int:
         return _SLOT.unpack_from(self._data, n * ENTRY_SIZE)[0]
 
     def _offset_at(self, n: int) -> int:
-        return _wrap_int64(self.base_offset + self._relative_offset(n))
+        return wrap_int64(self.base_offset + self._relative_offset(n))
 
     def _position_at(self, n: int) -> int:
         return _SLOT.unpack_from(self._data, n * ENTRY_SIZE)[1]
@@ -209,26 +83,14 @@ class OffsetIndex:
                 f"which has size {self.entry_count}."
             )
         relative, position = _SLOT.unpack_from(self._data, n * ENTRY_SIZE)
-        return OffsetPosition(_wrap_int64(self.base_offset + relative), position)
-
-    def __len__(self) -> int:
-        return self.entry_count
+        return OffsetPosition(wrap_int64(self.base_offset + relative), position)
 
     def __iter__(self) -> Iterator[OffsetPosition]:
         """Every slot in file order, zero tail included."""
         base = self.base_offset
         view = memoryview(self._data)[: self.entry_count * ENTRY_SIZE]
         for relative, position in _SLOT.iter_unpack(view):
-            yield OffsetPosition(_wrap_int64(base + relative), position)
-
-    def dump_entries(self) -> Iterator[OffsetPosition]:
-        """The slots DumpLogSegments visits: all of them up to (not including) the first slot ``i > 0`` whose
-        offset equals the base offset, i.e. the start of a zero tail."""
-        base = self.base_offset
-        for i, entry in enumerate(self):
-            if i > 0 and entry.offset == base:
-                return
-            yield entry
+            yield OffsetPosition(wrap_int64(base + relative), position)
 
     @property
     def last_entry(self) -> OffsetPosition:

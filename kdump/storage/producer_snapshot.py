@@ -32,7 +32,8 @@ from dataclasses import dataclass
 import crc32c
 
 from kdump.errors import CorruptSnapshotError, KdumpError
-from kdump.storage.offset_index import _base_offset_from_name
+from kdump.storage.naming import offset_from_file
+from kdump.storage.record_batch import decrement_sequence
 
 __all__ = [
     "ENTRY_SIZE",
@@ -60,18 +61,6 @@ _ENTRY = struct.Struct(">qhiqiqiq")
 _INT32_MAX = (1 << 31) - 1
 _INT64_MIN = -(1 << 63)
 _INT64_MAX = (1 << 63) - 1
-
-
-def _wrap_int32(value: int) -> int:
-    return (value + (1 << 31)) % (1 << 32) - (1 << 31)
-
-
-def decrement_sequence(sequence: int, decrement: int) -> int:
-    """Kafka's ``DefaultRecordBatch.decrementSequence`` in Java ``int`` arithmetic: sequences wrap from
-    ``Integer.MAX_VALUE`` back to 0, so going below 0 continues from the top."""
-    if sequence < decrement:
-        return _wrap_int32(_INT32_MAX - _wrap_int32(decrement - sequence) + 1)
-    return _wrap_int32(sequence - decrement)
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,7 +192,7 @@ def parse_producer_snapshot(data: bytes, path: str | os.PathLike[str] | None = N
     offset = None
     if where is not None:
         try:
-            offset = _base_offset_from_name(where)
+            offset = offset_from_file(where)
         except KdumpError:
             offset = None
     return ProducerSnapshot(

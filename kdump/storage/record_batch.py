@@ -51,18 +51,25 @@ EAGER_RECORDS = 65536
 _HEADER = struct.Struct(">qiiBIhiqqqhii")
 
 
+def _int32(value: int) -> int:
+    """Java ``int`` overflow."""
+    return (value + 0x80000000) % 0x100000000 - 0x80000000
+
+
 def increment_sequence(sequence: int, increment: int) -> int:
-    """Kafka's ``DefaultRecordBatch.incrementSequence``: sequences wrap to 0 after ``Integer.MAX_VALUE``."""
-    if sequence > INT_MAX - increment:
-        return increment - (INT_MAX - sequence) - 1
-    return sequence + increment
+    """Kafka's ``DefaultRecordBatch.incrementSequence`` in Java ``int`` arithmetic: sequences wrap to 0 after
+    ``Integer.MAX_VALUE``."""
+    if sequence > _int32(INT_MAX - increment):
+        return _int32(increment - _int32(INT_MAX - sequence) - 1)
+    return _int32(sequence + increment)
 
 
 def decrement_sequence(sequence: int, decrement: int) -> int:
-    """Kafka's ``DefaultRecordBatch.decrementSequence``, the inverse of :func:`increment_sequence`."""
+    """Kafka's ``DefaultRecordBatch.decrementSequence``, the inverse of :func:`increment_sequence`: going below 0
+    continues from ``Integer.MAX_VALUE``."""
     if sequence < decrement:
-        return INT_MAX - (decrement - sequence) + 1
-    return sequence - decrement
+        return _int32(INT_MAX - _int32(decrement - sequence) + 1)
+    return _int32(sequence - decrement)
 
 
 class DefaultRecordBatch:

@@ -11,19 +11,12 @@ Everything is read once, read-only; see :mod:`kdump.storage.offset_index` for th
 
 from __future__ import annotations
 
-import os
 import struct
 from collections.abc import Iterator
 from typing import NamedTuple
 
 from kdump.errors import CorruptIndexError
-from kdump.storage.offset_index import (
-    _absolute_path,
-    _base_offset_from_name,
-    _read_whole,
-    _wrap_int64,
-    largest_lower_bound_slot,
-)
+from kdump.storage.abstract_index import AbstractIndex, largest_lower_bound_slot, wrap_int64
 
 __all__ = ["NO_TIMESTAMP", "TimeIndex", "TimestampOffset"]
 
@@ -43,7 +36,7 @@ class TimestampOffset(NamedTuple):
     offset: int
 
 
-class TimeIndex:
+class TimeIndex(AbstractIndex):
     """A read-only view of a ``.timeindex`` file with Kafka's ``TimeIndex`` semantics.
 
     ``entry_count`` is ``length // 12`` (zero tail included), ``entry(i)``/iteration cover every slot and
@@ -52,32 +45,6 @@ class TimeIndex:
     """
 
     ENTRY_SIZE = ENTRY_SIZE
-
-    def __init__(self, path: str | os.PathLike[str], base_offset: int | None = None) -> None:
-        if base_offset is None:
-            base_offset = _base_offset_from_name(path)
-        self._init(_read_whole(path), base_offset, os.fspath(path))
-
-    @classmethod
-    def from_bytes(
-        cls, data: bytes, base_offset: int, path: str | os.PathLike[str] | None = None
-    ) -> TimeIndex:
-        """A time index over ``data`` (the file's whole content); ``path`` is only used in messages."""
-        index = cls.__new__(cls)
-        index._init(bytes(data), base_offset, None if path is None else os.fspath(path))
-        return index
-
-    def _init(self, data: bytes, base_offset: int, path: str | None) -> None:
-        self._data = data
-        self.path: str | None = path
-        self.base_offset: int = base_offset
-        self.length: int = len(data)
-        self.entry_count: int = len(data) // ENTRY_SIZE
-
-    @property
-    def absolute_path(self) -> str:
-        """The path as Kafka's messages print it (``File.getAbsolutePath``)."""
-        return _absolute_path(self.path) if self.path is not None else "<memory>"
 
     # -- entries -------------------------------------------------------------------------------------------
 
@@ -92,26 +59,14 @@ class TimeIndex:
                 f"which has size {self.entry_count}"
             )
         timestamp, relative = _SLOT.unpack_from(self._data, n * ENTRY_SIZE)
-        return TimestampOffset(timestamp, _wrap_int64(self.base_offset + relative))
-
-    def __len__(self) -> int:
-        return self.entry_count
+        return TimestampOffset(timestamp, wrap_int64(self.base_offset + relative))
 
     def __iter__(self) -> Iterator[TimestampOffset]:
         """Every slot in file order, zero tail included."""
         base = self.base_offset
         view = memoryview(self._data)[: self.entry_count * ENTRY_SIZE]
         for timestamp, relative in _SLOT.iter_unpack(view):
-            yield TimestampOffset(timestamp, _wrap_int64(base + relative))
-
-    def dump_entries(self) -> Iterator[TimestampOffset]:
-        """The slots DumpLogSegments visits: up to (not including) the first slot ``i > 0`` whose offset equals
-        the base offset."""
-        base = self.base_offset
-        for i, entry in enumerate(self):
-            if i > 0 and entry.offset == base:
-                return
-            yield entry
+            yield TimestampOffset(timestamp, wrap_int64(base + relative))
 
     @property
     def last_entry(self) -> TimestampOffset:

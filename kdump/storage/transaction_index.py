@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from typing import NamedTuple
 
 from kdump.errors import CorruptIndexError, KdumpError
-from kdump.storage.offset_index import _absolute_path, _base_offset_from_name
+from kdump.storage.naming import java_absolute_path, offset_from_file
 
 __all__ = ["ENTRY_SIZE", "AbortedTxn", "TransactionIndex", "TxnIndexSearchResult"]
 
@@ -85,7 +85,7 @@ class TransactionIndex:
 
     def __init__(self, path: str | os.PathLike[str], start_offset: int | None = None) -> None:
         if start_offset is None:
-            start_offset = _base_offset_from_name(path)
+            start_offset = offset_from_file(path)
         try:
             with open(path, "rb") as handle:
                 data = handle.read()
@@ -117,7 +117,7 @@ class TransactionIndex:
     @property
     def absolute_path(self) -> str:
         """The path as Kafka's messages print it (``File.getAbsolutePath``)."""
-        return _absolute_path(self.path) if self.path is not None else "<memory>"
+        return java_absolute_path(self.path) if self.path is not None else "<memory>"
 
     def __len__(self) -> int:
         return self.entry_count
