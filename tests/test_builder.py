@@ -23,6 +23,7 @@ from kafka.record.default_records import DefaultRecordBatchBuilder as KpyDefault
 from kafka.record.legacy_records import LegacyRecordBatch as KpyLegacyBatch
 from kafka.record.legacy_records import LegacyRecordBatchBuilder as KpyLegacyBuilder
 from kafka.record.memory_records import MemoryRecords
+from spec_vectors import CONTROL_VECTOR, V0_VECTOR, V1_VECTOR, V2_VECTOR
 
 from kdump.storage import compression
 from kdump.storage.builder import (
@@ -130,17 +131,6 @@ def test_xxh32_reference() -> None:
 
 
 # -- spec §3.2 / §3.3 test vectors ---------------------------------------------------------------------------
-
-V2_VECTOR = bytes.fromhex(
-    "00000000000000000000003f0000000002d21511330000000000000000018bcfe568000000018bcfe56800ffffffffffffffff"
-    "ffffffffffff000000011a000000026b0276020468310278"
-)
-CONTROL_VECTOR = bytes.fromhex(
-    "000000000000000a000000420000000702e909c2600030000000000000018bcfe568000000018bcfe568000000000000000fa0"
-    "0003ffffffff000000012000000008000000010c00000000000500"
-)
-V1_VECTOR = bytes.fromhex("00000000000000000000001839268c3301000000018bcfe56800000000016b0000000176")
-V0_VECTOR = bytes.fromhex("0000000000000000000000101fecd70a0000000000016b0000000176")
 
 
 def test_checksum_check_values() -> None:

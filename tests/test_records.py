@@ -9,6 +9,7 @@ import pytest
 from kafka.record.default_records import DefaultRecordBatch as KpDefaultRecordBatch
 from kafka.record.legacy_records import LegacyRecordBatch as KpLegacyRecordBatch
 from kafka.record.util import decode_varint as kp_decode_varint
+from spec_vectors import CONTROL_VECTOR, V0_VECTOR, V1_VECTOR, V2_VECTOR
 
 from kdump.errors import CorruptRecordError, InvalidRecordError
 from kdump.render.kafka_text import batch_line_head, batch_line_tail, control_description, record_metadata
@@ -16,24 +17,12 @@ from kdump.storage.file_records import FileRecords
 from kdump.storage.record_batch import decrement_sequence, increment_sequence
 from kdump.storage.varint import encode_varint, encode_varlong, read_varint, read_varlong
 
-# Spec §3.3: one record key "k", value "v", header h1=x, ts 1700000000000, uncompressed, no producer.
-V2_VECTOR = bytes.fromhex(
-    "00000000000000000000003f0000000002d21511330000000000000000018bcfe568000000018bcfe56800ffffffffffffff"
-    "ffffffffffffff000000011a000000026b0276020468310278"
-)
+# Spec §3.3: the batch line Kafka prints for V2_VECTOR.
 V2_LINE = (
     "baseOffset: 0 lastOffset: 0 count: 1 baseSequence: -1 lastSequence: -1 producerId: -1 producerEpoch: -1 "
     "partitionLeaderEpoch: 0 isTransactional: false isControl: false deleteHorizonMs: OptionalLong.empty "
     "position: 0 CreateTime: 1700000000000 size: 75 magic: 2 compresscodec: none crc: 3524596019 isvalid: true\n"
 )
-# Spec §3.3: COMMIT marker, coordinatorEpoch 5, baseOffset 10, PLE 7, producer 4000/3.
-CONTROL_VECTOR = bytes.fromhex(
-    "000000000000000a000000420000000702e909c2600030000000000000018bcfe568000000018bcfe568000000000000000f"
-    "a00003ffffffff000000012000000008000000010c00000000000500"
-)
-# Spec §3.2: legacy v1 and v0 messages, key "k", value "v".
-V1_VECTOR = bytes.fromhex("00000000000000000000001839268c3301000000018bcfe56800000000016b0000000176")
-V0_VECTOR = bytes.fromhex("0000000000000000000000101fecd70a0000000000016b0000000176")
 
 
 def batches(data: bytes) -> list:
