@@ -247,9 +247,6 @@ class DumpLogSegments:
         parent = file.absolute_path.rsplit("/", 1)[0]
         return JavaFile(f"{parent}/{file.name.split('.', 1)[0]}{suffix}")
 
-    def _base_offset(self, file: JavaFile) -> int:
-        return naming.offset_from_file(file.path)
-
     def _open_index(self, cls, file: JavaFile, base_offset: int):  # noqa: ANN001, ANN202
         if not os.path.exists(file.path):
             raise KdumpError(
@@ -268,7 +265,7 @@ class DumpLogSegments:
 
     def dump_index(self, file: JavaFile) -> None:
         opts = self.options
-        base_offset = self._base_offset(file)
+        base_offset = naming.offset_from_file(file.path)
         with self._open_log(file) as records:
             index = self._open_index(OffsetIndex, file, base_offset)
             if index.entry_count == 0:
@@ -298,7 +295,7 @@ class DumpLogSegments:
 
     def dump_time_index(self, file: JavaFile) -> None:
         opts = self.options
-        base_offset = self._base_offset(file)
+        base_offset = naming.offset_from_file(file.path)
         with self._open_log(file) as records:
             index = self._open_index(OffsetIndex, self._sibling(file, naming.INDEX_FILE_SUFFIX), base_offset)
             time_index = self._open_index(TimeIndex, file, base_offset)
@@ -348,7 +345,7 @@ class DumpLogSegments:
             self.out.write(kafka_text.producer_snapshot_line(entry))
 
     def dump_txn_index(self, file: JavaFile) -> None:
-        index = TransactionIndex(file.path, self._base_offset(file))
+        index = TransactionIndex(file.path, naming.offset_from_file(file.path))
         lines = [kafka_text.aborted_txn_line(txn) for txn in index.aborted_txns()]
         self.out.write("".join(lines))
 

@@ -108,13 +108,15 @@ class FileRecords:
         """Size of the slice (the file, or its first ``max_bytes``)."""
         return self.end
 
-    def batches(self, start: int = 0) -> Iterator[RecordBatch]:
-        """Iterate the batches from byte ``start`` following Kafka's framing rules (see module docstring).
+    def batches(self, start: int = 0, end: int | None = None) -> Iterator[RecordBatch]:
+        """Iterate the batches in ``[start, end)`` (default: to the end of the slice) following Kafka's framing
+        rules (see module docstring).
 
         Raises :class:`CorruptRecordError` for a size field below 14, at that batch.
         """
         buf = self.buf
-        end = self.end
+        if end is None:
+            end = self.end
         file_size = self.file_size
         path = self.path
         limit = self.decompression_limit
@@ -161,13 +163,8 @@ class FileRecords:
             )
         if window < 0:
             raise KdumpError(f"Invalid size: {window} in read from {self.path}", path=self.path)
-        saved = self.end
-        self.end = min(self.file_size, position + window)
-        try:
-            for batch in self.batches(position):
-                return batch
-        finally:
-            self.end = saved
+        for batch in self.batches(position, min(self.file_size, position + window)):
+            return batch
         raise KdumpError(
             f"no whole batch starts within {window} bytes at position {position} (Kafka: NoSuchElementException; "
             "a larger --max-message-size may help)",
