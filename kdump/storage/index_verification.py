@@ -1,0 +1,425 @@
+"""Checking a segment's indexes against its log: everything a broker relies on when it uses an index.
+
+For each segment (:class:`~kdump.storage.log_segment.LogSegment`) :func:`verify_segment` runs Kafka's own sanity
+checks (the ones a broker runs at start-up to decide whether to rebuild an index), then checks every entry of
+the offset and time indexes against the batches of the ``.log``, in one shallow pass over the log:
+
+* an offset-index entry ``(offset, position)`` must name a position where a batch starts, and that batch's last
+  offset must be ``offset`` (what Kafka writes, and what DumpLogSegments checks);
+* a time-index entry ``(timestamp, offset)`` must name the last offset of a batch whose max timestamp is
+  ``timestamp``, and no earlier batch may have a later timestamp (the index records the max so far);
+* offsets and positions strictly increase, time-index timestamps strictly increase and offsets never decrease;
+* nothing points past the end of the log; a zero-filled tail (a preallocated index never trimmed) is reported;
+* a ``.log`` without its ``.index``/``.timeindex``, or index files without a ``.log``, are reported;
+* a ``.txnindex`` must be whole 34-byte entries that pass Kafka's sanity check.
+
+Only the index entries are held in memory (an index file is at most ``segment.index.bytes``, 10 MiB by
+default); the log is streamed, batch headers only, so checking runs at the speed of a shallow dump.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+from kdump.errors import KdumpError
+from kdump.storage import naming
+from kdump.storage.log_segment import LogSegment
+from kdump.storage.offset_index import ENTRY_SIZE as OFFSET_ENTRY_SIZE
+from kdump.storage.offset_index import OffsetIndex
+from kdump.storage.time_index import ENTRY_SIZE as TIME_ENTRY_SIZE
+from kdump.storage.time_index import NO_TIMESTAMP, TimeIndex
+from kdump.storage.transaction_index import ENTRY_SIZE as TXN_ENTRY_SIZE
+from kdump.storage.transaction_index import TransactionIndex
+
+#: Every problem kind, with what it means (the man page lists the same).
+PROBLEM_KINDS = {
+    "sanity-check": "Kafka's start-up sanity check fails (a broker would rebuild this index)",
+    "bad-length": "the file length is not a multiple of the entry size",
+    "zero-tail": "zero-filled slots after the last entry (a preallocated index that was never trimmed)",
+    "out-of-order": "an entry's offset, position or timestamp does not increase",
+    "not-batch-start": "an offset-index position where no batch starts",
+    "offset-mismatch": "an entry's offset is not the last offset of the batch it points at",
+    "timestamp-mismatch": "a time-index timestamp is not the max timestamp of its batch, or an earlier batch "
+    "has a later one",
+    "past-end": "an entry points beyond the last batch of the log",
+    "missing-index": "a .log without its .index or .timeindex",
+    "orphaned-index": "index files without a .log",
+    "txn-index": "a .txnindex with a partial entry or an entry Kafka's sanity check rejects",
+    "log": "the .log itself cannot be read to its end (torn tail or corrupt batch framing)",
+    "unreadable": "a file that cannot be opened or read",
+}
+
+
+@dataclass(frozen=True)
+class IndexProblem:
+    """One problem: the file, what kind (a key of :data:`PROBLEM_KINDS`), and where.
+
+    ``entry`` is the index slot (0-based) and ``position`` the byte position in ``path`` (for a ``.log``, of
+    the batch) when the problem has one; ``offset`` the offset involved, if any.
+    """
+
+    path: str
+    kind: str
+    message: str
+    entry: int | None = None
+    position: int | None = None
+    offset: int | None = None
+
+
+@dataclass
+class SegmentVerification:
+    """The result of :func:`verify_segment`."""
+
+    segment: LogSegment
+    problems: list[IndexProblem] = field(default_factory=list)
+    index_files: int = 0
+    entries: int = 0
+    log_bytes: int = 0
+
+
+@dataclass
+class _Batch:
+    position: int
+    size: int
+    base_offset: int
+    last_offset: int
+    max_timestamp: int
+    magic: int
+
+
+def verify_segment(
+    segment: LogSegment, *, progress: Callable[[int], None] | None = None
+) -> SegmentVerification:
+    """Check the index files of ``segment`` against its log.  Never raises for bad content: every finding is
+    an :class:`IndexProblem`.  ``progress(n)`` is called with the number of log bytes read so far."""
+    result = SegmentVerification(segment)
+    problems = result.problems
+    has_log = segment.has(naming.LOG_FILE_SUFFIX)
+    index_suffixes = [
+        s
+        for s in (naming.INDEX_FILE_SUFFIX, naming.TIME_INDEX_FILE_SUFFIX, naming.TXN_INDEX_FILE_SUFFIX)
+        if segment.has(s)
+    ]
+    result.index_files = len(index_suffixes)
+    offset_index = _load(segment, naming.INDEX_FILE_SUFFIX, problems)
+    time_index = _load(segment, naming.TIME_INDEX_FILE_SUFFIX, problems)
+    if segment.has(naming.TXN_INDEX_FILE_SUFFIX):
+        result.entries += _check_txn_index(segment, problems)
+    if not has_log:
+        for suffix in index_suffixes:
+            problems.append(
+                IndexProblem(
+                    segment.path(suffix),
+                    "orphaned-index",
+                    f"no {naming.offset_to_filename(segment.base_offset)} beside it (a broker deletes index files "
+                    "without a log segment on start-up)",
+                )
+            )
+        return result
+    for suffix in (naming.INDEX_FILE_SUFFIX, naming.TIME_INDEX_FILE_SUFFIX):
+        if not segment.has(suffix):
+            problems.append(
+                IndexProblem(
+                    segment.path(suffix),
+                    "missing-index",
+                    f"missing: {naming.offset_to_filename(segment.base_offset)} has no {suffix} "
+                    "(a broker rebuilds it on start-up)",
+                )
+            )
+
+    checks: list[_Checker] = []
+    if isinstance(offset_index, OffsetIndex):
+        checks.append(_OffsetIndexChecker(offset_index, problems))
+        result.entries += offset_index.entry_count
+    if isinstance(time_index, TimeIndex):
+        checks.append(_TimeIndexChecker(time_index, problems))
+        result.entries += time_index.entry_count
+
+    last: _Batch | None = None
+    try:
+        with segment.open_log() as records:
+            size = records.size_in_bytes
+            next_report = 64 << 20
+            for batch in records.batches():
+                b = _Batch(
+                    batch.position,
+                    batch.size_in_bytes,
+                    batch.base_offset,
+                    batch.last_offset,
+                    batch.max_timestamp,
+                    batch.magic,
+                )
+                for check in checks:
+                    check.batch(b)
+                last = b
+                if progress is not None and b.position >= next_report:
+                    progress(b.position)
+                    next_report = b.position + (64 << 20)
+            valid = 0 if last is None else last.position + last.size
+            if valid < size:
+                problems.append(
+                    IndexProblem(
+                        segment.log_path,
+                        "log",
+                        f"the last {size - valid} bytes are not a whole batch (a torn write; a broker truncates "
+                        "them on recovery)",
+                        position=valid,
+                    )
+                )
+    except KdumpError as e:
+        valid = 0 if last is None else last.position + last.size
+        problems.append(IndexProblem(segment.log_path, "log", e.message, position=e.position))
+    result.log_bytes = valid
+    end_offset = None if last is None else last.last_offset
+    for check in checks:
+        check.finish(valid, end_offset)
+    if progress is not None:
+        progress(valid)
+    return result
+
+
+def _load(segment: LogSegment, suffix: str, problems: list[IndexProblem]) -> OffsetIndex | TimeIndex | None:
+    if not segment.has(suffix):
+        return None
+    path = segment.path(suffix)
+    cls = OffsetIndex if suffix == naming.INDEX_FILE_SUFFIX else TimeIndex
+    try:
+        index = cls(path, segment.base_offset)
+    except OSError as e:
+        problems.append(IndexProblem(path, "unreadable", e.strerror or str(e)))
+        return None
+    try:
+        index.sanity_check()
+    except KdumpError as e:
+        problems.append(IndexProblem(path, "sanity-check", e.message, position=e.position))
+    if index.length % index.ENTRY_SIZE:
+        problems.append(
+            IndexProblem(
+                path,
+                "bad-length",
+                f"{index.length} bytes is not a multiple of {index.ENTRY_SIZE}: the last "
+                f"{index.length % index.ENTRY_SIZE} bytes are not a whole entry",
+                position=index.entry_count * index.ENTRY_SIZE,
+            )
+        )
+    return index
+
+
+def _check_txn_index(segment: LogSegment, problems: list[IndexProblem]) -> int:
+    path = segment.txn_index_path
+    try:
+        index = TransactionIndex(path, segment.base_offset)
+    except OSError as e:
+        problems.append(IndexProblem(path, "unreadable", e.strerror or str(e)))
+        return 0
+    if index.partial_tail_length:
+        problems.append(
+            IndexProblem(
+                path,
+                "txn-index",
+                f"{index.partial_tail_length} bytes at the end are a partial {TXN_ENTRY_SIZE}-byte entry "
+                "(Kafka ignores them)",
+                entry=index.entry_count,
+                position=index.entry_count * TXN_ENTRY_SIZE,
+            )
+        )
+    try:
+        index.sanity_check()
+    except KdumpError as e:
+        entry = None if e.position is None else e.position // TXN_ENTRY_SIZE
+        problems.append(IndexProblem(path, "txn-index", e.message, entry=entry, position=e.position))
+    return index.entry_count
+
+
+def _zero_tail_start(entries: list, base_offset: int, is_zero: Callable[[int], bool]) -> int | None:
+    """The first slot of a zero-filled tail (DumpLogSegments' rule: a slot i > 0 naming the base offset starts
+    it), if every slot from there on is all zeros."""
+    for i in range(1, len(entries)):
+        if entries[i].offset == base_offset:
+            if all(is_zero(j) for j in range(i, len(entries))):
+                return i
+            return None
+    return None
+
+
+class _Checker:
+    def batch(self, b: _Batch) -> None:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def finish(self, valid_bytes: int, end_offset: int | None) -> None:  # pragma: no cover - interface
+        raise NotImplementedError
+
+
+class _OffsetIndexChecker(_Checker):
+    """Streams the log's batches past the offset-index entries sorted by position."""
+
+    def __init__(self, index: OffsetIndex, problems: list[IndexProblem]) -> None:
+        self.index = index
+        self.path = index.path or "<memory>"
+        self.problems = problems
+        entries = list(index)
+        data = index._data
+        tail = _zero_tail_start(
+            entries,
+            index.base_offset,
+            lambda j: not any(data[j * OFFSET_ENTRY_SIZE : (j + 1) * OFFSET_ENTRY_SIZE]),
+        )
+        if tail is not None:
+            problems.append(
+                IndexProblem(
+                    self.path,
+                    "zero-tail",
+                    f"entries {tail}..{len(entries) - 1} ({len(entries) - tail} slots, bytes "
+                    f"{tail * OFFSET_ENTRY_SIZE}..{len(entries) * OFFSET_ENTRY_SIZE - 1}) are zero-filled: a "
+                    "preallocated index that was never trimmed (not shut down cleanly, or copied from a running "
+                    "broker)",
+                    entry=tail,
+                    position=tail * OFFSET_ENTRY_SIZE,
+                )
+            )
+            entries = entries[:tail]
+        for i in range(1, len(entries)):
+            prev, cur = entries[i - 1], entries[i]
+            if cur.offset <= prev.offset or cur.position <= prev.position:
+                what = "offset" if cur.offset <= prev.offset else "position"
+                self._problem(
+                    i,
+                    "out-of-order",
+                    f"{what} does not increase: offset {cur.offset} position {cur.position} follows entry {i - 1} "
+                    f"(offset {prev.offset} position {prev.position})",
+                    cur.offset,
+                )
+        self.pending = sorted(((e.position, i, e.offset) for i, e in enumerate(entries)), reverse=True)
+
+    def _problem(self, i: int, kind: str, message: str, offset: int | None) -> None:
+        self.problems.append(IndexProblem(self.path, kind, message, i, i * OFFSET_ENTRY_SIZE, offset))
+
+    def batch(self, b: _Batch) -> None:
+        pending = self.pending
+        while pending and pending[-1][0] < b.position + b.size:
+            position, i, offset = pending.pop()
+            if position != b.position:
+                self._problem(
+                    i,
+                    "not-batch-start",
+                    f"offset {offset} position {position}: no batch starts there (the batch around it starts at "
+                    f"position {b.position}, offsets {b.base_offset}..{b.last_offset})",
+                    offset,
+                )
+            elif offset != b.last_offset and not (b.magic < 2 and offset > b.last_offset):
+                # Brokers index the last offset of each *append*; for v0/v1 messages without a wrapper an
+                # append is several "batches", so the entry may name a later offset of the same message set.
+                self._problem(
+                    i,
+                    "offset-mismatch",
+                    f"offset {offset} position {position}: the batch there has last offset {b.last_offset} "
+                    f"(offsets {b.base_offset}..{b.last_offset})",
+                    offset,
+                )
+
+    def finish(self, valid_bytes: int, end_offset: int | None) -> None:
+        for position, i, offset in reversed(self.pending):
+            self._problem(
+                i,
+                "past-end",
+                f"offset {offset} position {position}: beyond the last batch of the log (it ends at byte "
+                f"{valid_bytes}" + ("" if end_offset is None else f", offset {end_offset}") + ")",
+                offset,
+            )
+        self.pending = []
+
+
+class _TimeIndexChecker(_Checker):
+    """Streams the log's batches past the time-index entries sorted by offset."""
+
+    def __init__(self, index: TimeIndex, problems: list[IndexProblem]) -> None:
+        self.path = index.path or "<memory>"
+        self.problems = problems
+        entries = list(index)
+        data = index._data
+        tail = _zero_tail_start(
+            entries,
+            index.base_offset,
+            lambda j: not any(data[j * TIME_ENTRY_SIZE : (j + 1) * TIME_ENTRY_SIZE]),
+        )
+        if tail is not None:
+            problems.append(
+                IndexProblem(
+                    self.path,
+                    "zero-tail",
+                    f"entries {tail}..{len(entries) - 1} ({len(entries) - tail} slots, bytes "
+                    f"{tail * TIME_ENTRY_SIZE}..{len(entries) * TIME_ENTRY_SIZE - 1}) are zero-filled: a "
+                    "preallocated index that was never trimmed (not shut down cleanly, or copied from a running "
+                    "broker)",
+                    entry=tail,
+                    position=tail * TIME_ENTRY_SIZE,
+                )
+            )
+            entries = entries[:tail]
+        for i in range(1, len(entries)):
+            prev, cur = entries[i - 1], entries[i]
+            if cur.timestamp <= prev.timestamp or cur.offset < prev.offset:
+                what = "timestamp" if cur.timestamp <= prev.timestamp else "offset"
+                self._problem(
+                    i,
+                    "out-of-order",
+                    f"{what} does not increase: timestamp {cur.timestamp} offset {cur.offset} follows entry {i - 1} "
+                    f"(timestamp {prev.timestamp} offset {prev.offset})",
+                    cur.offset,
+                )
+        self.pending = sorted(((e.offset, i, e.timestamp) for i, e in enumerate(entries)), reverse=True)
+        self.max_so_far = NO_TIMESTAMP
+        self.offset_of_max: int | None = None
+
+    def _problem(self, i: int, kind: str, message: str, offset: int | None) -> None:
+        self.problems.append(IndexProblem(self.path, kind, message, i, i * TIME_ENTRY_SIZE, offset))
+
+    def batch(self, b: _Batch) -> None:
+        if b.max_timestamp > self.max_so_far:
+            self.max_so_far = b.max_timestamp
+            self.offset_of_max = b.last_offset
+        pending = self.pending
+        while pending and pending[-1][0] <= b.last_offset:
+            offset, i, timestamp = pending.pop()
+            if offset != b.last_offset:
+                self._problem(
+                    i,
+                    "offset-mismatch",
+                    f"timestamp {timestamp} offset {offset}: not the last offset of a batch (the batch holding it "
+                    f"has offsets {b.base_offset}..{b.last_offset})"
+                    if offset >= b.base_offset
+                    else f"timestamp {timestamp} offset {offset}: no batch holds this offset",
+                    offset,
+                )
+            elif b.max_timestamp != timestamp:
+                self._problem(
+                    i,
+                    "timestamp-mismatch",
+                    f"timestamp {timestamp} offset {offset}: the batch's max timestamp is {b.max_timestamp}",
+                    offset,
+                )
+            elif self.max_so_far > timestamp:
+                self._problem(
+                    i,
+                    "timestamp-mismatch",
+                    f"timestamp {timestamp} offset {offset}: an earlier batch (last offset {self.offset_of_max}) "
+                    f"has the later timestamp {self.max_so_far}",
+                    offset,
+                )
+
+    def finish(self, valid_bytes: int, end_offset: int | None) -> None:
+        for offset, i, timestamp in reversed(self.pending):
+            self._problem(
+                i,
+                "past-end",
+                f"timestamp {timestamp} offset {offset}: beyond the last batch of the log"
+                + ("" if end_offset is None else f" (last offset {end_offset})"),
+                offset,
+            )
+        self.pending = []
+
+
+def iter_problems(results: list[SegmentVerification]) -> Iterator[IndexProblem]:
+    for r in results:
+        yield from r.problems

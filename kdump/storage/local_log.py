@@ -1,0 +1,155 @@
+"""A partition directory and its segments (Kafka's ``LocalLog``), and the walk over a log directory that finds
+partition directories (what Kafka's ``LogManager`` does when it loads a ``log.dirs`` entry).
+
+Scanning reads directory listings only; no file is opened.  Segments are ordered by base offset, the way
+Kafka's ``LogSegments`` map orders them, and :meth:`LocalLog.segment_for` finds the one holding an offset with
+the same floor lookup.
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+from kdump.storage import naming
+from kdump.storage.log_segment import SEGMENT_SUFFIXES, LogSegment
+
+_SEGMENT_FILE = re.compile(r"^([0-9]+)(\.log|\.index|\.timeindex|\.txnindex)$")
+_PRODUCER_SNAPSHOT = re.compile(r"^([0-9]+)\.snapshot$")
+_KRAFT_SNAPSHOT = re.compile(r"^[0-9]{20}-[0-9]{10}\.checkpoint$")
+#: Files a partition directory normally holds besides its segments.
+STATE_FILES = ("leader-epoch-checkpoint", "partition.metadata", "quorum-state")
+#: Suffixes of files Kafka leaves behind mid-operation (deletion, cleaning, swapping).
+TRANSIENT_SUFFIXES = (naming.DELETED_FILE_SUFFIX, naming.CLEANED_FILE_SUFFIX, naming.SWAP_FILE_SUFFIX)
+
+
+@dataclass
+class LocalLog:
+    """What a partition directory holds, classified by name."""
+
+    directory: str
+    #: The parsed directory name, or None when it is not ``<topic>-<partition>``.
+    name: naming.PartitionDir | None
+    #: Segments by increasing base offset; each has at least one of its files.
+    segments: list[LogSegment] = field(default_factory=list)
+    #: Producer-state snapshots ``<offset>.snapshot``, by offset.
+    producer_snapshots: list[tuple[int, str]] = field(default_factory=list)
+    #: KRaft snapshots ``<offset>-<epoch>.checkpoint`` (``__cluster_metadata`` only), by name.
+    kraft_snapshots: list[str] = field(default_factory=list)
+    #: ``leader-epoch-checkpoint``, ``partition.metadata``, ``quorum-state`` when present, by name.
+    state_files: dict[str, str] = field(default_factory=dict)
+    #: ``.deleted``, ``.cleaned`` and ``.swap`` files.
+    transient_files: list[str] = field(default_factory=list)
+    #: Anything else (sub-directories excluded).
+    other_files: list[str] = field(default_factory=list)
+
+    @property
+    def topic(self) -> str | None:
+        return None if self.name is None else self.name.topic
+
+    @property
+    def partition(self) -> int | None:
+        return None if self.name is None else self.name.partition
+
+    @property
+    def log_segments(self) -> list[LogSegment]:
+        """The segments that have a ``.log``."""
+        return [s for s in self.segments if s.has(naming.LOG_FILE_SUFFIX)]
+
+    def segment_for(self, offset: int) -> LogSegment | None:
+        """The segment with a ``.log`` and the greatest base offset <= ``offset`` (Kafka's
+        ``segments.floorSegment``), or None when ``offset`` is below every base offset."""
+        segments = self.log_segments
+        i = bisect.bisect_right([s.base_offset for s in segments], offset)
+        return segments[i - 1] if i else None
+
+    @classmethod
+    def scan(cls, directory: str | os.PathLike[str]) -> LocalLog:
+        """Classify the entries of ``directory`` (one ``os.scandir``; OSError propagates)."""
+        path = os.fspath(directory)
+        log = cls(path, naming.parse_partition_dir(os.path.basename(os.path.normpath(path))))
+        by_offset: dict[int, LogSegment] = {}
+        with os.scandir(path) as entries:
+            names = sorted(e.name for e in entries if not e.is_dir(follow_symlinks=False))
+        for name in names:
+            full = os.path.join(path, name)
+            m = _SEGMENT_FILE.match(name)
+            if m:
+                base = _java_long_or_none(m.group(1))
+                if base is not None:
+                    segment = by_offset.get(base)
+                    if segment is None:
+                        segment = by_offset[base] = LogSegment(path, base)
+                    segment.files[m.group(2)] = full
+                    continue
+            m = _PRODUCER_SNAPSHOT.match(name)
+            if m and _java_long_or_none(m.group(1)) is not None:
+                log.producer_snapshots.append((int(m.group(1)), full))
+            elif _KRAFT_SNAPSHOT.match(name):
+                log.kraft_snapshots.append(full)
+            elif name in STATE_FILES:
+                log.state_files[name] = full
+            elif name.endswith(TRANSIENT_SUFFIXES):
+                log.transient_files.append(full)
+            else:
+                log.other_files.append(full)
+        log.segments = [by_offset[k] for k in sorted(by_offset)]
+        log.producer_snapshots.sort()
+        return log
+
+
+def _java_long_or_none(digits: str) -> int | None:
+    try:
+        return naming.parse_java_long(digits)
+    except naming.NumberFormatError:
+        return None
+
+
+def is_partition_dir(directory: str | os.PathLike[str]) -> bool:
+    """True when the directory's name is ``<topic>-<partition>`` (in any of its forms) or it directly holds
+    segment files."""
+    path = os.fspath(directory)
+    if naming.parse_partition_dir(os.path.basename(os.path.normpath(path))) is not None:
+        return True
+    try:
+        with os.scandir(path) as entries:
+            return any(_SEGMENT_FILE.match(e.name) for e in entries)
+    except OSError:
+        return False
+
+
+def find_partition_dirs(paths: Iterable[str | os.PathLike[str]]) -> Iterator[str]:
+    """Every partition directory at or below each of ``paths``, in name order (a pre-order walk).
+
+    A path that is itself a partition directory yields only itself; otherwise the tree below it is walked.
+    Symbolic links to directories are not followed, so a loop cannot trap the walk; unreadable directories are
+    skipped.
+    """
+    for root in paths:
+        yield from _walk(os.fspath(root))
+
+
+def _walk(path: str) -> Iterator[str]:
+    if is_partition_dir(path):
+        yield path
+        return
+    try:
+        with os.scandir(path) as entries:
+            subdirs = sorted(e.name for e in entries if e.is_dir(follow_symlinks=False))
+    except OSError:
+        return
+    for name in subdirs:
+        yield from _walk(os.path.join(path, name))
+
+
+__all__ = [
+    "LocalLog",
+    "SEGMENT_SUFFIXES",
+    "STATE_FILES",
+    "TRANSIENT_SUFFIXES",
+    "find_partition_dirs",
+    "is_partition_dir",
+]

@@ -1,0 +1,82 @@
+"""One segment of a partition (Kafka's ``LogSegment``): the ``.log`` and the index files that share its base
+offset.
+
+A :class:`LogSegment` only names files; nothing is opened until asked for.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from kdump.storage import naming
+from kdump.storage.file_records import FileRecords
+from kdump.storage.offset_index import OffsetIndex
+from kdump.storage.time_index import TimeIndex
+from kdump.storage.transaction_index import TransactionIndex
+
+#: The suffixes of the files that belong to a segment, in the order Kafka lists them.
+SEGMENT_SUFFIXES = (
+    naming.LOG_FILE_SUFFIX,
+    naming.INDEX_FILE_SUFFIX,
+    naming.TIME_INDEX_FILE_SUFFIX,
+    naming.TXN_INDEX_FILE_SUFFIX,
+)
+
+
+@dataclass
+class LogSegment:
+    """The files of one segment: ``<dir>/<20-digit base offset><suffix>``.
+
+    ``files`` maps each suffix of :data:`SEGMENT_SUFFIXES` that exists on disk to its path.  A segment may lack
+    its ``.log`` (orphaned index files) or its indexes (a broker rebuilds them on start-up).
+    """
+
+    directory: str
+    base_offset: int
+    files: dict[str, str] = field(default_factory=dict)
+
+    def path(self, suffix: str) -> str:
+        """The path of this segment's file with ``suffix``, whether or not it exists."""
+        return os.path.join(self.directory, naming.offset_to_filename(self.base_offset, suffix))
+
+    def has(self, suffix: str) -> bool:
+        return suffix in self.files
+
+    @property
+    def log_path(self) -> str:
+        return self.path(naming.LOG_FILE_SUFFIX)
+
+    @property
+    def index_path(self) -> str:
+        return self.path(naming.INDEX_FILE_SUFFIX)
+
+    @property
+    def time_index_path(self) -> str:
+        return self.path(naming.TIME_INDEX_FILE_SUFFIX)
+
+    @property
+    def txn_index_path(self) -> str:
+        return self.path(naming.TXN_INDEX_FILE_SUFFIX)
+
+    @property
+    def log_size(self) -> int:
+        """Size of the ``.log`` in bytes (0 when it is missing)."""
+        if not self.has(naming.LOG_FILE_SUFFIX):
+            return 0
+        try:
+            return os.path.getsize(self.log_path)
+        except OSError:
+            return 0
+
+    def open_log(self, **kwargs: int) -> FileRecords:
+        return FileRecords(self.log_path, **kwargs)
+
+    def open_offset_index(self) -> OffsetIndex:
+        return OffsetIndex(self.index_path, self.base_offset)
+
+    def open_time_index(self) -> TimeIndex:
+        return TimeIndex(self.time_index_path, self.base_offset)
+
+    def open_txn_index(self) -> TransactionIndex:
+        return TransactionIndex(self.txn_index_path, self.base_offset)
