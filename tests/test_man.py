@@ -57,3 +57,29 @@ def test_kdump_files_help_is_kafkas_table() -> None:
     result = subprocess.run([sys.executable, "-m", "kdump", "files", "--help"], capture_output=True)
     assert result.returncode == 1 and result.stdout == b""
     assert result.stderr.splitlines()[1].startswith(b"Option ")
+
+
+def _subcommands() -> list[tuple[str, list[str]]]:
+    """(man page, command path) for every click command below ``kdump`` except ``files`` (jopt, tested above)."""
+    import click
+
+    found = []
+    for name, command in cli.commands.items():
+        if name == "files":
+            continue
+        found.append((f"kdump-{name}.1", [name]))
+        if isinstance(command, click.Group):
+            found.extend((f"kdump-{name}.1", [name, sub]) for sub in command.commands)
+    return found
+
+
+@pytest.mark.parametrize(
+    ("page", "path"), _subcommands(), ids=lambda v: v if isinstance(v, str) else " ".join(v)
+)
+def test_every_subcommand_option_is_documented(page: str, path: list[str]) -> None:
+    help_text = CliRunner().invoke(cli, [*path, "--help"]).output
+    text = _man_text(page)
+    options = re.findall(r"^\s+(?:-[a-zA-Z], )?(--[a-z][a-z0-9-]*)", help_text, flags=re.M)
+    assert options, help_text
+    for option in options:
+        assert option in text, f"{option} of kdump {' '.join(path)} is not in man/{page}"

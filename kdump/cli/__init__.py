@@ -47,6 +47,14 @@ def run_guarded(
         _flush_quietly(out)
         _report(err, "out of memory")
         return EXIT_ERROR
+    except Exception as e:  # noqa: BLE001 - the last line of defence: one line, never a traceback
+        if os.environ.get("KDUMP_DEBUG"):
+            raise
+        _flush_quietly(out)
+        _report(
+            err, f"internal error ({type(e).__name__}: {e}); please report it (KDUMP_DEBUG=1 shows where)"
+        )
+        return EXIT_ERROR
 
 
 def _flush_quietly(out: Output) -> None:
@@ -97,6 +105,21 @@ def files_command(args: tuple[str, ...]) -> None:
     from kdump.cli import files
 
     sys.exit(run_guarded(lambda out, err: files.run(list(args), out, err)))
+
+
+#: Modules of kdump/cli that each define ``command`` (a click command or group), added to ``cli`` in this
+#: order.  They import only click at module level, so ``kdump files`` starts as fast as before.
+SUBCOMMAND_MODULES = ("verify_index",)
+
+
+def _register_subcommands() -> None:
+    import importlib
+
+    for name in SUBCOMMAND_MODULES:
+        cli.add_command(importlib.import_module(f"kdump.cli.{name}").command)
+
+
+_register_subcommands()
 
 
 def main() -> None:

@@ -1,0 +1,31 @@
+"""``kdump verify-index``: check every index of the given segments, partitions or log directories."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+
+@click.command("verify-index")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, file_okay=True, dir_okay=True))
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per problem, then a summary object.")
+@click.option("--no-progress", is_flag=True, help="Never show a progress bar.")
+def command(paths: tuple[str, ...], as_json: bool, no_progress: bool) -> None:
+    """Check .index, .timeindex and .txnindex files against their .log.
+
+    PATH is an index file, a .log, a partition directory or a log directory (searched recursively). Prints
+    one line per problem and a summary; exits 0 when everything is clean, 1 when problems were found, 2 on
+    usage errors.
+    """
+    from kdump.cli import run_guarded
+    from kdump.verify import VerifyIndex, select_segments
+
+    try:
+        targets, partitions = select_segments(paths)
+    except ValueError as e:
+        raise click.UsageError(str(e)) from None
+    show_progress = not no_progress and not as_json and sys.stderr.isatty()
+    sys.exit(
+        run_guarded(lambda out, err: VerifyIndex(targets, partitions, out, as_json, show_progress).run())
+    )
