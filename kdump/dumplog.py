@@ -11,10 +11,10 @@ import os
 from dataclasses import dataclass, field
 
 from kdump.errors import CorruptSnapshotError, KdumpError, UsageError
-from kdump.render import kafka_text
+from kdump.render import kafka_text, state_files
 from kdump.render.decoders import DEFAULT_DECODER_CLASS, DecoderMessageParser, resolve_decoder
 from kdump.render.output import Output
-from kdump.storage import naming
+from kdump.storage import checkpoint, naming
 from kdump.storage.file_records import INT_MAX, FileRecords
 from kdump.storage.offset_index import OffsetIndex
 from kdump.storage.producer_snapshot import read_producer_snapshot
@@ -22,6 +22,19 @@ from kdump.storage.time_index import NO_TIMESTAMP, TimeIndex
 from kdump.storage.transaction_index import TransactionIndex
 
 DEFAULT_MAX_MESSAGE_SIZE = 5 * 1024 * 1024
+
+#: Files kdump parses by name although Kafka's tool cannot (the dot-less checkpoints, ``quorum-state``) or
+#: ignores them (``meta.properties``, ``partition.metadata``).  ``.kafka_cleanshutdown`` and other unknown
+#: suffixes stay ignored, as in Kafka.
+STATE_FILES = frozenset(
+    (
+        *checkpoint.OFFSET_CHECKPOINT_FILES,
+        checkpoint.LEADER_EPOCH_CHECKPOINT_FILE,
+        checkpoint.QUORUM_STATE_FILE,
+        checkpoint.META_PROPERTIES_FILE,
+        checkpoint.PARTITION_METADATA_FILE,
+    )
+)
 
 #: Internal-topic decoder flags, in Kafka's order of precedence.
 INTERNAL_DECODERS = (
@@ -144,6 +157,9 @@ class DumpLogSegments:
     def dump_file(self, arg: str) -> None:
         file = JavaFile(arg)
         self.out.write(f"Dumping {file.path}\n")
+        if file.name in STATE_FILES:
+            self.dump_state_file(file)
+            return
         suffix = naming.suffix_of(file.name)
         if suffix is None:
             raise KdumpError(
@@ -348,6 +364,27 @@ class DumpLogSegments:
         index = TransactionIndex(file.path, naming.offset_from_file(file.path))
         lines = [kafka_text.aborted_txn_line(txn) for txn in index.aborted_txns()]
         self.out.write("".join(lines))
+
+    # -- checkpoint and state files (a kdump addition) -----------------------------------------------------
+
+    def dump_state_file(self, file: JavaFile) -> None:
+        """Parse a checkpoint or state file by its name (Kafka's tool crashes on the dot-less ones and ignores
+        the others; see :mod:`kdump.render.state_files`)."""
+        try:
+            parsed = checkpoint.read_checkpoint(file.path)
+        except OSError as e:
+            raise KdumpError(e.strerror or str(e), path=file.path) from None
+        if isinstance(parsed, checkpoint.OffsetCheckpoint):
+            text = state_files.offset_checkpoint_lines(file.path, parsed)
+        elif isinstance(parsed, checkpoint.LeaderEpochCheckpoint):
+            text = state_files.leader_epoch_checkpoint_lines(file.path, parsed)
+        elif isinstance(parsed, checkpoint.PartitionMetadata):
+            text = state_files.partition_metadata_lines(parsed)
+        elif isinstance(parsed, checkpoint.MetaProperties):
+            text = state_files.meta_properties_lines(parsed)
+        else:
+            text = state_files.quorum_state_lines(parsed)
+        self.out.write(text)
 
     # -- end of run ------------------------------------------------------------------------------------------
 

@@ -19,6 +19,17 @@ DECODER_FLAGS = {
     "--share-group-state-decoder",
 }
 LOG_SUFFIXES = (".log", ".checkpoint")
+#: Files kdump parses on purpose where Kafka's tool crashes or ignores them (README: "What differs").
+STATE_FILES = {
+    "recovery-point-offset-checkpoint",
+    "replication-offset-checkpoint",
+    "log-start-offset-checkpoint",
+    "cleaner-offset-checkpoint",
+    "leader-epoch-checkpoint",
+    "quorum-state",
+    "meta.properties",
+    "partition.metadata",
+}
 INDEX_SUFFIXES = (".index", ".timeindex", ".snapshot", ".txnindex")
 
 
@@ -49,7 +60,8 @@ class Run:
 
     @property
     def category(self) -> str:
-        """Which kind of run this is: ``log``, ``decoder``, ``index``, ``multi``, ``other-file`` or ``cli``."""
+        """Which kind of run this is: ``log``, ``decoder``, ``index``, ``multi``, ``state-file`` (a file kdump
+        parses on purpose, unlike Kafka), ``other-file`` or ``cli``."""
         files = self.files
         if not files:
             return "cli"
@@ -62,6 +74,8 @@ class Run:
             return "multi"
         if names[0].endswith(INDEX_SUFFIXES):
             return "index"
+        if names[0] in STATE_FILES:
+            return "state-file"
         return "other-file"
 
     def expected_stdout(self, root: Path) -> bytes:
@@ -102,7 +116,10 @@ def corpus_available() -> bool:
 
 
 #: Which run categories kdump reproduces, per reference tool (the 3.9 rows matter for legacy data only).
-SUPPORTED = {"kafka-4.0.0": {"log", "cli", "index", "multi", "other-file"}, "kafka-3.9.0": {"log", "index"}}
+SUPPORTED = {
+    "kafka-4.0.0": {"log", "cli", "index", "multi", "other-file", "state-file"},
+    "kafka-3.9.0": {"log", "index"},
+}
 
 
 def supported_runs(root: Path) -> list[Run]:
