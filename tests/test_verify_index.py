@@ -187,3 +187,34 @@ def test_every_kind_is_documented() -> None:
     page = (Path(__file__).resolve().parents[1] / "man" / "kdump-verify-index.1").read_text()
     for kind in PROBLEM_KINDS:
         assert kind.replace("-", r"\-") in page, kind
+
+
+def test_progress_bar_only_on_a_terminal(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    d = _copy_segment(tmp_path)
+    code = (
+        "import sys, kdump.verify as v; v.PROGRESS_THRESHOLD = 0; from kdump.cli import main; "
+        "sys.argv = ['kdump', 'verify-index', sys.argv[1]]; main()"
+    )
+    primary, secondary = os.openpty()
+    try:
+        tty = subprocess.run([sys.executable, "-c", code, str(d)], stdout=subprocess.PIPE, stderr=secondary)
+        os.close(secondary)
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(primary, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            shown += chunk
+    finally:
+        os.close(primary)
+    piped = subprocess.run([sys.executable, "-c", code, str(d)], capture_output=True)
+    assert tty.returncode == piped.returncode == 0
+    assert tty.stdout == piped.stdout and piped.stderr == b""
+    assert b"verifying" in shown
