@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from kdump.render import problems as render
 from kdump.render.output import Output
+from kdump.render.progress import ProgressBar
 from kdump.storage import naming
 from kdump.storage.index_verification import verify_segment
 from kdump.storage.local_log import LocalLog, find_partition_dirs
@@ -108,7 +109,7 @@ class VerifyIndex:
         files_with_problems: set[str] = set()
         line = render.problem_json if self.as_json else render.problem_line
         total = sum(t.segment.log_size for t in self.targets)
-        bar = _progress_bar(total) if self.progress and total >= PROGRESS_THRESHOLD else None
+        bar = ProgressBar("verifying", total) if self.progress and total >= PROGRESS_THRESHOLD else None
         done = 0
         try:
             for target in self.targets:
@@ -134,30 +135,3 @@ class VerifyIndex:
         summary["filesWithProblems"] = len(files_with_problems)
         self.out.write(render.summary_json(summary) if self.as_json else render.summary_line(summary))
         return 1 if summary["problems"] else 0
-
-
-class _RichBar:
-    def __init__(self, total: int) -> None:
-        from rich.console import Console
-        from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
-
-        self.progress = Progress(
-            "verifying",
-            BarColumn(),
-            DownloadColumn(),
-            TimeRemainingColumn(),
-            console=Console(stderr=True),
-            transient=True,
-        )
-        self.task = self.progress.add_task("verify", total=total)
-        self.progress.start()
-
-    def update(self, completed: int) -> None:
-        self.progress.update(self.task, completed=completed)
-
-    def close(self) -> None:
-        self.progress.stop()
-
-
-def _progress_bar(total: int) -> _RichBar:
-    return _RichBar(total)

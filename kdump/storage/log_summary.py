@@ -1,0 +1,188 @@
+"""A partition at a glance (what ``kdump ls`` shows): offsets as a broker would load them, the log directory's
+checkpoints, and what one header-only pass over every segment finds.
+
+Kafka's names are kept: the log start offset is ``max(log-start-offset-checkpoint, first segment's base offset)``
+(``UnifiedLog`` on load), the log end offset is the next offset after the last batch, the high watermark and
+recovery point are the log directory's ``replication-offset-checkpoint`` and
+``recovery-point-offset-checkpoint`` entries.  Nothing here prints.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from kdump.errors import KdumpError
+from kdump.storage import checkpoint, naming
+from kdump.storage.local_log import LocalLog
+
+#: The offset checkpoints of a log directory and the summary field each one feeds.
+LOG_DIR_CHECKPOINTS = {
+    "log-start-offset-checkpoint": "log_start_offset_checkpoint",
+    "replication-offset-checkpoint": "high_watermark",
+    "recovery-point-offset-checkpoint": "recovery_point",
+    "cleaner-offset-checkpoint": "cleaner_checkpoint",
+}
+
+
+@dataclass
+class OpenTransaction:
+    producer_id: int
+    producer_epoch: int
+    first_offset: int
+
+
+@dataclass
+class PartitionSummary:
+    """Everything ``kdump ls`` reports for one partition directory."""
+
+    directory: str
+    topic: str | None
+    partition: int | None
+    segments: int = 0
+    size_bytes: int = 0
+    #: Base offset of the first segment with a ``.log`` (None without segments).
+    first_segment_base_offset: int | None = None
+    log_start_offset: int | None = None
+    log_start_offset_checkpoint: int | None = None
+    log_end_offset: int | None = None
+    high_watermark: int | None = None
+    recovery_point: int | None = None
+    cleaner_checkpoint: int | None = None
+    batches: int = 0
+    records: int = 0
+    #: Smallest and largest batch max-timestamp (-1, "no timestamp", left out).
+    min_timestamp: int | None = None
+    max_timestamp: int | None = None
+    codecs: list[str] = field(default_factory=list)
+    producers: list[int] = field(default_factory=list)
+    open_transactions: list[OpenTransaction] = field(default_factory=list)
+    anomalies: list[str] = field(default_factory=list)
+
+
+def read_log_dir_checkpoints(log_dir: str, anomalies: list[str] | None = None) -> dict[str, dict]:
+    """``{file name: {(topic, partition): offset}}`` for the offset checkpoints present in ``log_dir``.  A file
+    that cannot be read is left out and, when ``anomalies`` is given, reported there."""
+    found: dict[str, dict] = {}
+    for name in LOG_DIR_CHECKPOINTS:
+        path = os.path.join(log_dir, name)
+        if not os.path.isfile(path):
+            continue
+        try:
+            found[name] = checkpoint.read_offset_checkpoint(path).offsets()
+        except (KdumpError, OSError) as e:
+            if anomalies is not None:
+                anomalies.append(f"unreadable {name}: {e}")
+    return found
+
+
+def summarize_partition(
+    directory: str,
+    *,
+    checkpoints: dict[str, dict] | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> PartitionSummary:
+    """Scan one partition directory.  ``checkpoints`` are its log directory's (read from the parent directory
+    when not given).  ``progress(n)`` gets the number of log bytes read, segment by segment."""
+    log = LocalLog.scan(directory)
+    s = PartitionSummary(directory, log.topic, log.partition)
+    anomalies = s.anomalies
+    if checkpoints is None:
+        parent = os.path.dirname(os.path.abspath(directory))
+        checkpoints = read_log_dir_checkpoints(parent, anomalies)
+    if log.name is not None:
+        key = (log.name.topic, log.name.partition)
+        for name, attribute in LOG_DIR_CHECKPOINTS.items():
+            value = checkpoints.get(name, {}).get(key)
+            if value is not None:
+                setattr(s, attribute, value)
+        if log.name.kind is not None:
+            anomalies.append(f"directory marked {log.name.kind} ({os.path.basename(directory)})")
+    else:
+        anomalies.append("directory name is not <topic>-<partition>")
+
+    for path in log.transient_files:
+        anomalies.append(f"left-over file {os.path.basename(path)}")
+    codecs: set[str] = set()
+    producers: set[int] = set()
+    open_txns: dict[int, OpenTransaction] = {}
+    previous_last: int | None = None
+    for segment in log.segments:
+        name = naming.offset_to_filename(segment.base_offset, "")
+        if not segment.has(naming.LOG_FILE_SUFFIX):
+            kinds = ", ".join(sorted(segment.files))
+            anomalies.append(f"orphaned index files {name}{{{kinds}}} without a .log")
+            continue
+        missing = [x for x in (naming.INDEX_FILE_SUFFIX, naming.TIME_INDEX_FILE_SUFFIX) if not segment.has(x)]
+        if missing:
+            anomalies.append(f"segment {name} has no {' or '.join(missing)}")
+        s.segments += 1
+        if s.first_segment_base_offset is None:
+            s.first_segment_base_offset = segment.base_offset
+        first_in_segment = True
+        try:
+            with segment.open_log() as records:
+                s.size_bytes += records.size_in_bytes
+                valid = 0
+                for batch in records.batches():
+                    if first_in_segment:
+                        first_in_segment = False
+                        if batch.base_offset < segment.base_offset:
+                            anomalies.append(
+                                f"segment {name} starts with offset {batch.base_offset}, below its name"
+                            )
+                    if previous_last is not None and batch.base_offset <= previous_last:
+                        anomalies.append(
+                            f"offset {batch.base_offset} at {name}.log byte {batch.position} does not follow "
+                            f"{previous_last}"
+                        )
+                    previous_last = batch.last_offset
+                    s.batches += 1
+                    s.records += _record_count(batch)
+                    codecs.add(batch.compression_name)
+                    ts = batch.max_timestamp
+                    if ts >= 0:
+                        s.min_timestamp = ts if s.min_timestamp is None else min(s.min_timestamp, ts)
+                        s.max_timestamp = ts if s.max_timestamp is None else max(s.max_timestamp, ts)
+                    producer_id = getattr(batch, "producer_id", -1)
+                    if producer_id >= 0:
+                        producers.add(producer_id)
+                        if getattr(batch, "is_transactional", False):
+                            if batch.is_control_batch:
+                                open_txns.pop(producer_id, None)
+                            elif producer_id not in open_txns:
+                                open_txns[producer_id] = OpenTransaction(
+                                    producer_id, batch.producer_epoch, batch.base_offset
+                                )
+                    valid = batch.position + batch.size_in_bytes
+                if valid < records.size_in_bytes:
+                    anomalies.append(
+                        f"{name}.log: {records.size_in_bytes - valid} bytes at byte {valid} are not a whole batch"
+                    )
+        except KdumpError as e:
+            anomalies.append(f"{name}.log: {e.describe()}")
+        if progress is not None:
+            progress(segment.log_size)
+    if previous_last is not None:
+        s.log_end_offset = previous_last + 1
+    elif log.log_segments:
+        s.log_end_offset = log.log_segments[-1].base_offset
+    if s.first_segment_base_offset is not None:
+        s.log_start_offset = max(s.log_start_offset_checkpoint or 0, s.first_segment_base_offset)
+    s.codecs = sorted(codecs)
+    s.producers = sorted(producers)
+    s.open_transactions = sorted(open_txns.values(), key=lambda t: t.first_offset)
+    return s
+
+
+def _record_count(batch: object) -> int:
+    count = getattr(batch, "records_count", None)
+    if count is not None:
+        return count
+    if not getattr(batch, "is_compressed", False):
+        return 1
+    try:
+        return sum(1 for _ in batch.records())  # type: ignore[attr-defined]
+    except KdumpError:
+        return 0
