@@ -10,9 +10,16 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from kdump.errors import CorruptSnapshotError, KdumpError, UsageError
+from kdump.errors import CorruptSnapshotError, KdumpError
 from kdump.render import kafka_text, state_files
-from kdump.render.decoders import DEFAULT_DECODER_CLASS, DecoderMessageParser, resolve_decoder
+from kdump.render.decoders import (
+    DEFAULT_DECODER_CLASS,
+    DecoderMessageParser,
+    MessageParser,
+    internal_topic_parser,
+    resolve_decoder,
+)
+from kdump.render.java_collections import scala_hashmap_order
 from kdump.render.output import Output
 from kdump.storage import checkpoint, naming
 from kdump.storage.file_records import INT_MAX, FileRecords
@@ -97,44 +104,6 @@ class JavaFile:
         return naming.java_absolute_path(self.path) if self.path else os.getcwd()
 
 
-def scala_hashmap_order(keys: list[str]) -> list[str]:
-    """Iteration order of a Scala 2.13 ``mutable.HashMap`` filled with ``keys`` in this order.
-
-    Kafka's tool keeps its per-file summaries in such maps, so this decides the order of the groups.  Buckets
-    are visited in index order (improved ``String.hashCode`` masked by the table size, which starts at 16 and
-    doubles before it would reach 3/4 full); inside a bucket entries are ordered by improved hash.
-    """
-    table = 16
-    for n in range(1, len(keys) + 1):
-        while n >= int(table * 0.75):
-            table *= 2
-    hashes = {}
-    for k in keys:
-        h = java_string_hash(k)
-        h ^= (h & 0xFFFFFFFF) >> 16
-        h = _to_int32(h)
-        hashes[k] = h
-    position = {k: i for i, k in enumerate(keys)}
-    return sorted(keys, key=lambda k: (hashes[k] & (table - 1), hashes[k], position[k]))
-
-
-def java_string_hash(s: str) -> int:
-    h = 0
-    for unit in _utf16_units(s):
-        h = (31 * h + unit) & 0xFFFFFFFF
-    return _to_int32(h)
-
-
-def _utf16_units(s: str) -> list[int]:
-    data = s.encode("utf-16-be", "surrogatepass")
-    return [int.from_bytes(data[i : i + 2], "big") for i in range(0, len(data), 2)]
-
-
-def _to_int32(v: int) -> int:
-    v &= 0xFFFFFFFF
-    return v - 0x100000000 if v >= 0x80000000 else v
-
-
 class DumpLogSegments:
     """Runs one ``kdump files`` invocation."""
 
@@ -184,13 +153,10 @@ class DumpLogSegments:
 
     # -- .log and .checkpoint ----------------------------------------------------------------------------
 
-    def _message_parser(self) -> DecoderMessageParser:
+    def _message_parser(self) -> MessageParser:
         opts = self.options
-        if opts.internal_decoders:
-            flag = opts.internal_decoders[0]
-            raise UsageError(
-                f"--{flag}: decoding internal topics is not available in this version of kdump yet"
-            )
+        if opts.internal_decoders:  # in Kafka's order of precedence: the first one wins
+            return internal_topic_parser(opts.internal_decoders[0])
         value_decoder, old_value = resolve_decoder(opts.value_decoder_class or DEFAULT_DECODER_CLASS)
         key_decoder, old_key = resolve_decoder(opts.key_decoder_class or DEFAULT_DECODER_CLASS)
         return DecoderMessageParser(key_decoder, value_decoder)

@@ -117,7 +117,7 @@ def corpus_available() -> bool:
 
 #: Which run categories kdump reproduces, per reference tool (the 3.9 rows matter for legacy data only).
 SUPPORTED = {
-    "kafka-4.0.0": {"log", "cli", "index", "multi", "other-file", "state-file"},
+    "kafka-4.0.0": {"log", "cli", "index", "multi", "other-file", "state-file", "decoder"},
     "kafka-3.9.0": {"log", "index"},
 }
 

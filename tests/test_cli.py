@@ -92,14 +92,14 @@ def test_internal_decoder_flags_parse() -> None:
         "--remote-log-metadata-decoder",
         "--share-group-state-decoder",
     ):
-        code, out, err = run_kdump(["--files", "meta.properties", flag])
-        assert (code, err) == (0, b"Ignoring unknown file meta.properties\n")
+        code, out, err = run_kdump(["--files", "notes.txt", flag])
+        assert (code, err) == (0, b"Ignoring unknown file notes.txt\n")
 
 
 def test_dotless_file_name_is_one_error_line() -> None:
-    code, out, err = run_kdump(["--files", "data/plain-0/leader-epoch-checkpoint"])
-    assert (code, out) == (1, b"Dumping data/plain-0/leader-epoch-checkpoint\n")
-    assert err.startswith(b"kdump: data/plain-0/leader-epoch-checkpoint: ") and err.count(b"\n") == 1
+    code, out, err = run_kdump(["--files", "data/plain-0/some-checkpoint"])
+    assert (code, out) == (1, b"Dumping data/plain-0/some-checkpoint\n")
+    assert err.startswith(b"kdump: data/plain-0/some-checkpoint: ") and err.count(b"\n") == 1
 
 
 def _kdump(*args: str, **kw) -> subprocess.CompletedProcess:  # noqa: ANN003

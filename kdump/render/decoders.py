@@ -1,7 +1,8 @@
-"""Kafka's stock key/value decoders (``org.apache.kafka.tools.api.*Decoder``) and the tool's message parser.
+"""Kafka's stock key/value decoders (``org.apache.kafka.tools.api.*Decoder``) and the tool's message parsers.
 
 Only the four stock classes exist here (kdump cannot load Java classes); each is accepted under its Kafka 3.8+
-name and its pre-3.8 ``kafka.serializer`` name.
+name and its pre-3.8 ``kafka.serializer`` name.  The internal-topic parsers (``--offsets-decoder`` and the
+others) are :class:`kdump.render.internal_topics.InternalTopicParser`; :func:`internal_topic_parser` makes one.
 """
 
 from __future__ import annotations
@@ -9,8 +10,10 @@ from __future__ import annotations
 import itertools
 import struct
 from collections.abc import Callable
+from typing import Protocol
 
 from kdump.errors import KdumpError, UsageError
+from kdump.render.internal_topics import InternalTopicParser
 from kdump.render.jdk_text import decode_utf8_jdk
 from kdump.storage.record import Record
 
@@ -66,6 +69,27 @@ def resolve_decoder(class_name: str) -> tuple[Decoder, bool]:
         f"{', '.join(NEW_PACKAGE + n for n in STOCK_DECODERS)} (also under their {OLD_PACKAGE} names); "
         "Kafka would fail here with java.lang.ClassNotFoundException"
     )
+
+
+class MessageParser(Protocol):
+    """What the tool's record printer needs from a parser (Kafka's ``MessageParser``)."""
+
+    #: Both parts are plain UTF-8 text (the default), which lets the renderer take its fast path.
+    is_string_parser: bool
+
+    def parse(self, record: Record) -> tuple[str | None, str | None]:
+        """Key and payload texts of a record; None parts are not printed.  Raises a KdumpError where Kafka's
+        tool would die."""
+        ...
+
+
+def internal_topic_parser(decoder: str) -> MessageParser:
+    """The parser of an internal-topic decoder flag (``offsets``, ``transaction-log``, ``cluster-metadata``,
+    ``remote-log-metadata``, ``share-group-state``, with or without the ``-decoder`` suffix)."""
+    try:
+        return InternalTopicParser(decoder.removeprefix("--").removesuffix("-decoder"))
+    except ValueError as e:
+        raise UsageError(str(e)) from None
 
 
 class DecoderMessageParser:

@@ -14,7 +14,7 @@ import re
 import uuid as _uuid
 from typing import Any
 
-from kdump.storage.message import Field, Struct
+from kdump.storage.message import Field, Struct, is_default
 
 _ESCAPE = re.compile(r'[\x00-\x1f"\\]')
 _SHORT = {"\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", '"': '\\"', "\\": "\\\\"}
@@ -35,16 +35,46 @@ def kafka_uuid(u: _uuid.UUID) -> str:
 
 
 def struct_to_json(s: Struct) -> str:
-    """Render a decoded message as Kafka's JSON converter does."""
+    """Render a decoded message as Kafka's JSON converter does.
+
+    A value that is itself a :class:`Struct` where the schema has bytes (the consumer-protocol bytes of a group
+    member that a decoder has expanded) is rendered as that struct.
+    """
     parts = []
     for f in s.fields:
         if f.name not in s.values:
             continue
         value = s.values[f.name]
-        if f.tag is not None and f.tagged_in(s.version) and value == f.default_value():
+        if f.tag is not None and f.tagged_in(s.version) and is_default(f, value):
             continue
         parts.append(f'"{f.json_name}":{_value_json(f, value)}')
     return "{" + ",".join(parts) + "}"
+
+
+def struct_to_jsonable(s: Struct) -> dict[str, Any]:
+    """The same content as :func:`struct_to_json` as plain Python data (for ``json.dumps``, JSON output modes
+    and data frames): field names as Kafka writes them, UUIDs as Kafka's strings, bytes as base64 strings."""
+    out: dict[str, Any] = {}
+    for f in s.fields:
+        if f.name not in s.values:
+            continue
+        value = s.values[f.name]
+        if f.tag is not None and f.tagged_in(s.version) and is_default(f, value):
+            continue
+        out[f.json_name] = (
+            [_jsonable(v) for v in value] if f.is_array and value is not None else _jsonable(value)
+        )
+    return out
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, Struct):
+        return struct_to_jsonable(value)
+    if isinstance(value, _uuid.UUID):
+        return kafka_uuid(value)
+    if isinstance(value, (bytes, bytearray)):
+        return base64.b64encode(value).decode("ascii")
+    return value
 
 
 def _value_json(f: Field, value: Any) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from kdump.errors import KdumpError
-from kdump.render.decoders import DecoderMessageParser
+from kdump.render.decoders import MessageParser
 from kdump.render.jdk_text import decode_utf8_jdk
 from kdump.render.kafka_json import struct_to_json
 from kdump.storage.control_record import (
@@ -96,7 +96,7 @@ class PartialLineError(Exception):
 
 
 def record_renderer(
-    batch: RecordBatch, print_contents: bool, skip_metadata: bool, parser: DecoderMessageParser
+    batch: RecordBatch, print_contents: bool, skip_metadata: bool, parser: MessageParser
 ) -> Callable[[Record], str]:
     """A function that renders one record line (newline included) of ``batch``.
 
@@ -142,7 +142,7 @@ def record_line(
     is_control: bool,
     print_contents: bool,
     skip_metadata: bool,
-    parser: DecoderMessageParser,
+    parser: MessageParser,
 ) -> str:
     """One record line in the order Kafka prints its pieces (see :func:`record_renderer`)."""
     if skip_metadata:

@@ -1,0 +1,321 @@
+"""Decoding the records of Kafka's internal topics into :class:`~kdump.storage.message.Struct` values.
+
+One entry point, :func:`decode_key_value`, takes a decoder name (the ``kafka-dump-log.sh`` flag without
+``--`` and ``-decoder``) and a record's raw key and value and returns a :class:`DecodedRecord`.  The schemas
+live in :mod:`kdump.storage.schemas` and are read by the generic reader; this module only knows how each topic
+frames its key and value, and which failures Kafka 4.0 reports and which ones it dies of:
+
+* ``offsets`` (``__consumer_offsets``) and ``share-group-state`` (``__share_group_state``): the key starts with
+  an int16 record type, the value with an int16 version (``CoordinatorRecordSerde``); a null value is a
+  tombstone.
+* ``transaction-log`` (``__transaction_state``): int16 key version and value version, as Kafka 4.0's Scala
+  ``TransactionLog`` reads them (its failures are fatal).
+* ``cluster-metadata`` (``__cluster_metadata``, KRaft snapshots) and ``remote-log-metadata``
+  (``__remote_log_metadata``): the value is framed as unsigned varints (frame version, apiKey, version); the
+  key is not used.
+
+Nothing here prints; :mod:`kdump.render.internal_topics` turns the result into Kafka's text.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+from kdump.errors import KdumpError
+from kdump.storage.message import (
+    MessageFormatError,
+    MessageSchema,
+    Struct,
+    read_message_prefix,
+    read_unsigned_varint_java,
+)
+from kdump.storage.schemas import (
+    group_coordinator,
+    metadata,
+    remote_log_metadata,
+    share_coordinator,
+    transaction_log,
+)
+
+#: Decoder names, in Kafka's order of precedence when several flags are given.
+DECODERS = ("offsets", "transaction-log", "cluster-metadata", "remote-log-metadata", "share-group-state")
+
+_SHORT = struct.Struct(">h")
+
+
+class InternalTopicError(KdumpError):
+    """A record of an internal topic cannot be decoded."""
+
+
+class RecordDecodeError(InternalTopicError):
+    """A failure Kafka's tool reports inside the record line and then goes on (``Error at ..., skipping.``).
+
+    ``java_text`` is the text of the Java exception Kafka prints (``getMessage()``, ``null`` when it has none).
+    """
+
+    kafka_class = "java.lang.RuntimeException"
+
+    def __init__(self, java_text: str) -> None:
+        super().__init__(java_text)
+        self.java_text = java_text
+
+
+class UnknownRecordTypeError(RecordDecodeError):
+    """A coordinator record whose key has a record type the serde does not know."""
+
+    kafka_class = "org.apache.kafka.coordinator.common.runtime.Deserializer$UnknownRecordTypeException"
+
+    def __init__(self, record_type: int) -> None:
+        super().__init__(f"Found an unknown record type {record_type}")
+        self.record_type = record_type
+
+
+class FatalDecodeError(InternalTopicError):
+    """A failure Kafka's tool dies of (the run stops with exit status 1)."""
+
+    def __init__(self, message: str, kafka_class: str = "java.lang.RuntimeException") -> None:
+        super().__init__(message)
+        self.kafka_class = kafka_class
+
+
+@dataclass
+class DecodedRecord:
+    """A decoded internal-topic record.
+
+    ``kind`` names the record type (``OffsetCommit``, ``GroupMetadata``, ``ShareSnapshot``, ``TransactionLog``,
+    ``TopicRecord``, ``RemoteLogSegmentMetadataRecord``, ...; ``Unknown`` for a transaction-log key of an unknown
+    version).  ``key_version`` is the coordinator record type or the key's version prefix; ``value`` is None for
+    a tombstone (or, for the metadata topics, which have no key, ``key`` is None).  ``api_key`` is set for the
+    varint-framed topics.
+    """
+
+    decoder: str
+    kind: str
+    key: Struct | None
+    key_version: int | None
+    value: Struct | None
+    value_version: int | None
+    api_key: int | None = None
+
+    @property
+    def is_tombstone(self) -> bool:
+        return self.key is not None and self.value is None
+
+
+def decode_key_value(decoder: str, key: bytes | None, value: bytes | None) -> DecodedRecord:
+    """Decode one record's key and value as Kafka 4.0's ``--<decoder>-decoder`` does.
+
+    Raises :class:`RecordDecodeError` (with :class:`UnknownRecordTypeError`) for the failures Kafka reports
+    and skips, :class:`FatalDecodeError` for those it dies of; ``ValueError`` for an unknown decoder name.
+    A coordinator record without key is a :class:`FatalDecodeError` (the caller words it with the offset).
+    """
+    if decoder == "offsets":
+        decoded = decode_coordinator_record(
+            decoder, group_coordinator.RECORD_TYPES, group_coordinator.SCHEMAS, key, value
+        )
+        if decoded.kind == "GroupMetadata" and decoded.value is not None:
+            decoded.value = expand_consumer_protocol(decoded.value)
+        return decoded
+    if decoder == "share-group-state":
+        return decode_coordinator_record(
+            decoder, share_coordinator.RECORD_TYPES, share_coordinator.SCHEMAS, key, value
+        )
+    if decoder == "transaction-log":
+        return decode_transaction_log(key, value)
+    if decoder == "cluster-metadata":
+        return decode_framed(decoder, metadata.BY_API_KEY, value)
+    if decoder == "remote-log-metadata":
+        if value is None:
+            raise RecordDecodeError(
+                'Cannot invoke "java.nio.ByteBuffer.remaining()" because the return value of '
+                '"org.apache.kafka.common.record.Record.value()" is null'
+            )
+        return decode_framed(decoder, remote_log_metadata.BY_API_KEY, value)
+    raise ValueError(f"unknown internal-topic decoder {decoder!r}; known: {', '.join(DECODERS)}")
+
+
+# -- coordinator records (__consumer_offsets, __share_group_state) ------------------------------------------
+
+
+def decode_coordinator_record(
+    decoder: str,
+    record_types: dict[int, tuple[str, str]],
+    schemas: dict[str, MessageSchema],
+    key: bytes | None,
+    value: bytes | None,
+) -> DecodedRecord:
+    """``CoordinatorRecordSerde.deserialize``: record type, key at that version, value version, value."""
+    if key is None:
+        raise FatalDecodeError("message had a missing key")
+    if len(key) < 2:
+        raise RecordDecodeError("Could not read version from key's buffer.")
+    record_type = _SHORT.unpack_from(key, 0)[0]
+    names = record_types.get(record_type)
+    if names is None:
+        raise UnknownRecordTypeError(record_type)
+    key_schema, value_schema = schemas[names[0]], schemas[names[1]]
+    key_struct = _read_coordinator_message(key_schema, key, record_type, "key")
+    kind = key_schema.name.removesuffix("Key")
+    if value is None:
+        return DecodedRecord(decoder, kind, key_struct, record_type, None, None)
+    if len(value) < 2:
+        raise RecordDecodeError("Could not read version from value's buffer.")
+    value_version = _SHORT.unpack_from(value, 0)[0]
+    if value_version not in value_schema.version_range:
+        raise RecordDecodeError(f"Found an unknown record version {value_version} for {record_type} type")
+    value_struct = _read_coordinator_message(value_schema, value, value_version, "value")
+    return DecodedRecord(decoder, kind, key_struct, record_type, value_struct, value_version)
+
+
+def _read_coordinator_message(schema: MessageSchema, data: bytes, version: int, part: str) -> Struct:
+    try:
+        return read_message_prefix(schema, data, version, 2)[0]
+    except MessageFormatError as e:
+        raise RecordDecodeError(
+            f"Could not read record with version {version} from {part}'s buffer due to: {e.java_text}."
+        ) from None
+
+
+def expand_consumer_protocol(value: Struct) -> Struct:
+    """A ``GroupMetadataValue`` of a ``consumer`` group with each member's ``subscription`` and ``assignment``
+    bytes replaced by the decoded ``ConsumerProtocolSubscription``/``Assignment`` (version = their first
+    int16), as Kafka's offsets decoder shows them; bytes that do not decode stay bytes."""
+    if value.get("protocolType") != "consumer" or not value.get("members"):
+        return value
+    members = []
+    for member in value["members"]:
+        replaced = dict(member.values)
+        for field_name, schema_name in (
+            ("subscription", "ConsumerProtocolSubscription"),
+            ("assignment", "ConsumerProtocolAssignment"),
+        ):
+            data = replaced.get(field_name)
+            if isinstance(data, bytes):
+                decoded = _decode_embedded(group_coordinator.CONSUMER_PROTOCOL[schema_name], data)
+                if decoded is not None:
+                    replaced[field_name] = decoded
+        members.append(Struct(member.fields, member.version, replaced, member.unknown_tagged))
+    values = dict(value.values)
+    values["members"] = members
+    return Struct(value.fields, value.version, values, value.unknown_tagged)
+
+
+def _decode_embedded(schema: MessageSchema, data: bytes) -> Struct | None:
+    if len(data) < 2:
+        return None
+    try:
+        return read_message_prefix(schema, data, _SHORT.unpack_from(data, 0)[0], 2)[0]
+    except MessageFormatError:
+        return None
+
+
+# -- __transaction_state ---------------------------------------------------------------------------------------
+
+
+def decode_transaction_log(key: bytes | None, value: bytes | None) -> DecodedRecord:
+    """Kafka 4.0's ``TransactionLog.readTxnRecordKey``/``readTxnRecordValue`` (its failures are fatal)."""
+    if key is None:
+        raise FatalDecodeError(
+            'Cannot invoke "java.nio.ByteBuffer.getShort()" because "buffer" is null',
+            "java.lang.NullPointerException",
+        )
+    key_schema = transaction_log.SCHEMAS["TransactionLogKey"]
+    key_version = _fatal_short(key, "key")
+    if key_version not in key_schema.version_range:
+        return DecodedRecord("transaction-log", "Unknown", None, key_version, None, None)
+    key_struct = _fatal_read(key_schema, key, key_version)
+    if value is None:
+        return DecodedRecord("transaction-log", "TransactionLog", key_struct, key_version, None, None)
+    value_schema = transaction_log.SCHEMAS["TransactionLogValue"]
+    value_version = _fatal_short(value, "value")
+    if value_version not in value_schema.version_range:
+        raise FatalDecodeError(
+            f"Unknown version {value_version} from the transaction log message value",
+            "java.lang.IllegalStateException",
+        )
+    value_struct = _fatal_read(value_schema, value, value_version)
+    status = value_struct["TransactionStatus"]
+    if status not in transaction_log.TRANSACTION_STATES:
+        raise FatalDecodeError(
+            f"Unknown transaction state id {status} from the transaction status message",
+            "java.lang.IllegalStateException",
+        )
+    client_version = value_struct.get("ClientTransactionVersion", 0)
+    if client_version not in (0, 1, 2):
+        raise FatalDecodeError(
+            f"No feature:transaction.version with feature level {client_version}",
+            "java.lang.IllegalArgumentException",
+        )
+    if status != 0 and value_struct["TransactionPartitions"] is None:
+        raise FatalDecodeError(
+            "the transaction partitions are null (java.lang.NullPointerException)",
+            "java.lang.NullPointerException",
+        )
+    return DecodedRecord(
+        "transaction-log", "TransactionLog", key_struct, key_version, value_struct, value_version
+    )
+
+
+def _fatal_short(data: bytes, part: str) -> int:
+    if len(data) < 2:
+        raise FatalDecodeError(
+            f"the transaction log {part} is shorter than its 2-byte version",
+            "java.nio.BufferUnderflowException",
+        )
+    return _SHORT.unpack_from(data, 0)[0]
+
+
+def _fatal_read(schema: MessageSchema, data: bytes, version: int) -> Struct:
+    try:
+        return read_message_prefix(schema, data, version, 2)[0]
+    except MessageFormatError as e:
+        raise FatalDecodeError(f"cannot read {schema.name} version {version}: {e.java_text}") from None
+
+
+# -- varint-framed records (__cluster_metadata, __remote_log_metadata) ----------------------------------------
+
+
+def decode_framed(decoder: str, by_api_key: dict[int, MessageSchema], value: bytes | None) -> DecodedRecord:
+    """``AbstractApiMessageSerde.read``: frame version 1, apiKey, version, the record, nothing after it."""
+    data = b"" if value is None else value
+    pos = 0
+    fields = []
+    for entity in ("frame version", "type", "version"):
+        try:
+            n, pos = read_unsigned_varint_java(data, pos)
+        except MessageFormatError:
+            raise RecordDecodeError(f"Error while reading {entity}") from None
+        if n > 0x7FFF:
+            raise RecordDecodeError(f"Value for {entity} was too large.")
+        n = _int16(n)
+        fields.append(n)
+        if entity == "frame version":
+            if n == 0:
+                raise RecordDecodeError(
+                    "Could not deserialize metadata record with frame version 0. Note that upgrades from the "
+                    "preview release of KRaft in 2.8 to newer versions are not supported."
+                )
+            if n != 1:
+                raise RecordDecodeError(
+                    f"Could not deserialize metadata record due to unknown frame version {n}"
+                    "(only frame version 1 is supported)"
+                )
+    _, api_key, version = fields
+    schema = by_api_key.get(api_key)
+    if schema is None:
+        raise RecordDecodeError(
+            f"org.apache.kafka.common.errors.UnsupportedVersionException: Unknown metadata id {api_key}"
+        )
+    try:
+        record, end = read_message_prefix(schema, data, version, pos)
+    except MessageFormatError:
+        raise RecordDecodeError(f"Failed to deserialize record with type {api_key}") from None
+    if end < len(data):
+        raise RecordDecodeError(f"Found {len(data) - end} byte(s) of garbage after {api_key}")
+    return DecodedRecord(decoder, schema.name, None, None, record, version, api_key)
+
+
+def _int16(v: int) -> int:
+    v &= 0xFFFF
+    return v - 0x10000 if v >= 0x8000 else v

@@ -1,0 +1,231 @@
+"""The records of ``__consumer_offsets`` (Kafka 4.0's group coordinator) and the consumer protocol's embedded
+subscription/assignment, in kdump's compact schema text (see :func:`kdump.storage.message.parse_schemas`).
+
+A record's key starts with an int16 *record type* that selects the key and value schemas; the key is read at
+the record type as its version, the value at its own int16 version prefix.
+"""
+
+from __future__ import annotations
+
+from kdump.storage.message import MessageSchema, parse_schemas
+
+SCHEMA_TEXT = """
+OffsetCommitKey 0-1 flexible=none
+  group string 0-1
+  topic string 0-1
+  partition int32 0-1
+
+OffsetCommitValue 0-4 flexible=4+
+  offset int64 0+
+  leaderEpoch int32 3+ default=-1
+  metadata string 0+
+  commitTimestamp int64 0+
+  expireTimestamp int64 1 default=-1
+
+GroupMetadataKey 2 flexible=none
+  group string 2
+
+GroupMetadataValue 0-4 flexible=4+
+  protocolType string 0+
+  generation int32 0+
+  protocol string 0+ nullable=0+
+  leader string 0+ nullable=0+
+  currentStateTimestamp int64 2+ default=-1
+  members []MemberMetadata 0+
+  struct MemberMetadata 0+
+    memberId string 0+
+    groupInstanceId string 3+ nullable=3+ default=null
+    clientId string 0+
+    clientHost string 0+
+    rebalanceTimeout int32 1+ default=-1
+    sessionTimeout int32 0+
+    subscription bytes 0+
+    assignment bytes 0+
+
+ConsumerGroupMetadataKey 3 flexible=none
+  GroupId string 3
+
+ConsumerGroupMetadataValue 0 flexible=0+
+  Epoch int32 0+
+
+ConsumerGroupPartitionMetadataKey 4 flexible=none
+  GroupId string 4
+
+ConsumerGroupPartitionMetadataValue 0 flexible=0+
+  Topics []TopicMetadata 0+
+    TopicId uuid 0+
+    TopicName string 0+
+    NumPartitions int32 0+
+    PartitionMetadata []PartitionMetadata 0+
+      Partition int32 0+
+      Racks []string 0+
+
+ConsumerGroupMemberMetadataKey 5 flexible=none
+  GroupId string 5
+  MemberId string 5
+
+ConsumerGroupMemberMetadataValue 0 flexible=0+
+  InstanceId string 0+ nullable=0+
+  RackId string 0+ nullable=0+
+  ClientId string 0+
+  ClientHost string 0+
+  SubscribedTopicNames []string 0+
+  SubscribedTopicRegex string 0+ nullable=0+
+  RebalanceTimeoutMs int32 0+ default=-1
+  ServerAssignor string 0+ nullable=0+
+  ClassicMemberMetadata ClassicMemberMetadata 0+ nullable=0+ tag=0
+    SessionTimeoutMs int32 0+
+    SupportedProtocols []ClassicProtocol 0+
+      Name string 0+
+      Metadata bytes 0+
+
+ConsumerGroupTargetAssignmentMetadataKey 6 flexible=none
+  GroupId string 6
+
+ConsumerGroupTargetAssignmentMetadataValue 0 flexible=0+
+  AssignmentEpoch int32 0+
+
+ConsumerGroupTargetAssignmentMemberKey 7 flexible=none
+  GroupId string 7
+  MemberId string 7
+
+ConsumerGroupTargetAssignmentMemberValue 0 flexible=0+
+  TopicPartitions []TopicPartition 0+
+    TopicId uuid 0+
+    Partitions []int32 0+
+
+ConsumerGroupCurrentMemberAssignmentKey 8 flexible=none
+  GroupId string 8
+  MemberId string 8
+
+ConsumerGroupCurrentMemberAssignmentValue 0 flexible=0+
+  MemberEpoch int32 0+
+  PreviousMemberEpoch int32 0+
+  State int8 0+
+  AssignedPartitions []TopicPartitions 0+
+  PartitionsPendingRevocation []TopicPartitions 0+
+  struct TopicPartitions 0+
+    TopicId uuid 0+
+    Partitions []int32 0+
+
+ShareGroupPartitionMetadataKey 9 flexible=none
+  GroupId string 9
+
+ShareGroupPartitionMetadataValue 0 flexible=0+
+  Topics []TopicMetadata 0+
+    TopicId uuid 0+
+    TopicName string 0+
+    NumPartitions int32 0+
+    PartitionMetadata []PartitionMetadata 0+
+      Partition int32 0+
+      Racks []string 0+
+
+ShareGroupMemberMetadataKey 10 flexible=none
+  GroupId string 10
+  MemberId string 10
+
+ShareGroupMemberMetadataValue 0 flexible=0+
+  RackId string 0+ nullable=0+
+  ClientId string 0+
+  ClientHost string 0+
+  SubscribedTopicNames []string 0+
+
+ShareGroupMetadataKey 11 flexible=none
+  GroupId string 11
+
+ShareGroupMetadataValue 0 flexible=0+
+  Epoch int32 0+
+
+ShareGroupTargetAssignmentMetadataKey 12 flexible=none
+  GroupId string 12
+
+ShareGroupTargetAssignmentMetadataValue 0 flexible=0+
+  AssignmentEpoch int32 0+
+
+ShareGroupTargetAssignmentMemberKey 13 flexible=none
+  GroupId string 13
+  MemberId string 13
+
+ShareGroupTargetAssignmentMemberValue 0 flexible=0+
+  TopicPartitions []TopicPartition 0+
+    TopicId uuid 0+
+    Partitions []int32 0+
+
+ShareGroupCurrentMemberAssignmentKey 14 flexible=none
+  GroupId string 14
+  MemberId string 14
+
+ShareGroupCurrentMemberAssignmentValue 0 flexible=0+
+  MemberEpoch int32 0+
+  PreviousMemberEpoch int32 0+
+  State int8 0+
+  AssignedPartitions []TopicPartitions 0+
+  struct TopicPartitions 0+
+    TopicId uuid 0+
+    Partitions []int32 0+
+
+ShareGroupStatePartitionMetadataKey 15 flexible=none
+  GroupId string 15
+
+ShareGroupStatePartitionMetadataValue 0 flexible=0+
+  InitializedTopics []TopicPartitionsInfo 0+
+  DeletingTopics []TopicInfo 0+
+  struct TopicPartitionsInfo 0+
+    TopicId uuid 0+
+    TopicName string 0+
+    Partitions []int32 0+
+  struct TopicInfo 0+
+    TopicId uuid 0+
+    TopicName string 0+
+
+ConsumerGroupRegularExpressionKey 16 flexible=none
+  GroupId string 16
+  RegularExpression string 16
+
+ConsumerGroupRegularExpressionValue 0 flexible=0+
+  Topics []string 0+
+  Version int64 0+
+  Timestamp int64 0+
+"""
+
+#: Record type → (key schema, value schema), as ``GroupCoordinatorRecordSerde`` maps them.
+RECORD_TYPES: dict[int, tuple[str, str]] = {
+    0: ("OffsetCommitKey", "OffsetCommitValue"),
+    1: ("OffsetCommitKey", "OffsetCommitValue"),
+    2: ("GroupMetadataKey", "GroupMetadataValue"),
+    3: ("ConsumerGroupMetadataKey", "ConsumerGroupMetadataValue"),
+    4: ("ConsumerGroupPartitionMetadataKey", "ConsumerGroupPartitionMetadataValue"),
+    5: ("ConsumerGroupMemberMetadataKey", "ConsumerGroupMemberMetadataValue"),
+    6: ("ConsumerGroupTargetAssignmentMetadataKey", "ConsumerGroupTargetAssignmentMetadataValue"),
+    7: ("ConsumerGroupTargetAssignmentMemberKey", "ConsumerGroupTargetAssignmentMemberValue"),
+    8: ("ConsumerGroupCurrentMemberAssignmentKey", "ConsumerGroupCurrentMemberAssignmentValue"),
+    9: ("ShareGroupPartitionMetadataKey", "ShareGroupPartitionMetadataValue"),
+    10: ("ShareGroupMemberMetadataKey", "ShareGroupMemberMetadataValue"),
+    11: ("ShareGroupMetadataKey", "ShareGroupMetadataValue"),
+    12: ("ShareGroupTargetAssignmentMetadataKey", "ShareGroupTargetAssignmentMetadataValue"),
+    13: ("ShareGroupTargetAssignmentMemberKey", "ShareGroupTargetAssignmentMemberValue"),
+    14: ("ShareGroupCurrentMemberAssignmentKey", "ShareGroupCurrentMemberAssignmentValue"),
+    15: ("ShareGroupStatePartitionMetadataKey", "ShareGroupStatePartitionMetadataValue"),
+    16: ("ConsumerGroupRegularExpressionKey", "ConsumerGroupRegularExpressionValue"),
+}
+
+CONSUMER_PROTOCOL_TEXT = """
+ConsumerProtocolSubscription 0-3 flexible=none
+  Topics []string 0+
+  UserData bytes 0+ nullable=0+ default=null
+  OwnedPartitions []TopicPartition 1+
+    Topic string 1+
+    Partitions []int32 1+
+  GenerationId int32 2+ default=-1
+  RackId string 3+ nullable=3+ default=null
+
+ConsumerProtocolAssignment 0-3 flexible=none
+  AssignedPartitions []TopicPartition 0+
+    Topic string 0+
+    Partitions []int32 0+
+  UserData bytes 0+ nullable=0+ default=null
+"""
+
+SCHEMAS: dict[str, MessageSchema] = parse_schemas(SCHEMA_TEXT)
+#: ``ConsumerProtocolSubscription`` and ``ConsumerProtocolAssignment`` (the bytes of classic group members).
+CONSUMER_PROTOCOL: dict[str, MessageSchema] = parse_schemas(CONSUMER_PROTOCOL_TEXT)

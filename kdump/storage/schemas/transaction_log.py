@@ -1,0 +1,42 @@
+"""The records of ``__transaction_state`` (Kafka 4.0's transaction coordinator), in kdump's compact schema text.
+
+Key and value each start with an int16 version; the key holds the transactional id, the value the transaction
+metadata (``TransactionStatus`` is the id of a ``TransactionState``).
+"""
+
+from __future__ import annotations
+
+from kdump.storage.message import MessageSchema, parse_schemas
+
+SCHEMA_TEXT = """
+TransactionLogKey 0 flexible=none
+  TransactionalId string 0
+
+TransactionLogValue 0-1 flexible=1+
+  ProducerId int64 0+
+  PreviousProducerId int64 1+ tag=0 default=-1
+  NextProducerId int64 1+ tag=1 default=-1
+  ProducerEpoch int16 0+
+  TransactionTimeoutMs int32 0+
+  TransactionStatus int8 0+
+  TransactionPartitions []PartitionsSchema 0+ nullable=0+
+    Topic string 0+
+    PartitionIds []int32 0+
+  TransactionLastUpdateTimestampMs int64 0+
+  TransactionStartTimestampMs int64 0+
+  ClientTransactionVersion int16 1+ tag=2 default=0
+"""
+
+SCHEMAS: dict[str, MessageSchema] = parse_schemas(SCHEMA_TEXT)
+
+#: ``TransactionState`` names by id (the ``TransactionStatus`` field).
+TRANSACTION_STATES: dict[int, str] = {
+    0: "Empty",
+    1: "Ongoing",
+    2: "PrepareCommit",
+    3: "PrepareAbort",
+    4: "CompleteCommit",
+    5: "CompleteAbort",
+    6: "Dead",
+    7: "PrepareEpochFence",
+}
