@@ -1,0 +1,82 @@
+"""``kdump find``: which segment, index entry and batch hold an offset, or the first offset at or after a
+timestamp, resolved the way a broker does."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+
+@click.command("find")
+@click.argument(
+    "path", required=False, default=".", type=click.Path(exists=True, file_okay=True, dir_okay=True)
+)
+@click.option("--offset", type=click.IntRange(min=0), metavar="N", help="The offset to look for.")
+@click.option(
+    "--timestamp",
+    "timestamp_text",
+    metavar="T",
+    help="Find the first offset whose timestamp is at or after T (epoch milliseconds or ISO-8601; no zone "
+    "means UTC), as Kafka's ListOffsets does.",
+)
+@click.option(
+    "--topic", help="With --partition: PATH is a log directory and the partition is <topic>-<partition>."
+)
+@click.option("--partition", type=click.IntRange(min=0), help="The partition number (with --topic).")
+@click.option("--print-data-log", is_flag=True, help="Also print the record, with its key and payload.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
+@click.option(
+    "--log-start-offset",
+    type=click.IntRange(min=0),
+    metavar="N",
+    help="Use N as the log start offset [default: from log-start-offset-checkpoint, else the first segment].",
+)
+def command(
+    path: str,
+    offset: int | None,
+    timestamp_text: str | None,
+    topic: str | None,
+    partition: int | None,
+    print_data_log: bool,
+    as_json: bool,
+    log_start_offset: int | None,
+) -> None:
+    """Find the segment, index entry and batch that hold an offset, or the first offset at or after a timestamp.
+
+    PATH is a partition directory (default: the current directory), or a log directory with --topic and
+    --partition. Prints the segment, the index entry used and the batch line as kafka-dump-log.sh prints it.
+    Exits 0 when found, 1 when the offset is below the log start, beyond the log end or in a gap (or no record
+    is at or after the timestamp), 2 on usage errors.
+    """
+    from kdump.cli import run_guarded
+    from kdump.errors import UsageError
+    from kdump.find import Find, resolve_partition_dir
+    from kdump.storage.timestamp_type import parse_timestamp
+
+    if (offset is None) == (timestamp_text is None):
+        raise click.UsageError("give exactly one of --offset and --timestamp")
+    timestamp = None
+    if timestamp_text is not None:
+        try:
+            timestamp = parse_timestamp(timestamp_text)
+        except ValueError as e:
+            raise click.BadParameter(str(e), param_hint="'--timestamp'") from None
+    try:
+        directory = resolve_partition_dir(path, topic, partition)
+    except UsageError as e:
+        raise click.UsageError(e.message) from None
+    sys.exit(
+        run_guarded(
+            lambda out, err: Find(
+                directory,
+                offset=offset,
+                timestamp=timestamp,
+                print_data_log=print_data_log,
+                as_json=as_json,
+                log_start_offset=log_start_offset,
+                out=out,
+                err=err,
+            ).run()
+        )
+    )

@@ -1,0 +1,56 @@
+"""``kdump rebuild-index``: rebuild .index and .timeindex files from their .log, as a broker's recovery does."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+EXIT_USAGE = 2
+
+
+@click.command("rebuild-index")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, file_okay=True, dir_okay=True))
+@click.option(
+    "--index-interval-bytes",
+    type=click.IntRange(min=0),
+    metavar="N",
+    help="Bytes between offset-index entries [default: the topic's index.interval.bytes from the cluster "
+    "metadata in the log directory, else 4096].",
+)
+@click.option("--dry-run", is_flag=True, help="Report what would change, entry by entry; write nothing.")
+@click.option("--no-backup", is_flag=True, help="Do not keep the old index files as <name>.bak.")
+@click.option(
+    "--force", is_flag=True, help="Write even when a running broker holds the log directory's .lock."
+)
+@click.option("-v", "--verbose", is_flag=True, help="Also list the index files that are already right.")
+def command(
+    paths: tuple[str, ...],
+    index_interval_bytes: int | None,
+    dry_run: bool,
+    no_backup: bool,
+    force: bool,
+    verbose: bool,
+) -> None:
+    """Rebuild .index and .timeindex files from their .log with Kafka's recovery algorithm.
+
+    PATH is a .log (or one of its index files), a partition directory or a log directory (searched
+    recursively). Index files are replaced atomically; the old ones are kept as <name>.bak unless --no-backup.
+    A .log is never changed. Exits 0 when everything was rebuilt, 1 when a problem was found (a torn or
+    corrupt log tail, a log that cannot be indexed, a locked log directory, a write error), 2 on usage errors.
+    """
+    from kdump.cli import run_guarded
+    from kdump.rebuild_index import RebuildIndex, RebuildOptions, select_targets
+
+    try:
+        targets = select_targets(paths)
+    except ValueError as e:
+        raise click.UsageError(str(e)) from None
+    options = RebuildOptions(
+        index_interval_bytes=index_interval_bytes,
+        dry_run=dry_run,
+        backup=not no_backup,
+        force=force,
+        verbose=verbose,
+    )
+    sys.exit(run_guarded(lambda out, err: RebuildIndex(targets, options, out, err).run()))
