@@ -10,8 +10,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
+from kdump import parallel
 from kdump.errors import CorruptSnapshotError, KdumpError
-from kdump.render import kafka_text, state_files
+from kdump.render import json_lines, kafka_text, state_files
 from kdump.render.decoders import (
     DEFAULT_DECODER_CLASS,
     DecoderMessageParser,
@@ -25,6 +26,7 @@ from kdump.storage import checkpoint, naming
 from kdump.storage.file_records import INT_MAX, FileRecords
 from kdump.storage.offset_index import OffsetIndex
 from kdump.storage.producer_snapshot import read_producer_snapshot
+from kdump.storage.record_filter import KEEP, STOP, RecordFilter
 from kdump.storage.time_index import NO_TIMESTAMP, TimeIndex
 from kdump.storage.transaction_index import TransactionIndex
 
@@ -70,6 +72,10 @@ class DumpOptions:
     key_decoder_given: bool = False
     value_decoder_given: bool = False
     internal_decoders: tuple[str, ...] = ()
+    # kdump additions (opt-in; none of them changes the default output)
+    json: bool = False
+    print_header_values: bool = False
+    record_filter: RecordFilter | None = None
 
     @property
     def should_print_data_log(self) -> bool:
@@ -104,6 +110,16 @@ class JavaFile:
         return naming.java_absolute_path(self.path) if self.path else os.getcwd()
 
 
+@dataclass
+class OffsetGaps:
+    """Deep iteration's check for non-consecutive offsets over a run of batches: the first and last record
+    offsets seen (-1: none yet) and the gaps, in file order."""
+
+    first_offset: int = -1
+    last_offset: int = -1
+    pairs: list[tuple[int, int]] = field(default_factory=list)
+
+
 class DumpLogSegments:
     """Runs one ``kdump files`` invocation."""
 
@@ -123,14 +139,21 @@ class DumpLogSegments:
         self.print_summaries()
         return 0
 
+    def _begin(self, file: JavaFile, kind: str, **facts: object) -> None:
+        """JSON mode: the ``file`` object that stands for the ``Dumping`` line and the file's header lines."""
+        if self.options.json:
+            self.out.write(json_lines.file_object(file.path, kind, **facts))
+
     def dump_file(self, arg: str) -> None:
         file = JavaFile(arg)
-        self.out.write(f"Dumping {file.path}\n")
+        if not self.options.json:
+            self.out.write(f"Dumping {file.path}\n")
         if file.name in STATE_FILES:
             self.dump_state_file(file)
             return
         suffix = naming.suffix_of(file.name)
         if suffix is None:
+            self._begin(file, "unknown")
             raise KdumpError(
                 "the file name has no suffix, so Kafka's tool cannot tell what it is "
                 "(it dies with java.lang.StringIndexOutOfBoundsException)",
@@ -146,6 +169,8 @@ class DumpLogSegments:
             self.dump_producer_snapshot(file)
         elif suffix == naming.TXN_INDEX_FILE_SUFFIX:
             self.dump_txn_index(file)
+        elif self.options.json:
+            self._begin(file, "unknown", ignored=True)
         else:
             self.out.flush()
             self.err.write(f"Ignoring unknown file {file.path}\n")
@@ -165,11 +190,18 @@ class DumpLogSegments:
         opts = self.options
         out = self.out
         parser = self._message_parser()
+        json_mode = opts.json
         if file.name.endswith(naming.LOG_FILE_SUFFIX):
             start_offset = naming.offset_from_file(file.path)
-            out.write(f"Log starting offset: {start_offset}\n")
+            if json_mode:
+                self._begin(file, "log", logStartingOffset=start_offset)
+            else:
+                out.write(f"Log starting offset: {start_offset}\n")
         elif file.name == naming.BOOTSTRAP_CHECKPOINT:
-            out.write("KRaft bootstrap snapshot\n")
+            if json_mode:
+                self._begin(file, "bootstrap-snapshot")
+            else:
+                out.write("KRaft bootstrap snapshot\n")
         else:
             try:
                 snapshot_id = naming.parse_snapshot_name(file.name)
@@ -178,48 +210,180 @@ class DumpLogSegments:
                     f"not a KRaft snapshot name <20-digit offset>-<10-digit epoch>.checkpoint ({e.message})",
                     path=file.path,
                 ) from None
-            out.write(f"Snapshot end offset: {snapshot_id.end_offset}, epoch: {snapshot_id.epoch}\n")
+            if json_mode:
+                self._begin(
+                    file, "snapshot", snapshotEndOffset=snapshot_id.end_offset, epoch=snapshot_id.epoch
+                )
+            else:
+                out.write(f"Snapshot end offset: {snapshot_id.end_offset}, epoch: {snapshot_id.epoch}\n")
+        if json_mode or opts.record_filter is not None or opts.print_header_values:
+            with FileRecords(file.path, max_bytes=opts.max_bytes) as records:
+                self._dump_batches_selected(file, records, parser)
+            return
 
-        deep = opts.is_deep_iteration
-        print_contents = opts.should_print_data_log
-        skip_metadata = opts.skip_record_metadata
         with FileRecords(file.path, max_bytes=opts.max_bytes) as records:
-            valid_bytes = 0
-            last_offset = -1
-            pairs: list[tuple[int, int]] | None = None
-            batch = None
-            try:
-                for batch in records.batches():
-                    out.write(kafka_text.batch_line_head(batch))
-                    out.write(kafka_text.batch_line_tail(batch, valid_bytes))
-                    if deep:
-                        render = kafka_text.record_renderer(batch, print_contents, skip_metadata, parser)
-                        lines: list[str] = []
-                        try:
-                            for record in batch.records():
-                                offset = record.offset
-                                if last_offset == -1:
-                                    last_offset = offset
-                                elif offset != last_offset + 1:
-                                    if pairs is None:
-                                        pairs = self.non_consecutive.setdefault(file.absolute_path, [])
-                                    pairs.append((last_offset, offset))
-                                last_offset = offset
-                                lines.append(render(record))
-                        finally:
-                            out.write("".join(lines))
-                    valid_bytes += batch.size_in_bytes
-            except kafka_text.PartialLineError as e:
-                out.write(e.partial)
-                cause = e.cause
-                cause.located(file.path, batch.position if batch is not None else None)
-                raise cause from None
-            except KdumpError as e:
-                e.located(file.path, batch.position if batch is not None else None)
-                raise
+            valid_bytes = None
+            if parallel.worth_it(self, records):
+                valid_bytes = parallel.dump_batches(self, file, records)
+            if valid_bytes is None:
+                gaps = OffsetGaps()
+                try:
+                    valid_bytes = self.render_batches(file, records, parser, 0, None, out, gaps)
+                finally:
+                    self.record_gaps(file, gaps)
             trailing = records.size_in_bytes - valid_bytes
             if trailing > 0 and opts.max_bytes == INT_MAX:
                 out.write(kafka_text.trailing_bytes_line(trailing, file.name))
+
+    def record_gaps(self, file: JavaFile, gaps: OffsetGaps) -> None:
+        if gaps.pairs:
+            self.non_consecutive.setdefault(file.absolute_path, []).extend(gaps.pairs)
+
+    def render_batches(
+        self,
+        file: JavaFile,
+        records: FileRecords,
+        parser: MessageParser,
+        start: int,
+        end: int | None,
+        out: Output,
+        gaps: OffsetGaps,
+    ) -> int:
+        """Kafka's text for the batches in ``[start, end)``, into ``out``; returns where the last whole batch
+        ends.  On an error, everything Kafka would have printed before dying is in ``out`` and the error,
+        located at its batch, propagates."""
+        opts = self.options
+        deep = opts.is_deep_iteration
+        print_contents = opts.should_print_data_log
+        skip_metadata = opts.skip_record_metadata
+        valid_bytes = start
+        last_offset = gaps.last_offset
+        pairs = gaps.pairs
+        batch = None
+        try:
+            for batch in records.batches(start, end):
+                out.write(kafka_text.batch_line_head(batch))
+                out.write(kafka_text.batch_line_tail(batch, valid_bytes))
+                if deep:
+                    render = kafka_text.record_renderer(batch, print_contents, skip_metadata, parser)
+                    lines: list[str] = []
+                    try:
+                        for record in batch.records():
+                            offset = record.offset
+                            if last_offset == -1:
+                                if gaps.first_offset == -1:
+                                    gaps.first_offset = offset
+                            elif offset != last_offset + 1:
+                                pairs.append((last_offset, offset))
+                            last_offset = offset
+                            lines.append(render(record))
+                    finally:
+                        out.write("".join(lines))
+                        gaps.last_offset = last_offset
+                valid_bytes += batch.size_in_bytes
+        except kafka_text.PartialLineError as e:
+            out.write(e.partial)
+            cause = e.cause
+            cause.located(file.path, batch.position if batch is not None else None)
+            raise cause from None
+        except KdumpError as e:
+            e.located(file.path, batch.position if batch is not None else None)
+            raise
+        return valid_bytes
+
+    def _dump_batches_selected(self, file: JavaFile, records: FileRecords, parser: MessageParser) -> None:
+        """The batch loop for kdump's opt-in features: JSON lines, filters, header values.  Output that is not
+        Kafka's anyway, so a batch's line is written once its records are known (a filter may drop it)."""
+        opts = self.options
+        out = self.out
+        json_mode = opts.json
+        selector = opts.record_filter
+        deep = opts.is_deep_iteration
+        print_contents = opts.should_print_data_log
+        skip_metadata = opts.skip_record_metadata
+        look_inside = deep or (selector is not None and selector.needs_records)
+        remaining = None if selector is None else selector.max_records
+        start = 0 if selector is None else selector.start_position(file.path, records)
+        last_offset = -1
+        pairs: list[tuple[int, int]] | None = None
+        reached_end = True
+        batch = None
+        end = start
+        try:
+            for batch in records.batches(start):
+                end = batch.position + batch.size_in_bytes
+                if selector is not None:
+                    verdict = selector.batch_verdict(batch)
+                    if verdict == STOP:
+                        reached_end = False
+                        break
+                    if verdict != KEEP:
+                        continue
+                lines: list[str] = []
+                kept = 0
+                if look_inside:
+                    if json_mode:
+                        render = json_lines.record_renderer(
+                            batch,
+                            print_contents,
+                            skip_metadata,
+                            parser,
+                            decoder=getattr(parser, "decoder", None),
+                        )
+                    else:
+                        render = kafka_text.record_renderer(
+                            batch,
+                            print_contents,
+                            skip_metadata,
+                            parser,
+                            header_values=opts.print_header_values,
+                        )
+                    for record in batch.records():
+                        if selector is not None:
+                            if not selector.keeps(record):
+                                continue
+                        else:
+                            offset = record.offset
+                            if last_offset != -1 and offset != last_offset + 1:
+                                if pairs is None:
+                                    pairs = self.non_consecutive.setdefault(file.absolute_path, [])
+                                pairs.append((last_offset, offset))
+                            last_offset = offset
+                        kept += 1
+                        if deep:
+                            lines.append(render(record))
+                        if remaining is not None and kept >= remaining:
+                            break
+                    if selector is not None and selector.needs_records and kept == 0:
+                        continue
+                elif remaining is not None:
+                    kept = 1
+                if json_mode:
+                    out.write(json_lines.batch_line(batch, batch.position, file.path))
+                else:
+                    out.write(
+                        kafka_text.batch_line_head(batch) + kafka_text.batch_line_tail(batch, batch.position)
+                    )
+                out.write("".join(lines))
+                if remaining is not None:
+                    remaining -= kept
+                    if remaining <= 0:
+                        reached_end = False
+                        break
+        except kafka_text.PartialLineError as e:
+            cause = e.cause
+            cause.located(file.path, batch.position if batch is not None else None)
+            raise cause from None
+        except KdumpError as e:
+            e.located(file.path, batch.position if batch is not None else None)
+            raise
+        if reached_end and opts.max_bytes == INT_MAX:
+            trailing = records.size_in_bytes - end
+            if trailing > 0:
+                if json_mode:
+                    out.write(json_lines.fact("invalidBytes", file.path, bytes=trailing, position=end))
+                else:
+                    out.write(kafka_text.trailing_bytes_line(trailing, file.name))
 
     # -- indexes, producer snapshots, transaction indexes -----------------------------------------------------
 
@@ -248,14 +412,15 @@ class DumpLogSegments:
     def dump_index(self, file: JavaFile) -> None:
         opts = self.options
         base_offset = naming.offset_from_file(file.path)
+        self._begin(file, "offset-index")
         with self._open_log(file) as records:
             index = self._open_index(OffsetIndex, file, base_offset)
             if index.entry_count == 0:
-                self.out.write(f"{file.path} is empty.\n")
+                self._write_fact("emptyIndex", file, f"{file.path} is empty.\n")
                 return
             if opts.index_sanity_check:
                 index.sanity_check()
-                self.out.write(f"{file.path} passed sanity check.\n")
+                self._write_fact("sanityCheck", file, f"{file.path} passed sanity check.\n", passed=True)
                 return
             for i in range(index.entry_count):
                 entry = index.entry(i)
@@ -267,23 +432,29 @@ class DumpLogSegments:
                     raise KdumpError(
                         f"entry {i} (offset {entry.offset} position {entry.position}): {e.describe()}",
                         path=file.path,
+                        position=i * OffsetIndex.ENTRY_SIZE,
                     ) from None
                 if batch.last_offset != entry.offset:
                     self.index_mismatches.setdefault(file.absolute_path, []).append(
                         (entry.offset, batch.last_offset)
                     )
-                if not opts.verify_index_only:
+                if opts.verify_index_only:
+                    continue
+                if opts.json:
+                    self.out.write(json_lines.offset_index_entry(file.path, i, entry.offset, entry.position))
+                else:
                     self.out.write(f"offset: {entry.offset} position: {entry.position}\n")
 
     def dump_time_index(self, file: JavaFile) -> None:
         opts = self.options
         base_offset = naming.offset_from_file(file.path)
+        self._begin(file, "time-index")
         with self._open_log(file) as records:
             index = self._open_index(OffsetIndex, self._sibling(file, naming.INDEX_FILE_SUFFIX), base_offset)
             time_index = self._open_index(TimeIndex, file, base_offset)
             if opts.index_sanity_check:
                 time_index.sanity_check()
-                self.out.write(f"{file.path} passed sanity check.\n")
+                self._write_fact("sanityCheck", file, f"{file.path} passed sanity check.\n", passed=True)
                 return
             key = file.absolute_path
             previous = NO_TIMESTAMP
@@ -309,26 +480,41 @@ class DumpLogSegments:
                         self.time_mismatches.setdefault(key, []).append((entry.timestamp, max_timestamp))
                     if previous >= entry.timestamp:
                         self.time_out_of_order.setdefault(key, []).append((entry.timestamp, previous))
-                if not opts.verify_index_only:
+                if opts.json and not opts.verify_index_only:
+                    self.out.write(json_lines.time_index_entry(file.path, i, entry.timestamp, entry.offset))
+                elif not opts.verify_index_only:
                     self.out.write(f"timestamp: {entry.timestamp} offset: {entry.offset}\n")
                 previous = entry.timestamp
 
     def dump_producer_snapshot(self, file: JavaFile) -> None:
+        self._begin(file, "producer-snapshot")
         try:
             snapshot = read_producer_snapshot(file.path)
         except CorruptSnapshotError as e:
+            if self.options.json:
+                self.out.write(json_lines.fact("corruptSnapshot", file.path, message=e.message))
+                return
             self.out.flush()
             self.err.write(e.message + "\n")
             self.err.flush()
             return
         except OSError as e:
             raise KdumpError(e.strerror or str(e), path=file.path) from None
+        if self.options.json:
+            self.out.write(
+                "".join(json_lines.producer_snapshot_entry(file.path, e) for e in snapshot.entries)
+            )
+            return
         for entry in snapshot.entries:
             self.out.write(kafka_text.producer_snapshot_line(entry))
 
     def dump_txn_index(self, file: JavaFile) -> None:
         index = TransactionIndex(file.path, naming.offset_from_file(file.path))
-        lines = [kafka_text.aborted_txn_line(txn) for txn in index.aborted_txns()]
+        self._begin(file, "transaction-index")
+        if self.options.json:
+            lines = [json_lines.aborted_txn(file.path, txn) for txn in index.aborted_txns()]
+        else:
+            lines = [kafka_text.aborted_txn_line(txn) for txn in index.aborted_txns()]
         self.out.write("".join(lines))
 
     # -- checkpoint and state files (a kdump addition) -----------------------------------------------------
@@ -340,6 +526,10 @@ class DumpLogSegments:
             parsed = checkpoint.read_checkpoint(file.path)
         except OSError as e:
             raise KdumpError(e.strerror or str(e), path=file.path) from None
+        if self.options.json:
+            self._begin(file, "state-file", name=file.name)
+            self.out.write(state_files.json_lines(file.path, parsed))
+            return
         if isinstance(parsed, checkpoint.OffsetCheckpoint):
             text = state_files.offset_checkpoint_lines(file.path, parsed)
         elif isinstance(parsed, checkpoint.LeaderEpochCheckpoint):
@@ -352,12 +542,21 @@ class DumpLogSegments:
             text = state_files.quorum_state_lines(parsed)
         self.out.write(text)
 
+    def _write_fact(self, kind: str, file: JavaFile, text: str, **fields: object) -> None:
+        if self.options.json:
+            self.out.write(json_lines.fact(kind, file.path, **fields))
+        else:
+            self.out.write(text)
+
     # -- end of run ------------------------------------------------------------------------------------------
 
     def print_summaries(self) -> None:
         """The end-of-run reports on stderr, in Kafka's order; groups in Kafka's hash-map order.  Kafka
         prepends offset-index mismatches and offset gaps to their lists (newest first) and appends the
-        time-index findings."""
+        time-index findings.  In JSON mode they are objects on standard output, in the same order."""
+        if self.options.json:
+            self.out.write(self._summary_objects())
+            return
         text = (
             kafka_text.index_mismatch_summary(_groups(self.index_mismatches, newest_first=True))
             + kafka_text.time_index_summary(
@@ -369,6 +568,25 @@ class DumpLogSegments:
             self.out.flush()
             self.err.write(text)
             self.err.flush()
+
+    def _summary_objects(self) -> str:
+        kinds = (
+            ("indexMismatch", self.index_mismatches, True, ("indexOffset", "logOffset")),
+            ("timestampMismatch", self.time_mismatches, False, ("indexTimestamp", "logTimestamp")),
+            (
+                "outOfOrderTimestamp",
+                self.time_out_of_order,
+                False,
+                ("indexTimestamp", "previousIndexTimestamp"),
+            ),
+            ("indexedOffsetNotFound", self.time_not_found, False, ("indexOffset", "logOffset")),
+            ("nonConsecutiveOffsets", self.non_consecutive, True, ("offset", "nextOffset")),
+        )
+        lines = []
+        for kind, found, newest_first, (a_name, b_name) in kinds:
+            for path, pairs in _groups(found, newest_first=newest_first):
+                lines.extend(json_lines.fact(kind, path, **{a_name: a, b_name: b}) for a, b in pairs)
+        return "".join(lines)
 
 
 def _groups(found: dict[str, list[tuple[int, int]]], *, newest_first: bool = False) -> list:

@@ -23,6 +23,10 @@ class KdumpError(Exception):
         self.path = path
         self.position = position
 
+    def __reduce__(self) -> tuple:
+        """Pickle with the file, position and any subclass attributes (errors cross process boundaries)."""
+        return (_rebuild_error, (type(self), self.message, self.__dict__.copy()))
+
     def located(self, path: str | None = None, position: int | None = None) -> KdumpError:
         """Fill in the file and position if they are not known yet; returns self for ``raise e.located(...)``."""
         if self.path is None:
@@ -77,3 +81,10 @@ class CorruptSnapshotError(KdumpError):
 
 class CheckpointFormatError(KdumpError):
     """A text checkpoint file is malformed."""
+
+
+def _rebuild_error(cls: type[KdumpError], message: str, state: dict) -> KdumpError:
+    error = cls.__new__(cls)
+    Exception.__init__(error, message)
+    error.__dict__.update(state)
+    return error

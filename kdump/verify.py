@@ -16,7 +16,7 @@ from kdump.render.progress import ProgressBar
 from kdump.storage import naming
 from kdump.storage.index_verification import verify_segment
 from kdump.storage.local_log import LocalLog, find_partition_dirs
-from kdump.storage.log_segment import SEGMENT_SUFFIXES, LogSegment
+from kdump.storage.log_segment import LogSegment
 
 #: Above this much log to read, a progress bar is shown (when asked for: on a terminal only).
 PROGRESS_THRESHOLD = 256 << 20
@@ -28,24 +28,6 @@ class Target:
 
     partition_dir: str
     segment: LogSegment
-
-
-def segment_of_file(path: str) -> LogSegment:
-    """The segment a ``.log``/``.index``/``.timeindex``/``.txnindex`` file belongs to, with whichever of its
-    files exist.  ValueError for any other file."""
-    name = os.path.basename(path)
-    suffix = naming.suffix_of(name)
-    if suffix not in SEGMENT_SUFFIXES:
-        raise ValueError(f"{path}: not a segment file (.log, .index, .timeindex or .txnindex)")
-    try:
-        base = naming.offset_from_file(path)
-    except naming.NumberFormatError as e:
-        raise ValueError(e.describe()) from None
-    segment = LogSegment(os.path.dirname(path) or ".", base)
-    for s in SEGMENT_SUFFIXES:
-        if os.path.exists(segment.path(s)):
-            segment.files[s] = segment.path(s)
-    return segment
 
 
 def select_segments(paths: Iterable[str]) -> tuple[list[Target], int]:
@@ -74,7 +56,10 @@ def select_segments(paths: Iterable[str]) -> tuple[list[Target], int]:
             if not found:
                 raise ValueError(f"{path}: no partition directory in it or below it")
         else:
-            segment = segment_of_file(path)
+            try:
+                segment = LogSegment.of_file(path)
+            except naming.NumberFormatError as e:
+                raise ValueError(e.describe()) from None
             add(segment.directory, segment)
     return targets, len(partitions)
 

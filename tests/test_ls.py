@@ -42,7 +42,7 @@ def _kafka_scan(partition: Path) -> dict:
         expected = CORPUS / "expected" / log.relative_to(CORPUS).with_name(log.name + ".default.txt")
         batches += BATCH.findall(expected.read_text())
     codecs, producers, open_txns, stamps = set(), set(), {}, []
-    for base, last, count, pid, epoch, txn, control, ts, codec in batches:
+    for base, _last, _count, pid, _epoch, txn, control, ts, codec in batches:
         codecs.add({"NONE": "none"}.get(codec, codec.lower()))
         if int(pid) >= 0:
             producers.add(int(pid))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 
 from kdump import KAFKA_COMPAT_VERSION
@@ -10,7 +11,10 @@ from kdump.dumplog import DEFAULT_MAX_MESSAGE_SIZE, INTERNAL_DECODERS, DumpLogSe
 from kdump.errors import UsageError
 from kdump.render.decoders import DEFAULT_DECODER_CLASS
 from kdump.render.output import Output
+from kdump.storage import naming
 from kdump.storage.file_records import INT_MAX
+from kdump.storage.record_filter import RecordFilter
+from kdump.storage.timestamp_type import parse_timestamp
 
 DESCRIPTION = (
     "This tool helps to parse a log file and dump its contents to the console, useful for debugging a "
@@ -96,6 +100,27 @@ OPTIONS: list[jopt.OptionSpec] = [
     jopt.OptionSpec("version", "Display Kafka version."),
 ]
 
+#: kdump's own options (man kdump-files, KDUMP OPTIONS); not in Kafka's help table.
+KDUMP_OPTIONS: list[jopt.OptionSpec] = [
+    jopt.OptionSpec("json", "One JSON object per line instead of Kafka's text.", hidden=True),
+    jopt.OptionSpec("print-header-values", "Also print record header values.", hidden=True),
+    *(
+        jopt.OptionSpec(name, help_text, arg="required", hidden=True)
+        for name, help_text in (
+            ("from-offset", "First offset to show (inclusive)."),
+            ("to-offset", "Last offset to show (inclusive)."),
+            ("from-time", "First timestamp to show (epoch ms or ISO-8601, inclusive)."),
+            ("to-time", "Last timestamp to show (epoch ms or ISO-8601, inclusive)."),
+            ("key", "Show only records with exactly this key."),
+            ("key-regex", "Show only records whose key matches this regular expression."),
+            ("producer-id", "Show only batches of this producer."),
+            ("max-records", "Stop after this many records (batches without deep iteration)."),
+        )
+    ),
+    jopt.OptionSpec("transactional-only", "Show only transactional batches.", hidden=True),
+    jopt.OptionSpec("control-only", "Show only control batches.", hidden=True),
+]
+
 
 def usage_text() -> str:
     return jopt.help_table(OPTIONS)
@@ -142,12 +167,74 @@ def build_options(parsed: jopt.ParsedArgs) -> DumpOptions:
         key_decoder_given=parsed.has("key-decoder-class"),
         value_decoder_given=parsed.has("value-decoder-class"),
         internal_decoders=tuple(d for d in INTERNAL_DECODERS if parsed.has(d)),
+        json=parsed.has("json"),
+        print_header_values=parsed.has("print-header-values"),
+        record_filter=build_filter(parsed),
+    )
+
+
+def _long_option(parsed: jopt.ParsedArgs, name: str) -> int | None:
+    raw = parsed.value(name)
+    if raw is None:
+        return None
+    try:
+        return naming.parse_java_long(raw)
+    except naming.NumberFormatError:
+        raise UsageError(f"--{name}: not a number: {raw!r}") from None
+
+
+def parse_time(raw: str, name: str = "time") -> int:
+    """``--from-time``/``--to-time``: epoch milliseconds or ISO-8601, as ``kdump find --timestamp`` reads it."""
+    try:
+        return parse_timestamp(raw)
+    except ValueError as e:
+        raise UsageError(f"--{name}: {e}") from None
+
+
+def build_filter(parsed: jopt.ParsedArgs) -> RecordFilter | None:
+    """The selection the filter options ask for, or None when none is given."""
+    names = (
+        "from-offset",
+        "to-offset",
+        "from-time",
+        "to-time",
+        "key",
+        "key-regex",
+        "producer-id",
+        "max-records",
+    )
+    if not any(parsed.has(n) for n in (*names, "transactional-only", "control-only")):
+        return None
+    regex = parsed.value("key-regex")
+    try:
+        compiled = None if regex is None else re.compile(regex)
+    except re.error as e:
+        raise UsageError(f"--key-regex: {e}") from None
+    key = parsed.value("key")
+    max_records = _long_option(parsed, "max-records")
+    if max_records is not None and max_records < 1:
+        raise UsageError("--max-records must be at least 1")
+    times = {
+        n: None if parsed.value(n) is None else parse_time(parsed.value(n), n)
+        for n in ("from-time", "to-time")
+    }
+    return RecordFilter(
+        from_offset=_long_option(parsed, "from-offset"),
+        to_offset=_long_option(parsed, "to-offset"),
+        from_time=times["from-time"],
+        to_time=times["to-time"],
+        key=None if key is None else key.encode("utf-8"),
+        key_regex=compiled,
+        producer_id=_long_option(parsed, "producer-id"),
+        transactional_only=parsed.has("transactional-only"),
+        control_only=parsed.has("control-only"),
+        max_records=max_records,
     )
 
 
 def run(argv: list[str], out: Output, err: Output) -> int:
     """Run ``kdump files`` with ``argv``; returns the exit status (errors propagate as KdumpError)."""
-    parsed = jopt.parse(OPTIONS, argv)
+    parsed = jopt.parse(OPTIONS + KDUMP_OPTIONS, argv)
     if not argv or parsed.has("help"):
         err.write(DESCRIPTION + "\n" + usage_text())
         return 1

@@ -24,6 +24,8 @@ class OptionSpec:
     arg_description: str = ""
     arg_type: str = "String"
     default: str | None = None
+    #: Accepted but left out of the help table (kdump's own options: Kafka's table stays byte-identical).
+    hidden: bool = False
 
     @property
     def display(self) -> str:
@@ -112,7 +114,7 @@ def _is_number(token: str) -> bool:
 
 def help_table(specs: list[OptionSpec]) -> str:
     """The option table jopt-simple's ``BuiltinHelpFormatter`` prints, options sorted by name."""
-    ordered = sorted(specs, key=lambda s: s.name)
+    ordered = sorted((s for s in specs if not s.hidden), key=lambda s: s.name)
     longest = max(len(s.display) for s in ordered)
     option_width = min(longest, (OVERALL_WIDTH - COLUMN_SEPARATOR) // 2) + COLUMN_SEPARATOR
     desc_width = OVERALL_WIDTH - option_width

@@ -12,13 +12,7 @@ from kdump.errors import KdumpError
 from kdump.render.decoders import MessageParser
 from kdump.render.jdk_text import decode_utf8_jdk
 from kdump.render.kafka_json import struct_to_json
-from kdump.storage.control_record import (
-    CONTROL_SCHEMAS,
-    ControlRecordType,
-    EndTransactionMarker,
-    deserialize_control_message,
-    parse_type_id,
-)
+from kdump.storage.control_record import ControlRecordType, decode_control_record
 from kdump.storage.file_records import RecordBatch
 from kdump.storage.producer_snapshot import ProducerSnapshotEntry
 from kdump.storage.record import Record
@@ -73,7 +67,14 @@ def header_keys(record: Record) -> str:
     return "[" + ",".join(decode_utf8_jdk(h.key) for h in record.headers) + "]"
 
 
-def record_metadata(record: Record, batch: RecordBatch) -> str:
+def header_values(record: Record) -> str:
+    """``[v1,v2]``: header values decoded like keys; a null value prints ``null`` (kdump's --print-header-values)."""
+    return (
+        "[" + ",".join("null" if h.value is None else decode_utf8_jdk(h.value) for h in record.headers) + "]"
+    )
+
+
+def record_metadata(record: Record, batch: RecordBatch, with_header_values: bool = False) -> str:
     """The metadata part of a record line (``| offset: ...``), without control description."""
     text = (
         f"{RECORD_INDENT} offset: {record.offset} {batch.timestamp_type}: {record.timestamp} "
@@ -81,6 +82,8 @@ def record_metadata(record: Record, batch: RecordBatch) -> str:
     )
     if batch.magic >= 2:
         text += f" sequence: {record.sequence} headerKeys: {header_keys(record)}"
+        if with_header_values:
+            text += f" headerValues: {header_values(record)}"
     if record.magic < 2:
         text += f" isValid: {java_bool(bool(record.valid))} crc: {record.crc}}}"
     return text
@@ -96,16 +99,28 @@ class PartialLineError(Exception):
 
 
 def record_renderer(
-    batch: RecordBatch, print_contents: bool, skip_metadata: bool, parser: MessageParser
+    batch: RecordBatch,
+    print_contents: bool,
+    skip_metadata: bool,
+    parser: MessageParser,
+    *,
+    header_values: bool = False,
 ) -> Callable[[Record], str]:
     """A function that renders one record line (newline included) of ``batch``.
 
     On a failure half-way through a line it raises :class:`PartialLineError` carrying the text Kafka would
     already have printed.  The common case (a v2 data batch with metadata and string decoding) gets a fused
-    fast path; everything else goes through :func:`record_line`.
+    fast path; everything else goes through :func:`record_line`.  ``header_values`` (kdump's
+    ``--print-header-values``) adds ``headerValues: [...]`` after the header keys.
     """
     is_control = batch.is_control_batch
-    if batch.magic >= 2 and not is_control and not skip_metadata and parser.is_string_parser:
+    if (
+        batch.magic >= 2
+        and not is_control
+        and not skip_metadata
+        and parser.is_string_parser
+        and not header_values
+    ):
         head = f"{RECORD_INDENT} offset: "
         middle = f" {batch.timestamp_type}: "
         if print_contents:
@@ -131,7 +146,7 @@ def record_renderer(
         return fast
 
     def generic(r: Record) -> str:
-        return record_line(r, batch, is_control, print_contents, skip_metadata, parser)
+        return record_line(r, batch, is_control, print_contents, skip_metadata, parser, header_values)
 
     return generic
 
@@ -143,13 +158,14 @@ def record_line(
     print_contents: bool,
     skip_metadata: bool,
     parser: MessageParser,
+    with_header_values: bool = False,
 ) -> str:
     """One record line in the order Kafka prints its pieces (see :func:`record_renderer`)."""
     if skip_metadata:
         line = ""
         prefix = RECORD_INDENT + " "
     else:
-        line = record_metadata(record, batch)
+        line = record_metadata(record, batch, with_header_values)
         prefix = " "
         if is_control:
             try:
@@ -170,16 +186,12 @@ def record_line(
 
 def control_description(record: Record) -> str:
     """What Kafka 4.0 prints for a control record after its metadata (raises on a malformed record)."""
-    type_id = parse_type_id(record.key)
-    control_type = ControlRecordType.from_type_id(type_id)
-    if control_type in (ControlRecordType.ABORT, ControlRecordType.COMMIT):
-        marker = EndTransactionMarker.deserialize(record.key, record.value)
-        return f" endTxnMarker: {marker.control_type.name} coordinatorEpoch: {marker.coordinator_epoch}"
-    label = _PRINTED_CONTROL_MESSAGES.get(control_type)
-    if label is not None and control_type in CONTROL_SCHEMAS:
-        message = deserialize_control_message(control_type, record.value)
-        return f" {label} {struct_to_json(message)}"
-    return f" controlType: {control_type.name}({type_id})"
+    control = decode_control_record(record.key, record.value, messages=_PRINTED_CONTROL_MESSAGES)
+    if control.marker is not None:
+        return f" endTxnMarker: {control.marker.control_type.name} coordinatorEpoch: {control.marker.coordinator_epoch}"
+    if control.message is not None:
+        return f" {_PRINTED_CONTROL_MESSAGES[control.control_type]} {struct_to_json(control.message)}"
+    return f" controlType: {control.control_type.name}({control.type_id})"
 
 
 def trailing_bytes_line(trailing: int, file_name: str) -> str:

@@ -7,7 +7,9 @@ style, so ``grep``/``awk`` work on it.  man kdump-files(1), section STATE FILES,
 
 from __future__ import annotations
 
+from kdump.render import json_lines as _json
 from kdump.storage.checkpoint import (
+    CleanShutdown,
     LeaderEpochCheckpoint,
     MetaProperties,
     OffsetCheckpoint,
@@ -59,3 +61,36 @@ def quorum_state_lines(state: QuorumState) -> str:
     if state.current_voters is not None:
         parts.append("currentVoters: [" + ",".join(str(v) for v in state.current_voters) + "]")
     return f"Quorum state data version: {state.data_version}\n" + " ".join(parts) + "\n"
+
+
+def json_lines(path: str, parsed: object) -> str:
+    """The same facts as JSON lines (``kdump files --json``)."""
+    if isinstance(parsed, OffsetCheckpoint):
+        return "".join(
+            _json.fact("offsetCheckpointEntry", path, topic=e.topic, partition=e.partition, offset=e.offset)
+            for e in parsed.entries
+        )
+    if isinstance(parsed, LeaderEpochCheckpoint):
+        return "".join(
+            _json.fact("leaderEpochEntry", path, epoch=e.epoch, startOffset=e.start_offset)
+            for e in parsed.entries
+        )
+    if isinstance(parsed, PartitionMetadata):
+        return _json.fact("partitionMetadata", path, version=parsed.version, topicId=parsed.topic_id)
+    if isinstance(parsed, MetaProperties):
+        return _json.fact("metaProperties", path, version=parsed.version, properties=dict(parsed.properties))
+    if isinstance(parsed, QuorumState):
+        fields = {
+            "dataVersion": parsed.data_version,
+            "leaderId": parsed.leader_id,
+            "leaderEpoch": parsed.leader_epoch,
+            "votedId": parsed.voted_id,
+            "votedDirectoryId": parsed.voted_directory_id,
+            "clusterId": parsed.cluster_id,
+            "appliedOffset": parsed.applied_offset,
+            "currentVoters": None if parsed.current_voters is None else list(parsed.current_voters),
+        }
+        return _json.fact("quorumState", path, **{k: v for k, v in fields.items() if v is not None})
+    if isinstance(parsed, CleanShutdown):
+        return _json.fact("cleanShutdown", path, version=parsed.version, brokerEpoch=parsed.broker_epoch)
+    raise TypeError(f"not a state file: {type(parsed).__name__}")

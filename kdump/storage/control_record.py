@@ -9,6 +9,7 @@ flexible messages, described here as schemas for the generic reader in :mod:`kdu
 from __future__ import annotations
 
 import struct
+from collections.abc import Collection
 from dataclasses import dataclass
 from enum import Enum
 
@@ -165,3 +166,30 @@ def deserialize_control_message(control_type: ControlRecordType, value: bytes | 
     except MessageFormatError as e:
         raise InvalidRecordError(f"Failed to read {schema.name}: {e}") from None
     return struct_
+
+
+@dataclass(frozen=True)
+class ControlRecord:
+    """A decoded control record: its type, and the end-transaction marker or the KRaft message it carries."""
+
+    control_type: ControlRecordType
+    type_id: int
+    marker: EndTransactionMarker | None = None
+    message: Struct | None = None
+
+
+def decode_control_record(
+    key: bytes | None,
+    value: bytes | None,
+    *,
+    messages: Collection[ControlRecordType] = tuple(CONTROL_SCHEMAS),
+) -> ControlRecord:
+    """Decode a control record's key and, for ABORT/COMMIT and the types in ``messages``, its value (raises a
+    KdumpError for malformed ones, as Kafka's tool dies of them)."""
+    type_id = parse_type_id(key)
+    control_type = ControlRecordType.from_type_id(type_id)
+    if control_type in (ControlRecordType.ABORT, ControlRecordType.COMMIT):
+        return ControlRecord(control_type, type_id, marker=EndTransactionMarker.deserialize(key, value))
+    if control_type in messages and control_type in CONTROL_SCHEMAS:
+        return ControlRecord(control_type, type_id, message=deserialize_control_message(control_type, value))
+    return ControlRecord(control_type, type_id)

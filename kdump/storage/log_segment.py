@@ -36,6 +36,19 @@ class LogSegment:
     base_offset: int
     files: dict[str, str] = field(default_factory=dict)
 
+    @classmethod
+    def of_file(cls, path: str) -> LogSegment:
+        """The segment a ``.log``/``.index``/``.timeindex``/``.txnindex`` file belongs to, with whichever of
+        its files exist.  ValueError for another kind of file (NumberFormatError for a name without an offset)."""
+        suffix = naming.suffix_of(os.path.basename(path))
+        if suffix not in SEGMENT_SUFFIXES:
+            raise ValueError(f"{path}: not a segment file (.log, .index, .timeindex or .txnindex)")
+        segment = cls(os.path.dirname(path) or ".", naming.offset_from_file(path))
+        for s in SEGMENT_SUFFIXES:
+            if os.path.exists(segment.path(s)):
+                segment.files[s] = segment.path(s)
+        return segment
+
     def path(self, suffix: str) -> str:
         """The path of this segment's file with ``suffix``, whether or not it exists."""
         return os.path.join(self.directory, naming.offset_to_filename(self.base_offset, suffix))

@@ -1,0 +1,209 @@
+"""``kdump files --json``: one JSON object per line for every fact the Kafka text shows (man kdump-files, JSON).
+
+Every object has a ``type``; field names are the camelCase labels of the Kafka text (``baseOffset``,
+``lastOffset``, ``position``, ``keySize``, ...).  Keys, values and header values are strings when they are valid
+UTF-8 and base64 otherwise, with ``keyEncoding``/``payloadEncoding``/``valueEncoding`` set to ``"base64"`` then.
+The schema is versioned by :data:`JSON_SCHEMA_VERSION`, carried by every ``file`` object.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Callable
+from typing import Any
+
+from kdump.render.decoders import DecoderMessageParser
+from kdump.render.internal_topics import decode_jsonable
+from kdump.render.jdk_text import decode_utf8_jdk
+from kdump.render.kafka_json import struct_to_json
+from kdump.storage.control_record import decode_control_record
+from kdump.storage.file_records import RecordBatch
+from kdump.storage.producer_snapshot import ProducerSnapshotEntry
+from kdump.storage.record import Record
+from kdump.storage.transaction_index import AbortedTxn
+
+JSON_SCHEMA_VERSION = 1
+
+_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+
+def line(obj: dict[str, Any]) -> str:
+    return _dumps(obj) + "\n"
+
+
+def put_bytes(obj: dict[str, Any], name: str, data: bytes | None) -> None:
+    """``obj[name]`` = text when ``data`` is valid UTF-8, else base64 with ``obj[name + "Encoding"]``."""
+    if data is None:
+        obj[name] = None
+        return
+    try:
+        obj[name] = data.decode("utf-8")
+    except UnicodeDecodeError:
+        obj[name] = base64.b64encode(data).decode("ascii")
+        obj[name + "Encoding"] = "base64"
+
+
+def file_object(path: str, kind: str, **facts: Any) -> str:
+    return line({"type": "file", "version": JSON_SCHEMA_VERSION, "file": path, "kind": kind, **facts})
+
+
+def batch_object(batch: RecordBatch, position: int, file: str) -> dict[str, Any]:
+    obj: dict[str, Any] = {"type": "batch", "file": file}
+    if batch.magic >= 2:
+        obj.update(
+            baseOffset=batch.base_offset,
+            lastOffset=batch.last_offset,
+            count=batch.records_count,
+            baseSequence=batch.base_sequence,
+            lastSequence=batch.last_sequence,
+            producerId=batch.producer_id,
+            producerEpoch=batch.producer_epoch,
+            partitionLeaderEpoch=batch.partition_leader_epoch,
+            isTransactional=batch.is_transactional,
+            isControl=batch.is_control_batch,
+            deleteHorizonMs=batch.delete_horizon_ms,
+        )
+    else:
+        obj["offset"] = batch.last_offset
+    obj.update(
+        position=position,
+        timestampType=batch.timestamp_type,
+        timestamp=batch.max_timestamp,
+        size=batch.size_in_bytes,
+        magic=batch.magic,
+        compresscodec=batch.compression_name,
+        crc=batch.checksum,
+        isvalid=batch.is_valid(),
+    )
+    return obj
+
+
+def batch_line(batch: RecordBatch, position: int, file: str) -> str:
+    return line(batch_object(batch, position, file))
+
+
+def record_renderer(
+    batch: RecordBatch,
+    print_contents: bool,
+    skip_metadata: bool,
+    parser: DecoderMessageParser,
+    *,
+    decoder: str | None = None,
+) -> Callable[[Record], str]:
+    """The JSON counterpart of :func:`kdump.render.kafka_text.record_renderer`.  ``skip_metadata`` keeps only
+    ``offset`` among the metadata (a JSON record without its offset would be useless).  ``decoder``: an
+    internal-topic decoder name; the record then carries ``decoded``, the decoded key and value as data
+    (:func:`kdump.render.internal_topics.decode_jsonable`), besides the raw key and payload."""
+    is_control = batch.is_control_batch
+    magic = batch.magic
+    timestamp_type = batch.timestamp_type
+
+    def render(r: Record) -> str:
+        obj: dict[str, Any] = {"type": "record", "offset": r.offset}
+        if not skip_metadata:
+            obj["timestampType"] = timestamp_type
+            obj["timestamp"] = r.timestamp
+            obj["keySize"] = r.key_size
+            obj["valueSize"] = r.value_size
+            if magic >= 2:
+                obj["sequence"] = r.sequence
+                obj["headerKeys"] = [decode_utf8_jdk(h.key) for h in r.headers]
+            if r.magic < 2:
+                obj["isValid"] = bool(r.valid)
+                obj["crc"] = r.crc
+            if is_control:
+                obj.update(control_facts(r))
+        if print_contents and not is_control:
+            if decoder is not None:
+                put_bytes(obj, "key", r.key)
+                put_bytes(obj, "payload", r.value)
+                obj["decoded"] = decode_jsonable(decoder, r.key, r.value)
+            elif parser.is_string_parser:
+                put_bytes(obj, "key", r.key)
+                put_bytes(obj, "payload", r.value)
+                if magic >= 2:
+                    headers = []
+                    for h in r.headers:
+                        header: dict[str, Any] = {}
+                        put_bytes(header, "key", h.key)
+                        put_bytes(header, "value", h.value)
+                        headers.append(header)
+                    obj["headers"] = headers
+            else:
+                key, payload = parser.parse(r)
+                obj["key"] = key
+                obj["payload"] = payload
+        return line(obj)
+
+    return render
+
+
+def control_facts(record: Record) -> dict[str, Any]:
+    """What the text shows after a control record's metadata, as fields (with the decoded message of every
+    KRaft control type, ``LeaderChange`` included)."""
+    control = decode_control_record(record.key, record.value)
+    if control.marker is not None:
+        return {
+            "endTxnMarker": control.marker.control_type.name,
+            "coordinatorEpoch": control.marker.coordinator_epoch,
+        }
+    facts: dict[str, Any] = {"controlType": control.control_type.name, "controlTypeId": control.type_id}
+    if control.message is not None:
+        facts["controlMessage"] = json.loads(struct_to_json(control.message))
+    return facts
+
+
+def offset_index_entry(file: str, slot: int, offset: int, position: int) -> str:
+    return line(
+        {"type": "offsetIndexEntry", "file": file, "entry": slot, "offset": offset, "position": position}
+    )
+
+
+def time_index_entry(file: str, slot: int, timestamp: int, offset: int) -> str:
+    return line(
+        {"type": "timeIndexEntry", "file": file, "entry": slot, "timestamp": timestamp, "offset": offset}
+    )
+
+
+def producer_snapshot_entry(file: str, entry: ProducerSnapshotEntry) -> str:
+    obj: dict[str, Any] = {
+        "type": "producerSnapshotEntry",
+        "file": file,
+        "producerId": entry.producer_id,
+        "producerEpoch": entry.producer_epoch,
+        "coordinatorEpoch": entry.coordinator_epoch,
+        "currentTxnFirstOffset": entry.current_txn_first_offset
+        if entry.current_txn_first_offset >= 0
+        else None,
+        "lastTimestamp": entry.last_timestamp,
+    }
+    if entry.has_batch_metadata:
+        obj.update(
+            firstSequence=entry.first_sequence,
+            lastSequence=entry.last_sequence,
+            lastOffset=entry.last_offset,
+            offsetDelta=entry.offset_delta,
+            timestamp=entry.timestamp,
+        )
+    return line(obj)
+
+
+def aborted_txn(file: str, txn: AbortedTxn) -> str:
+    return line(
+        {
+            "type": "abortedTxn",
+            "file": file,
+            "version": txn.version,
+            "producerId": txn.producer_id,
+            "firstOffset": txn.first_offset,
+            "lastOffset": txn.last_offset,
+            "lastStableOffset": txn.last_stable_offset,
+        }
+    )
+
+
+def fact(kind: str, file: str, **fields: Any) -> str:
+    """Any other fact of the text output (``invalidBytes``, ``emptyIndex``, ``sanityCheck``, the end-of-run
+    findings, state-file entries ...)."""
+    return line({"type": kind, "file": file, **fields})
