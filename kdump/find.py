@@ -10,7 +10,7 @@ from typing import Any
 from kdump.errors import UsageError
 from kdump.render import kafka_text
 from kdump.render.decoders import DEFAULT_DECODER_CLASS, DecoderMessageParser, resolve_decoder
-from kdump.render.jdk_text import decode_utf8_jdk
+from kdump.render.json_lines import JSON_SCHEMA_VERSION, put_bytes
 from kdump.render.output import Output
 from kdump.storage import naming
 from kdump.storage.local_log import is_partition_dir
@@ -188,6 +188,8 @@ class Find:
         batch = result.batch
         record = result.record
         obj: dict[str, Any] = {
+            "type": "location",
+            "version": JSON_SCHEMA_VERSION,
             "partition": self.directory,
             "status": result.status,
             "found": result.status == FOUND,
@@ -244,19 +246,17 @@ class Find:
         if result.status == BEYOND_END:
             obj["logEndOffset"] = result.log_end_offset
         if self.print_data_log and record is not None:
-            obj["record"] = {
-                "offset": record.offset,
-                "timestamp": record.timestamp,
-                "key": None if record.key is None else decode_utf8_jdk(record.key),
-                "value": None if record.value is None else decode_utf8_jdk(record.value),
-                "headers": [
-                    {
-                        "key": decode_utf8_jdk(h.key),
-                        "value": None if h.value is None else decode_utf8_jdk(h.value),
-                    }
-                    for h in record.headers
-                ],
-            }
+            found: dict[str, Any] = {"offset": record.offset, "timestamp": record.timestamp}
+            put_bytes(found, "key", record.key)
+            put_bytes(found, "value", record.value)
+            headers = []
+            for h in record.headers:
+                header: dict[str, Any] = {}
+                put_bytes(header, "key", h.key)
+                put_bytes(header, "value", h.value)
+                headers.append(header)
+            found["headers"] = headers
+            obj["record"] = found
         obj["scannedBytes"] = result.scanned_bytes
         obj["notes"] = list(result.notes)
         obj["message"] = message

@@ -141,10 +141,17 @@ def test_other_files_validate(name: str, monkeypatch: pytest.MonkeyPatch) -> Non
     assert objects[0]["type"] == "file" and len(objects) > 1
 
 
-def test_verify_index_and_ls_objects_validate() -> None:
-    for command in (["verify-index", "--json"], ["ls", "--json"]):
+def test_verify_index_ls_and_find_objects_validate() -> None:
+    for command in (
+        ["verify-index", "--json"],
+        ["ls", "--json"],
+        ["find", "--json", "--print-data-log", "--offset", "1450"],
+        ["find", "--json", "--timestamp", "1700000145000"],
+        ["find", "--json", "--offset", "99999"],
+    ):
         result = CliRunner().invoke(cli, [*command, str(ROOT / "data" / "small-index-0")])
-        for line in result.output.splitlines():
+        assert result.stdout.strip(), (command, result.output)
+        for line in result.stdout.splitlines():
             assert validate(json.loads(line)) == [], line
 
 
@@ -152,8 +159,8 @@ def test_man_page_documents_every_type_and_field() -> None:
     text = MAN.read_text().replace("\\-", "-").replace("\\fB", "").replace("\\fR", "").replace("\\fI", "")
     section = text.split(".SH JSON OUTPUT", 1)[1].split("\n.SH ", 1)[0]
     for kind in SCHEMA:
-        if kind in ("problem", "summary", "partition"):
-            continue  # verify-index and ls document theirs
+        if kind in ("problem", "summary", "partition", "location"):
+            continue  # verify-index, ls and find document theirs
         assert re.search(rf"\b{kind}\b", section), kind
         for name in SCHEMA[kind]:
             assert re.search(rf"\b{name}\b", section), f"{kind}.{name}"
