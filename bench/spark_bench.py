@@ -1,0 +1,212 @@
+"""Benchmark of the Spark pipeline's Arrow path: records/s per core, end to end and stage by stage.
+
+Uses the data set of ``bench/make_segments.py`` (2,230,000 records of 9-byte keys and 100-byte values, 136 per
+batch, once uncompressed and once zstd; built first if missing) and measures, for each segment:
+
+* ``core``: the storage core alone, ``FileRecords.batches()`` + ``batch.records()`` (one core, in process);
+* ``arrow``: the data source's task code, :func:`kdump.spark.reader.read_split` over every split, producing the
+  Arrow batches Spark receives (one core, in process);
+* ``spark``: ``spark.read.format("kafka-log").load(...)`` written to Spark's ``noop`` sink (every column
+  materialised in the JVM) on ``local[N]``; records/s per core = records / wall time / N, and records per
+  CPU-second of the whole process tree (JVM and Python workers; robust when other work shares the machine).
+  The session start and a warm-up query are not counted (fixed costs, about 5 s and 3-5 s).
+
+Each figure is the run with the least CPU time of ``--repeat`` runs; ``rec/cpu-s`` (records per CPU-second)
+is the per-core figure that stays meaningful when other work shares the machine.
+
+Usage::
+
+    .venv/bin/python bench/spark_bench.py            # full data set, local[2], best of 3
+    .venv/bin/python bench/spark_bench.py --quick    # 10x smaller data set
+    .venv/bin/python bench/spark_bench.py --profile  # cProfile top-15 of the arrow stage (quick data set)
+
+Results go to ``bench/results/spark-latest.json`` (``spark-latest-quick.json`` with ``--quick``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import json
+import os
+import platform
+import pstats
+import sys
+import time
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH.parent))
+sys.path.insert(0, str(BENCH))
+
+import make_segments  # noqa: E402
+
+from kdump.spark.options import parse_options  # noqa: E402
+from kdump.spark.planning import plan  # noqa: E402
+from kdump.storage.file_records import FileRecords  # noqa: E402
+
+GOAL = 500_000
+SPLIT_BYTES = 32 * 1024 * 1024
+
+
+def tree_cpu_seconds(root: int | None = None) -> float:
+    """CPU seconds (user + system, reaped children included) of this process and all its descendants: the
+    JVM that PySpark starts, its Python daemon and workers.  Linux only (reads /proc); 0.0 elsewhere."""
+    root = os.getpid() if root is None else root
+    ticks = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    parents: dict[int, int] = {}
+    times: dict[int, float] = {}
+    for name in os.listdir("/proc") if os.path.isdir("/proc") else []:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parents[int(name)] = int(fields[1])
+        times[int(name)] = sum(int(x) for x in fields[11:15]) / ticks
+    total = 0.0
+    for pid in times:
+        p = pid
+        while p and p != root:
+            p = parents.get(p, 0)
+        if p == root:
+            total += times[pid]
+    return total
+
+
+def core_stage(segment: Path) -> tuple[int, float, float]:
+    started, cpu = time.perf_counter(), time.process_time()
+    n = 0
+    with FileRecords(str(segment)) as records:
+        for batch in records.batches():
+            for _ in batch.records():
+                n += 1
+    return n, time.perf_counter() - started, time.process_time() - cpu
+
+
+def arrow_stage(directory: Path) -> tuple[int, float, float]:
+    from kdump.spark.reader import read_split
+
+    selection = parse_options({"path": str(directory), "maxBytesPerSplit": str(SPLIT_BYTES)})
+    started, cpu = time.perf_counter(), time.process_time()
+    n = 0
+    for split in plan(selection).splits:
+        for batch in read_split(split, selection.read):
+            n += batch.num_rows
+    return n, time.perf_counter() - started, time.process_time() - cpu
+
+
+def spark_stage(spark, directory: Path, repeat: int) -> tuple[int, list[float], list[float], int]:
+    reader = spark.read.format("kafka-log").option("maxBytesPerSplit", str(SPLIT_BYTES))
+    n = reader.load(str(directory)).count()  # warm-up (also the record count)
+    times = []
+    cpu = []
+    for _ in range(repeat):
+        cpu_before = tree_cpu_seconds()
+        started = time.perf_counter()
+        reader.load(str(directory)).write.format("noop").mode("overwrite").save()
+        times.append(time.perf_counter() - started)
+        cpu.append(tree_cpu_seconds() - cpu_before)
+    splits = len(plan(parse_options({"path": str(directory), "maxBytesPerSplit": str(SPLIT_BYTES)})).splits)
+    return n, times, cpu, splits
+
+
+def profile_arrow(directory: Path, top: int = 15) -> str:
+    profiler = cProfile.Profile()
+    profiler.enable()
+    arrow_stage(directory)
+    profiler.disable()
+    out = io.StringIO()
+    pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(top)
+    return out.getvalue()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Records/s per core of the kafka-log Spark source.")
+    parser.add_argument("--quick", action="store_true", help="use the 10x smaller data set")
+    parser.add_argument("--repeat", type=int, default=3, help="Spark runs per segment (best is reported)")
+    parser.add_argument("--cores", type=int, default=os.cpu_count() or 2, help="N of local[N] (default: all)")
+    parser.add_argument("--profile", action="store_true", help="print a cProfile of the arrow stage and exit")
+    args = parser.parse_args(argv)
+
+    if args.profile:
+        print(profile_arrow(make_segments.build(True, verbose=True) / "plain-0"))
+        return 0
+    data = make_segments.build(args.quick, verbose=True)
+
+    from kdump.spark import session
+
+    figures = []
+    for name in make_segments.LAYOUT:
+        segment = data / name / make_segments.SEGMENT
+        segment.read_bytes()  # into the page cache
+        for stage, run, target in (
+            ("core", core_stage, segment),
+            ("arrow", arrow_stage, data / name),
+        ):
+            runs = [run(target) for _ in range(args.repeat)]
+            n, seconds, cpu = min(runs, key=lambda r: r[2])
+            figures.append(
+                {
+                    "segment": name,
+                    "stage": stage,
+                    "records": n,
+                    "seconds": seconds,
+                    "cpu_seconds": round(cpu, 2),
+                    "cores": 1,
+                }
+            )
+    spark = session(f"local[{args.cores}]", "kdump spark bench")
+    try:
+        for name in make_segments.LAYOUT:
+            n, times, cpu, splits = spark_stage(spark, data / name, args.repeat)
+            best = cpu.index(min(cpu))
+            figures.append(
+                {
+                    "segment": name,
+                    "stage": "spark",
+                    "records": n,
+                    "seconds": times[best],
+                    "cpu_seconds": round(cpu[best], 2),
+                    "runs": times,
+                    "cores": args.cores,
+                    "splits": splits,
+                }
+            )
+    finally:
+        spark.stop()
+    for f in figures:
+        f["records_per_s_per_core"] = round(f["records"] / f["seconds"] / f["cores"])
+        if "cpu_seconds" in f:
+            f["records_per_cpu_s"] = round(f["records"] / f["cpu_seconds"]) if f["cpu_seconds"] else None
+    result = {
+        "machine": {
+            "python": platform.python_version(),
+            "cpus": os.cpu_count(),
+            "platform": platform.platform(),
+        },
+        "data": json.loads((data / "manifest.json").read_text()),
+        "goal_records_per_s_per_core": GOAL,
+        "figures": figures,
+    }
+    out = BENCH / "results" / ("spark-latest-quick.json" if args.quick else "spark-latest.json")
+    out.parent.mkdir(exist_ok=True)
+    out.write_text(json.dumps(result, indent=2) + "\n")
+    print(
+        f"\n{'segment':<10}{'stage':<8}{'records':>12}{'seconds':>10}{'cores':>7}{'rec/s/core':>14}{'rec/cpu-s':>12}"
+    )
+    for f in figures:
+        per_cpu = f.get("records_per_cpu_s")
+        print(
+            f"{f['segment']:<10}{f['stage']:<8}{f['records']:>12,}{f['seconds']:>10.2f}{f['cores']:>7}"
+            f"{f['records_per_s_per_core']:>14,}{'' if per_cpu is None else format(per_cpu, ','):>12}"
+        )
+    print(f"(goal: {GOAL:,} records/s per core end to end; results in {out.relative_to(BENCH.parent)})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

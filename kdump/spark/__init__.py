@@ -1,0 +1,70 @@
+"""kdump on Apache Spark: the ``kafka-log`` data source and the jobs behind ``kdump spark``.
+
+Importing this package needs neither PySpark nor pyarrow; :func:`register` and :func:`session` import
+PySpark when called.  Typical use::
+
+    from kdump.spark import register
+    register(spark)
+    df = spark.read.format("kafka-log").option("isolation.level", "read_committed").load("/data/kafka-logs")
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+from typing import Any
+
+DATA_SOURCE_NAME = "kafka-log"
+
+
+def register(spark: Any) -> None:
+    """Register the ``kafka-log`` data source with ``spark`` (a SparkSession)."""
+    from kdump.spark.source import KafkaLogDataSource
+
+    spark.dataSource.register(KafkaLogDataSource)
+
+
+def prepare_environment(master: str | None) -> None:
+    """Environment a session started from this Python process needs: workers run this interpreter (so they
+    can import kdump) and, on a local master, Spark binds to the loopback address."""
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    if master is None or master.startswith("local"):
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+
+
+def session(
+    master: str | None = "local[*]",
+    app_name: str = "kdump",
+    conf: Mapping[str, str] | None = None,
+    *,
+    log_level: str = "ERROR",
+) -> Any:
+    """A SparkSession with the ``kafka-log`` source registered.
+
+    ``master`` None keeps what ``spark-submit`` (or ``spark.master``) set.  The session time zone is UTC, so
+    timestamps print as Kafka stores them.  ``log_level`` is Spark's (``OFF`` for a command line that reports
+    failures itself).
+    """
+    prepare_environment(master)
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder.appName(app_name)
+    if master is not None:
+        builder = builder.master(master)
+    settings = {
+        "spark.sql.session.timeZone": "UTC",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.python.worker.reuse": "true",
+    }
+    settings.update(conf or {})
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel(log_level)
+    register(spark)
+    return spark
+
+
+__all__ = ["DATA_SOURCE_NAME", "prepare_environment", "register", "session"]

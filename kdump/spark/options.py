@@ -1,0 +1,273 @@
+"""Options of the ``kafka-log`` data source, parsed and checked (pure Python: no PySpark, no pyarrow).
+
+Spark hands a Python data source its options as a case-insensitive mapping of strings.  The names and forms
+follow spark-sql-kafka where it has one (``startingOffsets``, ``endingOffsets``, ``startingTimestamp``,
+``endingTimestamp``, ``includeHeaders``, ``subscribe``/``subscribePattern``/``assign``, and
+``isolation.level``, also accepted with its ``kafka.`` prefix).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from kdump.storage.consumer_view import READ_COMMITTED, READ_UNCOMMITTED
+
+EARLIEST = -2
+LATEST = -1
+CORRUPT_POLICIES = ("skip", "keep", "fail")
+DEFAULT_MAX_SPLIT_BYTES = 128 * 1024 * 1024
+DEFAULT_ROWS_PER_BATCH = 10_000
+
+#: Every option, with a one-line description (the man page and README list the same).
+OPTIONS: dict[str, str] = {
+    "path / paths": "log directories, partition directories or globs (what load() is given)",
+    "topics": "comma-separated topic names to read (alias: subscribe)",
+    "topicPattern": "regular expression a topic name must match in full (alias: subscribePattern)",
+    "assign": 'JSON {"topic": [partition, ...]}: read exactly these partitions',
+    "partitions": "comma-separated partition numbers or ranges, e.g. 0,2,5-7",
+    "startingOffsets": 'earliest (default), latest, or JSON {"topic": {"0": 23, "1": -2}} (-2 earliest, -1 latest)',
+    "endingOffsets": 'latest (default) or JSON {"topic": {"0": 50, "1": -1}}; exclusive',
+    "startingTimestamp": "milliseconds: start each partition at the first record at or after it (time index)",
+    "endingTimestamp": "milliseconds: stop each partition before the first record at or after it",
+    "startingOffsetsByTimestamp": 'JSON {"topic": {"0": ms}}: startingTimestamp per partition',
+    "endingOffsetsByTimestamp": 'JSON {"topic": {"0": ms}}: endingTimestamp per partition',
+    "isolation.level": "read_uncommitted (default: every record on disk, control records included) or "
+    "read_committed (what a read_committed consumer returns)",
+    "includeHeaders": "true: add the headers column",
+    "corruptBatches": "skip (default: leave the batch out and report it), keep (keep the records of a batch whose "
+    "CRC fails but that still decodes, crcValid=false), or fail (fail the job)",
+    "corruptReportDir": "directory where each task appends one JSON line per skipped or damaged batch",
+    "corruptReportStderr": "false: do not also print each report on the task's standard error (default true)",
+    "maxBytesPerSplit": "split segments larger than this many bytes at offset-index entries (default 128 MiB)",
+    "rowsPerBatch": "rows per Arrow batch handed to Spark (default 10000)",
+}
+
+
+class OptionError(ValueError):
+    """An option has a value the source cannot use."""
+
+
+@dataclass(frozen=True)
+class PartitionOffsets:
+    """Per-partition values from a JSON option: ``{topic: {partition: value}}``."""
+
+    values: Mapping[str, Mapping[int, int]]
+
+    def get(self, topic: str, partition: int) -> int | None:
+        return self.values.get(topic, {}).get(partition)
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    """What every read task needs to know."""
+
+    include_headers: bool = False
+    read_committed: bool = False
+    corrupt: str = "skip"
+    report_dir: str | None = None
+    report_stderr: bool = True
+    rows_per_batch: int = DEFAULT_ROWS_PER_BATCH
+
+
+@dataclass(frozen=True)
+class Selection:
+    """What the planner reads: which files, partitions and offset or time ranges."""
+
+    paths: tuple[str, ...]
+    topics: frozenset[str] | None = None
+    topic_pattern: str | None = None
+    assign: Mapping[str, frozenset[int]] | None = None
+    partitions: frozenset[int] | None = None
+    starting_offsets: PartitionOffsets | int = EARLIEST
+    ending_offsets: PartitionOffsets | int = LATEST
+    starting_timestamps: PartitionOffsets | int | None = None
+    ending_timestamps: PartitionOffsets | int | None = None
+    max_split_bytes: int = DEFAULT_MAX_SPLIT_BYTES
+    read: ReadOptions = field(default_factory=ReadOptions)
+
+    def wants(self, topic: str, partition: int) -> bool:
+        """Whether the partition is selected by topics, topicPattern, assign and partitions."""
+        if self.topics is not None and topic not in self.topics:
+            return False
+        if self.topic_pattern is not None and re.fullmatch(self.topic_pattern, topic) is None:
+            return False
+        if self.assign is not None and partition not in self.assign.get(topic, frozenset()):
+            return False
+        return self.partitions is None or partition in self.partitions
+
+    def bound(self, which: str, topic: str, partition: int) -> int | None:
+        """The starting/ending offset setting for a partition: EARLIEST, LATEST or an offset."""
+        value = self.starting_offsets if which == "start" else self.ending_offsets
+        if isinstance(value, PartitionOffsets):
+            found = value.get(topic, partition)
+            return found if found is not None else (EARLIEST if which == "start" else LATEST)
+        return value
+
+    def timestamp(self, which: str, topic: str, partition: int) -> int | None:
+        value = self.starting_timestamps if which == "start" else self.ending_timestamps
+        if isinstance(value, PartitionOffsets):
+            return value.get(topic, partition)
+        return value
+
+
+def _get(options: Mapping[str, str], *names: str) -> str | None:
+    lowered = {k.lower(): v for k, v in options.items()}
+    for name in names:
+        value = lowered.get(name.lower())
+        if value is not None:
+            return value
+    return None
+
+
+def _bool(text: str | None, name: str) -> bool:
+    if text is None:
+        return False
+    lowered = text.strip().lower()
+    if lowered in ("true", "1", "yes"):
+        return True
+    if lowered in ("false", "0", "no", ""):
+        return False
+    raise OptionError(f"{name}: expected true or false, not {text!r}")
+
+
+def _int(text: str, name: str) -> int:
+    try:
+        return int(text.strip())
+    except ValueError:
+        raise OptionError(f"{name}: expected an integer, not {text!r}") from None
+
+
+def parse_partitions(text: str) -> frozenset[int]:
+    """``"0,2,5-7"`` -> {0, 2, 5, 6, 7}."""
+    out: set[int] = set()
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        m = re.fullmatch(r"(\d+)\s*-\s*(\d+)", part)
+        if m:
+            lo, hi = int(m.group(1)), int(m.group(2))
+            if hi < lo:
+                raise OptionError(f"partitions: empty range {part!r}")
+            out.update(range(lo, hi + 1))
+        else:
+            out.add(_int(part, "partitions"))
+    return frozenset(out)
+
+
+def _partition_json(text: str, name: str) -> PartitionOffsets:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise OptionError(f"{name}: not JSON ({e.msg})") from None
+    if not isinstance(data, dict):
+        raise OptionError(f'{name}: expected a JSON object like {{"topic": {{"0": 23}}}}')
+    values: dict[str, dict[int, int]] = {}
+    for topic, parts in data.items():
+        if not isinstance(parts, dict):
+            raise OptionError(f"{name}: the value for topic {topic!r} must be an object of partition: number")
+        try:
+            values[topic] = {int(p): int(v) for p, v in parts.items()}
+        except (TypeError, ValueError):
+            raise OptionError(f"{name}: partitions and values of topic {topic!r} must be integers") from None
+    return PartitionOffsets(values)
+
+
+def _offsets(text: str | None, name: str, default: int) -> PartitionOffsets | int:
+    if text is None:
+        return default
+    stripped = text.strip()
+    if stripped.lower() == "earliest":
+        return EARLIEST
+    if stripped.lower() == "latest":
+        return LATEST
+    return _partition_json(stripped, name)
+
+
+def _paths(options: Mapping[str, str]) -> tuple[str, ...]:
+    paths: list[str] = []
+    many = _get(options, "paths")
+    if many:
+        try:
+            loaded = json.loads(many)
+        except json.JSONDecodeError:
+            loaded = [many]
+        paths.extend(loaded if isinstance(loaded, list) else [str(loaded)])
+    one = _get(options, "path")
+    if one:
+        paths.append(one)
+    if not paths:
+        raise OptionError("no path: use spark.read.format('kafka-log').load(path_or_paths)")
+    return tuple(dict.fromkeys(paths))
+
+
+def parse_options(options: Mapping[str, str]) -> Selection:
+    """The data source's options as a :class:`Selection`; raises :class:`OptionError` for bad values."""
+    topics_text = _get(options, "topics", "subscribe")
+    pattern = _get(options, "topicPattern", "subscribePattern")
+    if pattern is not None:
+        try:
+            re.compile(pattern)
+        except re.error as e:
+            raise OptionError(f"topicPattern: not a regular expression ({e})") from None
+    assign_text = _get(options, "assign")
+    assign = None
+    if assign_text is not None:
+        try:
+            data = json.loads(assign_text)
+            assign = {t: frozenset(int(p) for p in ps) for t, ps in data.items()}
+        except (json.JSONDecodeError, AttributeError, TypeError, ValueError):
+            raise OptionError('assign: expected JSON like {"topic": [0, 1]}') from None
+    partitions_text = _get(options, "partitions")
+    isolation = (
+        (_get(options, "isolation.level", "kafka.isolation.level") or READ_UNCOMMITTED).strip().lower()
+    )
+    if isolation not in (READ_UNCOMMITTED, READ_COMMITTED):
+        raise OptionError(
+            f"isolation.level: expected {READ_UNCOMMITTED} or {READ_COMMITTED}, not {isolation!r}"
+        )
+    corrupt = (_get(options, "corruptBatches") or "skip").strip().lower()
+    if corrupt not in CORRUPT_POLICIES:
+        raise OptionError(f"corruptBatches: expected one of {', '.join(CORRUPT_POLICIES)}, not {corrupt!r}")
+    rows = _get(options, "rowsPerBatch")
+    max_bytes = _get(options, "maxBytesPerSplit")
+    read = ReadOptions(
+        include_headers=_bool(_get(options, "includeHeaders"), "includeHeaders"),
+        read_committed=isolation == READ_COMMITTED,
+        corrupt=corrupt,
+        report_dir=_get(options, "corruptReportDir"),
+        report_stderr=_get(options, "corruptReportStderr") is None
+        or _bool(_get(options, "corruptReportStderr"), "corruptReportStderr"),
+        rows_per_batch=max(1, _int(rows, "rowsPerBatch")) if rows else DEFAULT_ROWS_PER_BATCH,
+    )
+    starting_ts = _get(options, "startingTimestamp")
+    ending_ts = _get(options, "endingTimestamp")
+    starting_by_ts = _get(options, "startingOffsetsByTimestamp")
+    ending_by_ts = _get(options, "endingOffsetsByTimestamp")
+    return Selection(
+        paths=_paths(options),
+        topics=None
+        if topics_text is None
+        else frozenset(t.strip() for t in topics_text.split(",") if t.strip()),
+        topic_pattern=pattern,
+        assign=assign,
+        partitions=None if partitions_text is None else parse_partitions(partitions_text),
+        starting_offsets=_offsets(_get(options, "startingOffsets"), "startingOffsets", EARLIEST),
+        ending_offsets=_offsets(_get(options, "endingOffsets"), "endingOffsets", LATEST),
+        starting_timestamps=_int(starting_ts, "startingTimestamp")
+        if starting_ts is not None
+        else (_partition_json(starting_by_ts, "startingOffsetsByTimestamp") if starting_by_ts else None),
+        ending_timestamps=_int(ending_ts, "endingTimestamp")
+        if ending_ts is not None
+        else (_partition_json(ending_by_ts, "endingOffsetsByTimestamp") if ending_by_ts else None),
+        max_split_bytes=_int(max_bytes, "maxBytesPerSplit") if max_bytes else DEFAULT_MAX_SPLIT_BYTES,
+        read=read,
+    )
+
+
+def include_headers(options: Mapping[str, str]) -> bool:
+    """Just the ``includeHeaders`` option (what the schema depends on)."""
+    return _bool(_get(options, "includeHeaders"), "includeHeaders")

@@ -1,0 +1,98 @@
+"""The columns of the ``kafka-log`` data source.
+
+The first seven are spark-sql-kafka's own (``key``, ``value``, ``topic``, ``partition``, ``offset``,
+``timestamp``, ``timestampType``), then ``headers`` when ``includeHeaders`` is true, so code written against
+Kafka's Spark source carries over unchanged; then the forensic columns, which say where each record lies on
+disk and what its batch looked like.  Every column is nullable, as in spark-sql-kafka.
+
+The Arrow schema is written out here (pyarrow only, no PySpark needed) and is exactly what PySpark derives
+from the Spark schema (``to_arrow_schema(schema, timezone="UTC")``): a Python data source's Arrow batches must
+match it field for field.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+#: (name, Spark type name, description); the Spark and Arrow schemas are built from this list.
+KAFKA_COLUMNS: tuple[tuple[str, str, str], ...] = (
+    ("key", "binary", "the record key (null for a null key)"),
+    ("value", "binary", "the record value (null for a tombstone)"),
+    ("topic", "string", "topic, from the partition directory name"),
+    ("partition", "int", "partition, from the partition directory name (-1 when the name has none)"),
+    ("offset", "long", "the record's offset"),
+    ("timestamp", "timestamp", "the record's timestamp (milliseconds on disk; -1 ms for magic 0)"),
+    ("timestampType", "int", "0 CreateTime, 1 LogAppendTime, -1 none (magic 0)"),
+)
+HEADERS_COLUMN: tuple[str, str, str] = (
+    "headers",
+    "array<struct<key:string,value:binary>>",
+    "the record headers (keys decoded as UTF-8 like the JVM does), null when the record has none",
+)
+FORENSIC_COLUMNS: tuple[tuple[str, str, str], ...] = (
+    ("segment", "string", "path of the .log segment file"),
+    ("batchPosition", "long", "byte position of the record's batch in the segment"),
+    ("batchBaseOffset", "long", "base offset of the record's batch"),
+    ("magic", "int", "message format of the batch (0, 1 or 2)"),
+    ("producerId", "long", "producer id of the batch (-1: none)"),
+    ("producerEpoch", "int", "producer epoch of the batch (-1: none)"),
+    ("baseSequence", "int", "base sequence of the batch (-1: none)"),
+    ("isTransactional", "boolean", "the batch belongs to a transaction"),
+    ("isControl", "boolean", "the batch is a control batch (transaction markers, KRaft control records)"),
+    ("compression", "string", "compression codec of the batch: none, gzip, snappy, lz4 or zstd"),
+    ("crcValid", "boolean", "the batch CRC matches its bytes"),
+    ("partitionLeaderEpoch", "int", "partition leader epoch of the batch (-1: none)"),
+)
+
+
+def columns(include_headers: bool) -> tuple[tuple[str, str, str], ...]:
+    """The columns in order, ``headers`` included or not."""
+    return KAFKA_COLUMNS + ((HEADERS_COLUMN,) if include_headers else ()) + FORENSIC_COLUMNS
+
+
+def column_names(include_headers: bool) -> list[str]:
+    return [name for name, _, _ in columns(include_headers)]
+
+
+def spark_schema(include_headers: bool) -> Any:
+    """The schema as a ``pyspark.sql.types.StructType`` (built without a JVM)."""
+    from pyspark.sql import types as t
+
+    simple = {
+        "binary": t.BinaryType(),
+        "string": t.StringType(),
+        "int": t.IntegerType(),
+        "long": t.LongType(),
+        "timestamp": t.TimestampType(),
+        "boolean": t.BooleanType(),
+    }
+    header = t.ArrayType(
+        t.StructType([t.StructField("key", t.StringType()), t.StructField("value", t.BinaryType())])
+    )
+    return t.StructType(
+        [
+            t.StructField(name, header if name == "headers" else simple[kind], True)
+            for name, kind, _ in columns(include_headers)
+        ]
+    )
+
+
+def arrow_schema(include_headers: bool) -> Any:
+    """The ``pyarrow.Schema`` the reader's batches have (equal to PySpark's ``to_arrow_schema``)."""
+    import pyarrow as pa
+
+    simple = {
+        "binary": pa.binary(),
+        "string": pa.string(),
+        "int": pa.int32(),
+        "long": pa.int64(),
+        "timestamp": pa.timestamp("us", tz="UTC"),
+        "boolean": pa.bool_(),
+    }
+    header = pa.list_(pa.field("element", pa.struct([("key", pa.string()), ("value", pa.binary())])))
+    return pa.schema(
+        [
+            pa.field(name, header if name == "headers" else simple[kind])
+            for name, kind, _ in columns(include_headers)
+        ]
+    )

@@ -1,0 +1,100 @@
+"""Where a large segment can be cut into independently readable pieces (the tasks of a parallel read).
+
+:func:`cut_positions` cuts a segment at offset-index entries, which name batch starts.  (Where a read for an
+offset or a timestamp starts is :mod:`kdump.storage.log_search`, as for ``kdump find``.)
+
+Indexes of copied or damaged data cannot be trusted blindly, so every position taken from an index is checked
+against the log before it is used: a whole batch must start there, with a plausible base offset and a valid CRC.
+When that fails, reading starts at the beginning of the segment instead (slower, never wrong).
+"""
+
+from __future__ import annotations
+
+from kdump.errors import KdumpError
+from kdump.storage import naming
+from kdump.storage.file_records import FileRecords, RecordBatch
+from kdump.storage.log_segment import LogSegment
+from kdump.storage.offset_index import OffsetIndex
+
+__all__ = ["batch_at", "cut_positions"]
+
+
+def batch_at(records: FileRecords, position: int) -> RecordBatch | None:
+    """The batch starting at ``position`` when a whole, CRC-valid batch of magic 0-2 starts there, else None."""
+    if position < 0 or position >= records.size_in_bytes:
+        return None
+    try:
+        for batch in records.batches(position):
+            if batch.magic > 2 or not batch.is_valid():
+                return None
+            return batch
+    except KdumpError:
+        return None
+    return None
+
+
+def _offset_index(segment: LogSegment) -> OffsetIndex | None:
+    if not segment.has(naming.INDEX_FILE_SUFFIX):
+        return None
+    try:
+        return segment.open_offset_index()
+    except OSError:
+        return None
+
+
+def cut_positions(segment: LogSegment, target_bytes: int, records: FileRecords | None = None) -> list[int]:
+    """Positions (ascending, none of them 0) where the segment's ``.log`` can be cut into pieces of about
+    ``target_bytes``: offset-index entries whose position is a verified batch start.  When the segment has no
+    usable ``.index`` the batch headers are read instead (a shallow pass).  Empty when the log is not larger
+    than ``target_bytes``."""
+    size = segment.log_size
+    if target_bytes <= 0 or size <= target_bytes:
+        return []
+    own = records is None
+    if own:
+        try:
+            records = segment.open_log()
+        except KdumpError:
+            return []
+    try:
+        cuts = _cuts_from_index(segment, target_bytes, size, records)
+        if not cuts:
+            cuts = _cuts_from_batches(target_bytes, size, records)
+    finally:
+        if own:
+            records.close()
+    return cuts
+
+
+def _cuts_from_index(segment: LogSegment, target_bytes: int, size: int, records: FileRecords) -> list[int]:
+    index = _offset_index(segment)
+    if index is None:
+        return []
+    cuts: list[int] = []
+    last_cut = 0
+    last_offset = segment.base_offset - 1
+    for entry in index.dump_entries():
+        position = entry.position
+        if position - last_cut < target_bytes or size - position < target_bytes // 4:
+            continue
+        batch = batch_at(records, position)
+        if batch is None or not last_offset < batch.base_offset <= entry.offset:
+            continue
+        cuts.append(position)
+        last_cut = position
+        last_offset = batch.base_offset
+    return cuts
+
+
+def _cuts_from_batches(target_bytes: int, size: int, records: FileRecords) -> list[int]:
+    cuts: list[int] = []
+    last_cut = 0
+    try:
+        for batch in records.batches():
+            position = batch.position
+            if position - last_cut >= target_bytes and size - position >= target_bytes // 4:
+                cuts.append(position)
+                last_cut = position
+    except KdumpError:
+        pass
+    return cuts
