@@ -13,7 +13,6 @@ from collections.abc import Callable
 from typing import Protocol
 
 from kdump.errors import KdumpError, UsageError
-from kdump.render.internal_topics import InternalTopicParser
 from kdump.render.jdk_text import decode_utf8_jdk
 from kdump.storage.record import Record
 
@@ -86,6 +85,8 @@ class MessageParser(Protocol):
 def internal_topic_parser(decoder: str) -> MessageParser:
     """The parser of an internal-topic decoder flag (``offsets``, ``transaction-log``, ``cluster-metadata``,
     ``remote-log-metadata``, ``share-group-state``, with or without the ``-decoder`` suffix)."""
+    from kdump.render.internal_topics import InternalTopicParser  # its schemas load only when asked for
+
     try:
         return InternalTopicParser(decoder.removeprefix("--").removesuffix("-decoder"))
     except ValueError as e:

@@ -14,7 +14,6 @@ from collections.abc import Callable
 from typing import Any
 
 from kdump.render.decoders import DecoderMessageParser
-from kdump.render.internal_topics import decode_jsonable
 from kdump.render.jdk_text import decode_utf8_jdk
 from kdump.render.kafka_json import struct_to_json
 from kdump.storage.control_record import decode_control_record
@@ -118,7 +117,7 @@ def record_renderer(
             if decoder is not None:
                 put_bytes(obj, "key", r.key)
                 put_bytes(obj, "payload", r.value)
-                obj["decoded"] = decode_jsonable(decoder, r.key, r.value)
+                obj["decoded"] = _decode_jsonable(decoder, r.key, r.value)
             elif parser.is_string_parser:
                 put_bytes(obj, "key", r.key)
                 put_bytes(obj, "payload", r.value)
@@ -207,3 +206,9 @@ def fact(kind: str, file: str, **fields: Any) -> str:
     """Any other fact of the text output (``invalidBytes``, ``emptyIndex``, ``sanityCheck``, the end-of-run
     findings, state-file entries ...)."""
     return line({"type": kind, "file": file, **fields})
+
+
+def _decode_jsonable(decoder: str, key: bytes | None, value: bytes | None) -> dict[str, Any]:
+    from kdump.render.internal_topics import decode_jsonable  # its schemas load only when asked for
+
+    return decode_jsonable(decoder, key, value)
