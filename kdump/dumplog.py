@@ -278,15 +278,18 @@ class DumpLogSegments:
                             last_offset = offset
                             lines.append(render(record))
                     finally:
+                        records.check_unchanged(batch.position)  # print nothing read from a vanished page
                         out.write("".join(lines))
                         gaps.last_offset = last_offset
                 valid_bytes += batch.size_in_bytes
         except kafka_text.PartialLineError as e:
+            records.check_unchanged(batch.position if batch is not None else None)  # truncated underneath?
             out.write(e.partial)
             cause = e.cause
             cause.located(file.path, batch.position if batch is not None else None)
             raise cause from None
         except KdumpError as e:
+            records.check_unchanged(batch.position if batch is not None else None)  # truncated underneath?
             e.located(file.path, batch.position if batch is not None else None)
             raise
         return valid_bytes
@@ -371,10 +374,12 @@ class DumpLogSegments:
                         reached_end = False
                         break
         except kafka_text.PartialLineError as e:
+            records.check_unchanged(batch.position if batch is not None else None)  # truncated underneath?
             cause = e.cause
             cause.located(file.path, batch.position if batch is not None else None)
             raise cause from None
         except KdumpError as e:
+            records.check_unchanged(batch.position if batch is not None else None)  # truncated underneath?
             e.located(file.path, batch.position if batch is not None else None)
             raise
         if reached_end and opts.max_bytes == INT_MAX:

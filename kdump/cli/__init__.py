@@ -44,6 +44,8 @@ def run_guarded(
         _report(err, "interrupted")
         return 130
     except MemoryError:
+        out.parts.clear()  # the pending text may be what exhausted memory: writing it would fail again
+        out.pending = 0
         _flush_quietly(out)
         _report(err, "out of memory")
         return EXIT_ERROR
@@ -109,7 +111,7 @@ def files_command(args: tuple[str, ...]) -> None:
 
 #: Modules of kdump/cli that each define ``command`` (a click command or group), added to ``cli`` in this
 #: order.  They import only click at module level, so ``kdump files`` starts as fast as before.
-SUBCOMMAND_MODULES = ("verify_index", "ls", "find", "rebuild_index", "spark")
+SUBCOMMAND_MODULES = ("verify_index", "ls", "find", "rebuild_index", "spark", "salvage")
 
 
 def _register_subcommands() -> None:

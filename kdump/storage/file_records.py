@@ -10,7 +10,9 @@ The framing rules are Kafka's exactly, because they decide what a dump shows:
 * ``max_bytes`` slices the file, as ``--max-bytes`` does.
 
 The file is memory-mapped read-only and never modified.  Pages behind the read position are released as the
-iteration advances, so a 1 GiB segment does not stay resident.
+iteration advances, so a 1 GiB segment does not stay resident.  A file truncated while it is being read does not
+kill the process (:mod:`kdump.storage.sigbus_guard`): iteration stops with :class:`FileChangedError` at the
+batch where the change was noticed.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import struct
 from collections.abc import Iterator
 
 from kdump.errors import CorruptRecordError, KdumpError
-from kdump.storage import compression
+from kdump.storage import compression, sigbus_guard
 from kdump.storage.legacy_record import LegacyRecordBatch
 from kdump.storage.record_batch import (
     HEADER_SIZE_UP_TO_MAGIC,
@@ -39,6 +41,11 @@ RecordBatch = DefaultRecordBatch | LegacyRecordBatch
 _LOG_HEADER = struct.Struct(">qi")
 _V2_HEADER = struct.Struct(">qiiBIhiqqqhii")
 _RELEASE_EVERY = 64 * 1024 * 1024
+
+
+class FileChangedError(KdumpError):
+    """The file was truncated while it was being read (by a broker's recovery, say): what was read past its new
+    end may be zeros instead of data, so reading stops."""
 
 
 class FileRecords:
@@ -60,6 +67,7 @@ class FileRecords:
         self.path = path
         self.decompression_limit = decompression_limit
         self._mmap: mmap.mmap | None = None
+        self._guard: int | None = None
         if data is not None:
             self.buf: bytes = data
             self.file_size = len(data)
@@ -78,6 +86,7 @@ class FileRecords:
                     except (OSError, ValueError) as e:
                         raise KdumpError(f"cannot map the file: {e}", path=path) from None
                     self.buf = self._mmap  # type: ignore[assignment]
+                    self._guard = sigbus_guard.register(self._mmap)
                 else:
                     self.buf = b""
             finally:
@@ -100,8 +109,29 @@ class FileRecords:
             try:
                 self._mmap.close()
             except BufferError:
-                pass  # a batch still holds a view; the mapping goes when it is collected
+                pass  # a batch still holds a view; the mapping goes when it is collected (still guarded)
+            else:
+                sigbus_guard.unregister(self._guard)
+            self._guard = None
             self._mmap = None
+
+    def check_unchanged(self, position: int | None = None) -> None:
+        """Raise :class:`FileChangedError` (at ``position``, the batch being read) when the file is now shorter
+        than the part of it this reader covers: it was truncated underneath, and what was read past its new end
+        may have been zeros.  A file that grew is fine (only the bytes present when it was opened are read)."""
+        if self._mmap is None:
+            return
+        try:
+            size = self._mmap.size()  # fstat of the mapped file (the mapping keeps its own descriptor)
+        except (OSError, ValueError):
+            return
+        if size < self.end:
+            raise FileChangedError(
+                f"the file was truncated from {self.file_size} to {size} bytes while kdump was reading it "
+                "(by another process); reading stopped here",
+                path=self.path,
+                position=position,
+            )
 
     @property
     def size_in_bytes(self) -> int:
@@ -125,9 +155,19 @@ class FileRecords:
         mm = self._mmap
         unpack_log_header = _LOG_HEADER.unpack_from
         unpack_v2 = _V2_HEADER.unpack_from
+        # A truncated file is noticed through the pages the guard replaced (a cheap counter, per batch), or
+        # by its size where there is no guard (one fstat per batch), and by its size whenever reading stops.
+        watch = mm is not None
+        guarded = self._guard is not None
+        faults = sigbus_guard.fault_count()
         while position < end - HEADER_SIZE_UP_TO_MAGIC:
+            if watch and (sigbus_guard.fault_count() != faults if guarded else True):
+                self.check_unchanged(position)
+                faults = sigbus_guard.fault_count()
             offset, size = unpack_log_header(buf, position)
             if size < MIN_RECORD_SIZE:
+                if watch:
+                    self.check_unchanged(position)
                 raise CorruptRecordError(
                     f"Found record size {size} smaller than minimum record overhead ({MIN_RECORD_SIZE}) "
                     f"in file {path}.",
@@ -135,7 +175,7 @@ class FileRecords:
                     position=position,
                 )
             if position > end - LOG_OVERHEAD - size:
-                return
+                break
             magic = buf[position + MAGIC_OFFSET]
             if magic < 2:
                 yield LegacyRecordBatch(buf, position, offset, size, magic, decompression_limit=limit)
@@ -151,6 +191,8 @@ class FileRecords:
             position += LOG_OVERHEAD + size
             if mm is not None and position - released >= _RELEASE_EVERY:
                 released = _release(mm, released, position)
+        if watch:
+            self.check_unchanged(position)
 
     def first_batch_in(self, position: int, window: int) -> RecordBatch:
         """The first batch of the slice ``[position, position + window)``, as Kafka's index dump reads it:

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from kdump.errors import CorruptRecordError, DecompressionError, InvalidRecordError
 from kdump.storage import compression
 from kdump.storage.record import Record
-from kdump.storage.record_batch import LOG_OVERHEAD, compression_name
+from kdump.storage.record_batch import LOG_OVERHEAD, compression_name, in_decompressed
 from kdump.storage.timestamp_type import CREATE_TIME, LOG_APPEND_TIME, NO_TIMESTAMP, NO_TIMESTAMP_TYPE
 
 RECORD_OVERHEAD_V0 = 14
@@ -290,14 +290,20 @@ class LegacyRecordBatch:
                         "not zero."
                     )
                 absolute_base = self.offset - last_inner
-        return self._yield_inner(inner, absolute_base)
+        return self._yield_inner(inner, absolute_base, self.position)
 
     @staticmethod
-    def _yield_inner(inner: list[LegacyRecordBatch], absolute_base: int) -> Iterator[Record]:
+    def _yield_inner(
+        inner: list[LegacyRecordBatch], absolute_base: int, wrapper_position: int
+    ) -> Iterator[Record]:
         for entry in inner:
             if entry.is_compressed:
                 raise InvalidRecordError("Inner messages must not be compressed")
-            yield entry.as_record(absolute_base + entry.offset if absolute_base >= 0 else None)
+            try:
+                record = entry.as_record(absolute_base + entry.offset if absolute_base >= 0 else None)
+            except InvalidRecordError as e:  # located in the decompressed value: locate it at the wrapper
+                raise in_decompressed(e, wrapper_position) from None
+            yield record
 
     def __repr__(self) -> str:
         return (

@@ -230,6 +230,7 @@ class DefaultRecordBatch:
         return self._compressed_records(self.buf[start:end], count, args)
 
     def _compressed_records(self, data: bytes, count: int, args: tuple) -> Iterator[Record]:
+        compression_name(self.compression_type_id)  # ids 5-7: InvalidRecordError, as CompressionType.forId
         try:
             plain = compression.decompress(
                 self.compression_type_id, data, magic=self.magic, limit=self.decompression_limit
@@ -237,11 +238,14 @@ class DefaultRecordBatch:
         except DecompressionError as e:
             raise DecompressionError(f"Failed to decompress record stream: {e.message}") from e
         it = _read_records(plain, 0, len(plain), count, *args, stream=True)
-        head = list(islice(it, EAGER_RECORDS))
-        if len(head) < EAGER_RECORDS:
-            return iter(head)
-        for _ in it:  # validate the rest before showing anything, then decode it again lazily
-            pass
+        try:
+            head = list(islice(it, EAGER_RECORDS))
+            if len(head) < EAGER_RECORDS:
+                return iter(head)
+            for _ in it:  # validate the rest before showing anything, then decode it again lazily
+                pass
+        except InvalidRecordError as e:
+            raise in_decompressed(e, self.position) from None
         return _chain(
             head, islice(_read_records(plain, 0, len(plain), count, *args, stream=True), EAGER_RECORDS, None)
         )
@@ -251,6 +255,16 @@ class DefaultRecordBatch:
             f"DefaultRecordBatch(position={self.position}, baseOffset={self.base_offset}, "
             f"lastOffset={self.last_offset}, count={self.records_count}, size={self.size_in_bytes})"
         )
+
+
+def in_decompressed(error: InvalidRecordError, batch_position: int) -> InvalidRecordError:
+    """A position inside a decompressed payload is not a file position: say where in the payload the bad record
+    is and locate the error at its batch instead."""
+    if error.position is not None:
+        error.message = f"{error.message} (record at byte {error.position} of the decompressed records)"
+        error.args = (error.message,)
+    error.position = batch_position
+    return error
 
 
 def _chain(head: list[Record], tail: Iterator[Record]) -> Iterator[Record]:

@@ -1,0 +1,543 @@
+"""Salvaging a damaged segment: every intact batch, copied into a clean new segment with fresh indexes.
+
+Kafka's own recovery stops at the first bad batch and truncates the rest of the segment away.  Salvage goes on:
+where the bytes at a position are not a whole batch with a matching CRC, it *resynchronises* on the next
+position where one starts, so that only the damaged regions are lost.
+
+A position holds an intact batch when
+
+* the 12-byte entry header fits and declares a size of at least 14 bytes that fits in the file;
+* the magic byte (+16) is 0, 1 or 2;
+* v2 (magic 2): the batch is at least its 61-byte header long and the stored CRC-32C matches the one of bytes
+  21..end (Kafka's ``DefaultRecordBatch.isValid``);
+* v0/v1: the message is at least its header long (14 or 22 bytes) and the stored CRC-32 matches the one of the
+  message from its magic byte on (``LegacyRecord.isValid``).
+
+A random position passes this with a probability of about 2^-32, so resynchronising is safe; the search for
+candidates runs in the regular-expression engine (a candidate needs a plausible size field and magic byte), not
+byte by byte in Python.
+
+The CRCs do not cover the 8-byte offset field (nor a v2 batch's partition leader epoch), so a batch can pass
+its CRC with a damaged offset.  A segment's offsets must increase, so the kept batches are the longest chain of
+intact batches, in file order, whose offsets increase; among chains of that length, the one whose offset gaps
+best match the offset spans of the intact batches it leaves out between them (a batch's span is covered by its
+CRC; the segment's base offset counts as where the first batch should start).  So a batch whose offset field
+was damaged, out of line with its neighbours, is dropped, not the neighbours.  For a ``.log``
+every kept batch must also fit the segment's index (last offset between the base offset in the file name and
+that plus 2^31 - 1).
+
+What is lost is reported as byte ranges (each with the reason the bytes at its start are not a kept batch) and
+as offset gaps (the offsets missing between the intact batches on either side of a lost range).  The new
+segment holds the kept batches byte for byte, in order; its ``.index`` and ``.timeindex`` are built the way a
+broker's recovery builds them (:func:`kdump.storage.index_recovery.recover_indexes`).  A ``.txnindex`` and
+producer snapshots are not rebuilt (they need the producer state of the whole partition).
+
+The input is only ever read (memory-mapped read-only).  Nothing is written into the input's directory, and no
+existing file is overwritten: the new files are written under temporary names and renamed into place.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import struct
+import zlib
+from dataclasses import dataclass, field
+
+import crc32c
+
+from kdump.errors import KdumpError
+from kdump.storage import naming
+from kdump.storage.file_records import FileRecords
+from kdump.storage.index_recovery import DEFAULT_INDEX_INTERVAL_BYTES, recover_indexes
+from kdump.storage.legacy_record import LegacyRecordBatch
+
+__all__ = [
+    "DEFAULT_INDEX_INTERVAL_BYTES",
+    "LostRange",
+    "OffsetGap",
+    "SalvageError",
+    "SalvageResult",
+    "SalvagedBatch",
+    "salvage_segment",
+    "scan_segment",
+]
+
+_INT_MAX = 0x7FFFFFFF
+_LOG_HEADER = struct.Struct(">qi")
+_U32 = struct.Struct(">I")
+_I32 = struct.Struct(">i")
+_I64 = struct.Struct(">q")
+#: How far back (in candidate batches) the chain search looks for a predecessor.
+_LOOKBACK = 64
+_TEMP_SUFFIX = ".kdump-tmp"
+_COPY_CHUNK = 8 << 20
+_WINDOW = 64 << 10
+_ZERO_CHUNK = 1 << 20
+
+#: A position where a batch could start: a size field of 14..2^31-1 at +8 and a magic byte of 0..2 at +16
+#: (a lookahead, so that every position is tried).  The CRC check does the rest.
+_CANDIDATE = re.compile(
+    rb"(?=.{8}(?:[\x01-\x7f]...|\x00[\x01-\xff]..|\x00\x00[\x01-\xff].|\x00\x00\x00[\x0e-\xff]).{4}[\x00-\x02])",
+    re.DOTALL,
+)
+
+
+class SalvageError(KdumpError):
+    """Salvage cannot run as asked (output in the input's directory, an output file that exists, ...)."""
+
+
+@dataclass(frozen=True)
+class SalvagedBatch:
+    """An intact batch: where it was in the input, where it is in the new segment, and its offsets."""
+
+    position: int
+    size: int
+    magic: int
+    first_offset: int
+    last_offset: int
+    max_timestamp: int
+    output_position: int = -1
+
+
+@dataclass(frozen=True)
+class LostRange:
+    """Input bytes ``[start, end)`` that are not in the new segment, and why the bytes at ``start`` are not an
+    intact batch."""
+
+    start: int
+    end: int
+    reason: str
+
+    @property
+    def length(self) -> int:
+        return self.end - self.start
+
+
+@dataclass(frozen=True)
+class OffsetGap:
+    """Offsets ``first..last`` (inclusive) that no kept batch holds, next to a lost byte range.  ``last`` is
+    None when the segment ends in lost bytes (how many offsets were there is unknown)."""
+
+    first: int
+    last: int | None
+    #: The lost byte range the gap belongs to.
+    lost: LostRange
+
+    @property
+    def count(self) -> int | None:
+        return None if self.last is None else self.last - self.first + 1
+
+
+@dataclass
+class SalvageResult:
+    """What a scan found (and, after :func:`salvage_segment`, what was written)."""
+
+    source: str
+    source_size: int
+    #: The base offset from the file name (None when the name has none, e.g. a KRaft snapshot).
+    base_offset: int | None
+    batches: list[SalvagedBatch] = field(default_factory=list)
+    lost: list[LostRange] = field(default_factory=list)
+    gaps: list[OffsetGap] = field(default_factory=list)
+    #: The new segment and its index files (None until written; indexes only for a ``.log``).
+    output: str | None = None
+    offset_index: str | None = None
+    time_index: str | None = None
+    offset_index_entries: int = 0
+    time_index_entries: int = 0
+
+    @property
+    def kept_bytes(self) -> int:
+        return sum(b.size for b in self.batches)
+
+    @property
+    def lost_bytes(self) -> int:
+        return sum(r.length for r in self.lost)
+
+    @property
+    def missing_offsets(self) -> int | None:
+        """Offsets known to be missing (None when a gap has no known end)."""
+        total = 0
+        for gap in self.gaps:
+            if gap.count is None:
+                return None
+            total += gap.count
+        return total
+
+    @property
+    def intact(self) -> bool:
+        return not self.lost
+
+
+# -- checking one position -------------------------------------------------------------------------------------
+
+
+def check_batch_at(buf: bytes, position: int, end: int) -> tuple[int, int, int, int, int] | str:
+    """``(size, magic, first offset, last offset, max timestamp)`` of the intact batch at ``position`` of
+    ``buf[:end]``, or why there is none (see the module docstring).  The first offset of a compressed v0/v1
+    wrapper is its first inner message's (it is decompressed for that); of anything else the header's."""
+    remaining = end - position
+    if remaining < 17:
+        return f"only {remaining} bytes left, too few for a batch header (a torn write)"
+    offset, size = _LOG_HEADER.unpack_from(buf, position)
+    if size < 14:
+        return f"size field {size} is below the smallest message (14 bytes)"
+    if size > remaining - 12:
+        return f"size field {size} runs past the end of the file ({remaining - 12} bytes follow it)"
+    total = size + 12
+    magic = buf[position + 16]
+    if magic == 2:
+        if total < 61:
+            return f"v2 batch of {total} bytes is shorter than its 61-byte header"
+        stored = _U32.unpack_from(buf, position + 17)[0]
+        computed = crc32c.crc32c(memoryview(buf)[position + 21 : position + total])
+        if stored != computed:
+            return f"CRC mismatch (stored {stored}, computed {computed})"
+        last = offset + _I32.unpack_from(buf, position + 23)[0]
+        return total, 2, offset, last, _I64.unpack_from(buf, position + 35)[0]
+    if magic > 2:
+        return f"magic byte {magic} is not a known message format"
+    if magic == 1 and size < 22:
+        return f"v1 message of {size} bytes is shorter than its 22-byte header"
+    stored = _U32.unpack_from(buf, position + 12)[0]
+    computed = zlib.crc32(memoryview(buf)[position + 16 : position + total])
+    if stored != computed:
+        return f"CRC mismatch (stored {stored}, computed {computed})"
+    timestamp = _I64.unpack_from(buf, position + 18)[0] if magic == 1 else -1
+    first = offset
+    if buf[position + 17] & 0x07:  # a compressed wrapper: its offset is the last inner offset
+        inner = _inner_offsets(buf, position, offset, size, magic)
+        if isinstance(inner, str):
+            return inner
+        first = inner
+    return total, magic, first, offset, timestamp
+
+
+def _inner_offsets(buf: bytes, position: int, offset: int, size: int, magic: int) -> int | str:
+    """The first offset of a compressed v0/v1 wrapper, from its inner messages.  A v0 wrapper's inner offsets
+    are absolute (and covered by its CRC), so a wrapper offset other than the last of them is a damaged offset
+    field; a v1 wrapper's are relative to the wrapper offset."""
+    first = last = None
+    try:
+        for record in LegacyRecordBatch(buf, position, offset, size, magic).records():
+            if first is None:
+                first = record.offset
+            last = record.offset
+    except KdumpError:
+        return offset
+    if first is None or last is None:
+        return offset
+    if magic == 0 and last != offset:
+        return (
+            f"v0 wrapper offset {offset} is not its last inner offset {last} (the offset field is not covered by "
+            "the CRC)"
+        )
+    return min(first, offset)
+
+
+def _resync(buf: bytes, start: int, end: int) -> int:
+    """The first position >= ``start`` where an intact batch starts, or ``end``.
+
+    Candidates are found by :data:`_CANDIDATE` a window at a time; zero-filled stretches (a preallocated
+    segment's tail, holes left by a crash) are skipped at memory speed before each window."""
+    position = start
+    while position < end:
+        position = _skip_zeros(buf, position, end)
+        stop = min(end, position + _WINDOW)
+        for match in _CANDIDATE.finditer(buf, position, min(end, stop + 16)):
+            candidate = match.start()
+            if candidate >= stop:
+                break
+            if not isinstance(check_batch_at(buf, candidate, end), str):
+                return candidate
+        position = stop
+    return end
+
+
+def _skip_zeros(buf: bytes, position: int, end: int) -> int:
+    """``position``, or past the zero bytes that start there: a batch's size field (bytes 8..11) is not zero,
+    so no batch starts more than 11 bytes before the first non-zero byte."""
+    if buf[position] != 0:
+        return position
+    at = position
+    while at < end:
+        chunk = buf[at : min(end, at + _ZERO_CHUNK)]
+        rest = chunk.lstrip(b"\x00")
+        if rest:
+            return max(position, at + len(chunk) - len(rest) - 11)
+        at += len(chunk)
+    return end
+
+
+# -- choosing the batches to keep --------------------------------------------------------------------------------
+
+
+def _choose_chain(candidates: list[SalvagedBatch], base_offset: int | None) -> list[int]:
+    """Indexes of the batches to keep (see the module docstring): the longest chain whose offsets increase;
+    among those, the one whose offset gaps best match the offset spans of the intact batches it drops between
+    them (a batch's span, last - first offset, is covered by its CRC even when its offset field is not).  Each
+    element's predecessor is searched among the previous ``_LOOKBACK`` candidates, plus "none"."""
+    n = len(candidates)
+    if all(candidates[i].last_offset < candidates[i + 1].first_offset for i in range(n - 1)):
+        return list(range(n))
+    spans = [0]  # spans[k]: offsets spanned by candidates[:k]
+    for b in candidates:
+        spans.append(spans[-1] + b.last_offset - b.first_offset + 1)
+    # best[j] = (count, -cost, predecessor or -1) of the best chain ending at j, where the cost adds up, for
+    # each gap between kept batches, how far the gap is from the spans of the batches dropped in between
+    best: list[tuple[int, int, int]] = []
+    for j, b in enumerate(candidates):
+        first = b.first_offset
+        choice = (1, 0 if base_offset is None else -abs(first - base_offset - spans[j]), -1)
+        for i in range(j - 1, max(-1, j - 1 - _LOOKBACK), -1):
+            p = candidates[i]
+            if p.last_offset >= first:
+                continue
+            count, negcost, _ = best[i]
+            option = (count + 1, negcost - abs(first - p.last_offset - 1 - (spans[j] - spans[i + 1])), i)
+            if option[:2] > choice[:2]:
+                choice = option
+            if i == j - 1 and first == p.last_offset + 1:
+                break  # contiguous with the batch just before: in practice nothing further back does better
+        best.append(choice)
+    end = max(range(n), key=lambda j: (best[j][0], best[j][1] - (spans[n] - spans[j + 1]), -j))
+    chain = []
+    while end != -1:
+        chain.append(end)
+        end = best[end][2]
+    return chain[::-1]
+
+
+# -- the scan ----------------------------------------------------------------------------------------------------
+
+
+def scan_segment(records: FileRecords, base_offset: int | None = None) -> SalvageResult:
+    """Find the intact batches of ``records`` and what is lost between them (nothing is written).
+
+    ``base_offset`` (the one in a ``.log`` file name) makes batches whose offsets do not fit that segment's
+    index count as lost, and the offsets from it to the first kept batch count as a gap."""
+    buf = records.buf
+    end = records.size_in_bytes
+    path = records.path
+    candidates: list[SalvagedBatch] = []
+    failures: dict[int, str] = {}
+    position = 0
+    while position < end:
+        found = check_batch_at(buf, position, end)
+        if isinstance(found, str):
+            failures[position] = found
+            position = _resync(buf, position + 1, end)
+            continue
+        size, magic, first, last, max_timestamp = found
+        candidates.append(SalvagedBatch(position, size, magic, first, last, max_timestamp))
+        position += size
+
+    dropped: dict[int, str] = {}
+    eligible = []
+    for b in candidates:
+        reason = _ineligible(b, base_offset)
+        if reason is None:
+            eligible.append(b)
+        else:
+            dropped[b.position] = reason
+    chain = [eligible[i] for i in _choose_chain(eligible, base_offset)] if eligible else []
+    kept_positions = {b.position for b in chain}
+    for b in eligible:
+        if b.position not in kept_positions:
+            dropped[b.position] = (
+                f"intact batch with offsets {b.first_offset}-{b.last_offset} dropped: its offsets do not increase "
+                "with the batches around it (the offset field is not covered by the CRC)"
+            )
+
+    result = SalvageResult(path, end, base_offset)
+    out = 0
+    kept: list[SalvagedBatch] = []
+    for b in chain:
+        kept.append(
+            SalvagedBatch(b.position, b.size, b.magic, b.first_offset, b.last_offset, b.max_timestamp, out)
+        )
+        out += b.size
+    result.batches = kept
+    position = 0
+    previous: SalvagedBatch | None = None
+    for b in [*kept, None]:
+        stop = end if b is None else b.position
+        if stop > position:
+            reason = failures.get(position) or dropped.get(position) or "not an intact batch"
+            lost = LostRange(position, stop, reason)
+            result.lost.append(lost)
+            gap = _gap(previous, b, base_offset, lost)
+            if gap is not None:
+                result.gaps.append(gap)
+        if b is not None:
+            position = b.position + b.size
+            previous = b
+    return result
+
+
+def _ineligible(b: SalvagedBatch, base_offset: int | None) -> str | None:
+    if b.last_offset < b.first_offset:
+        return f"intact batch dropped: its last offset {b.last_offset} is below its first offset {b.first_offset}"
+    if base_offset is not None and not 0 <= b.last_offset - base_offset <= _INT_MAX:
+        return (
+            f"intact batch with offsets {b.first_offset}-{b.last_offset} dropped: they do not fit the index of a "
+            f"segment with base offset {base_offset}"
+        )
+    return None
+
+
+def _gap(
+    before: SalvagedBatch | None, after: SalvagedBatch | None, base_offset: int | None, lost: LostRange
+) -> OffsetGap | None:
+    """The offsets missing between the kept batches around ``lost`` (the segment's base offset stands in for
+    the batch before a lost range at the start)."""
+    if before is not None:
+        first = before.last_offset + 1
+    elif base_offset is not None:
+        first = base_offset
+    else:
+        return None
+    if after is None:
+        return OffsetGap(first, None, lost)
+    if after.first_offset > first:
+        return OffsetGap(first, after.first_offset - 1, lost)
+    return None
+
+
+# -- writing -----------------------------------------------------------------------------------------------------
+
+
+def output_path_for(source: str, out_dir: str) -> str:
+    """Where :func:`salvage_segment` writes the new segment: ``out_dir`` and the input's file name."""
+    return os.path.join(out_dir, os.path.basename(source))
+
+
+def check_output_dir(source: str, out_dir: str) -> None:
+    """Raise :class:`SalvageError` when ``out_dir`` is the input's own directory (salvage never writes there)."""
+    source_dir = os.path.dirname(os.path.abspath(source))
+    if os.path.realpath(out_dir) == os.path.realpath(source_dir):
+        raise SalvageError(
+            f"the output directory {out_dir} is the input's own directory; salvage never writes beside its input",
+            path=source,
+        )
+
+
+def salvage_segment(
+    source: str,
+    out_dir: str,
+    *,
+    index_interval_bytes: int = DEFAULT_INDEX_INTERVAL_BYTES,
+) -> SalvageResult:
+    """Scan ``source`` and write its intact batches to ``out_dir/<same name>`` (created if needed), with a fresh
+    ``.index`` and ``.timeindex`` for a ``.log``.
+
+    Raises :class:`SalvageError` when ``out_dir`` is the input's directory or an output file exists, and
+    :class:`KdumpError` for unreadable input."""
+    check_output_dir(source, out_dir)
+    name = os.path.basename(source)
+    is_log = name.endswith(naming.LOG_FILE_SUFFIX)
+    base_offset = None
+    if is_log:
+        try:
+            base_offset = naming.offset_from_file(source)
+        except naming.NumberFormatError:
+            base_offset = None
+    target = output_path_for(source, out_dir)
+    stem = name.split(".", 1)[0]
+    index_paths = (
+        [os.path.join(out_dir, stem + s) for s in (naming.INDEX_FILE_SUFFIX, naming.TIME_INDEX_FILE_SUFFIX)]
+        if is_log and base_offset is not None
+        else []
+    )
+    for path in (target, *index_paths):
+        if os.path.lexists(path):
+            raise SalvageError(f"{path} exists; salvage does not overwrite files", path=source)
+    with FileRecords(source) as records:
+        result = scan_segment(records, base_offset)
+        records.check_unchanged()  # truncated underneath: stop before writing anything
+        try:
+            os.makedirs(out_dir, exist_ok=True)
+            _write_segment(target, result, records)
+        except OSError as e:
+            raise SalvageError(f"cannot write {target}: {e.strerror or e}", path=source) from None
+        try:
+            records.check_unchanged()  # the copy read the input again
+        except KdumpError:
+            os.unlink(target)
+            raise
+    result.output = target
+    if index_paths:
+        with FileRecords(target) as written:
+            indexes = recover_indexes(written, base_offset or 0, index_interval_bytes)
+        try:
+            _write_new(index_paths[0], indexes.offset_index_bytes())
+            _write_new(index_paths[1], indexes.time_index_bytes())
+        except OSError as e:
+            raise SalvageError(
+                f"cannot write the indexes in {out_dir}: {e.strerror or e}", path=source
+            ) from None
+        result.offset_index, result.time_index = index_paths
+        result.offset_index_entries = len(indexes.offset_entries)
+        result.time_index_entries = len(indexes.time_entries)
+    return result
+
+
+def _write_segment(target: str, result: SalvageResult, records: FileRecords) -> None:
+    """Copy the kept batches (runs of adjacent ones in one go) into ``target``, via a temporary name."""
+    buf = records.buf
+    temp = target + _TEMP_SUFFIX
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        run_start = run_end = -1
+        for b in [*result.batches, None]:
+            if b is not None and b.position == run_end:
+                run_end += b.size
+                continue
+            for at in range(run_start, run_end, _COPY_CHUNK):
+                _write_all(fd, memoryview(buf)[at : min(run_end, at + _COPY_CHUNK)])
+            if b is not None:
+                run_start, run_end = b.position, b.position + b.size
+        os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        os.unlink(temp)
+        raise
+    os.close(fd)
+    _rename_new(temp, target)
+
+
+def _write_new(path: str, data: bytes) -> None:
+    temp = path + _TEMP_SUFFIX
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        _write_all(fd, memoryview(data))
+        os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        os.unlink(temp)
+        raise
+    os.close(fd)
+    _rename_new(temp, path)
+
+
+def _rename_new(temp: str, path: str) -> None:
+    """Move ``temp`` to ``path`` unless ``path`` appeared meanwhile (``link`` fails on an existing name)."""
+    try:
+        os.link(temp, path)
+    except FileExistsError:
+        os.unlink(temp)
+        raise
+    except OSError:  # no hard links on this file system
+        if os.path.lexists(path):
+            os.unlink(temp)
+            raise FileExistsError(path) from None
+        os.rename(temp, path)
+        return
+    os.unlink(temp)
+
+
+def _write_all(fd: int, data: memoryview) -> None:
+    while data:
+        written = os.write(fd, data)
+        data = data[written:]
