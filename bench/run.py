@@ -219,6 +219,22 @@ def _size(n: int) -> str:
     return "-" if not n else f"{n / 2**20:.0f} MiB"
 
 
+def build_big(data: Path) -> Path:
+    """``big-0``: the uncompressed segment written four times over (about 1 GiB; offsets repeat, which only adds
+    three non-consecutive-offset pairs to the deep runs' summaries)."""
+    source = data / "plain-0" / make_segments.SEGMENT
+    target = data / "big-0" / make_segments.SEGMENT
+    if target.exists() and target.stat().st_size == 4 * source.stat().st_size:
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with open(target, "wb") as out:
+        for _ in range(4):
+            with open(source, "rb") as f:
+                while chunk := f.read(1 << 24):
+                    out.write(chunk)
+    return target
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Benchmark kdump files against kafka-dump-log.sh figures.")
     parser.add_argument("--quick", action="store_true", help="use the 10x smaller data set")
@@ -227,6 +243,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--profile", action="store_true", help="also print a cProfile top-10 of the print path"
+    )
+    parser.add_argument(
+        "--big",
+        action="store_true",
+        help="also measure a 1 GiB segment (the uncompressed one four times over) for time and peak RSS",
     )
     parser.add_argument(
         "--output",
@@ -248,6 +269,18 @@ def main(argv: list[str] | None = None) -> int:
                 fig = measure(name, segment, case, args.repeat, Path(scratch), args.quick)
                 figures.append(fig)
                 print(f"  {name} {case}: {fig.best_s:.2f} s", file=sys.stderr, flush=True)
+
+        if args.big and not args.quick:
+            big = build_big(data)
+            warm(big)
+            for case in ("shallow", "deep", "print-devnull"):
+                fig = measure("big-0", big, case, 1, Path(scratch), True)
+                figures.append(fig)
+                print(
+                    f"  big-0 {case}: {fig.best_s:.2f} s, {fig.peak_rss_mib:.0f} MiB",
+                    file=sys.stderr,
+                    flush=True,
+                )
 
     result = {
         "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),

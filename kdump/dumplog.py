@@ -282,16 +282,11 @@ class DumpLogSegments:
                         out.write("".join(lines))
                         gaps.last_offset = last_offset
                 valid_bytes += batch.size_in_bytes
-        except kafka_text.PartialLineError as e:
-            records.check_unchanged(batch.position if batch is not None else None)  # truncated underneath?
-            out.write(e.partial)
-            cause = e.cause
-            cause.located(file.path, batch.position if batch is not None else None)
-            raise cause from None
-        except KdumpError as e:
-            records.check_unchanged(batch.position if batch is not None else None)  # truncated underneath?
-            e.located(file.path, batch.position if batch is not None else None)
-            raise
+        except (kafka_text.PartialLineError, KdumpError) as e:
+            error = _located(e, records, file, batch)
+            if isinstance(e, kafka_text.PartialLineError):
+                out.write(e.partial)  # what Kafka printed of the line before dying
+            raise error from None
         return valid_bytes
 
     def _dump_batches_selected(self, file: JavaFile, records: FileRecords, parser: MessageParser) -> None:
@@ -373,15 +368,8 @@ class DumpLogSegments:
                     if remaining <= 0:
                         reached_end = False
                         break
-        except kafka_text.PartialLineError as e:
-            records.check_unchanged(batch.position if batch is not None else None)  # truncated underneath?
-            cause = e.cause
-            cause.located(file.path, batch.position if batch is not None else None)
-            raise cause from None
-        except KdumpError as e:
-            records.check_unchanged(batch.position if batch is not None else None)  # truncated underneath?
-            e.located(file.path, batch.position if batch is not None else None)
-            raise
+        except (kafka_text.PartialLineError, KdumpError) as e:
+            raise _located(e, records, file, batch) from None
         if reached_end and opts.max_bytes == INT_MAX:
             trailing = records.size_in_bytes - end
             if trailing > 0:
@@ -592,6 +580,17 @@ class DumpLogSegments:
             for path, pairs in _groups(found, newest_first=newest_first):
                 lines.extend(json_lines.fact(kind, path, **{a_name: a, b_name: b}) for a, b in pairs)
         return "".join(lines)
+
+
+def _located(
+    e: kafka_text.PartialLineError | KdumpError, records: FileRecords, file: JavaFile, batch: object
+) -> KdumpError:
+    """The error to raise for a failure at ``batch``: a file truncated underneath takes precedence (what was
+    read may be zeros); otherwise the cause, located at the batch."""
+    position = getattr(batch, "position", None)
+    records.check_unchanged(position)
+    cause = e.cause if isinstance(e, kafka_text.PartialLineError) else e
+    return cause.located(file.path, position)
 
 
 def _groups(found: dict[str, list[tuple[int, int]]], *, newest_first: bool = False) -> list:

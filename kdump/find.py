@@ -10,7 +10,7 @@ from typing import Any
 from kdump.errors import UsageError
 from kdump.render import kafka_text
 from kdump.render.decoders import DEFAULT_DECODER_CLASS, DecoderMessageParser, resolve_decoder
-from kdump.render.json_lines import JSON_SCHEMA_VERSION, put_bytes
+from kdump.render.json_lines import JSON_SCHEMA_VERSION, headers_json, put_bytes
 from kdump.render.output import Output
 from kdump.storage import naming
 from kdump.storage.local_log import is_partition_dir
@@ -249,13 +249,7 @@ class Find:
             found: dict[str, Any] = {"offset": record.offset, "timestamp": record.timestamp}
             put_bytes(found, "key", record.key)
             put_bytes(found, "value", record.value)
-            headers = []
-            for h in record.headers:
-                header: dict[str, Any] = {}
-                put_bytes(header, "key", h.key)
-                put_bytes(header, "value", h.value)
-                headers.append(header)
-            found["headers"] = headers
+            found["headers"] = headers_json(record)
             obj["record"] = found
         obj["scannedBytes"] = result.scanned_bytes
         obj["notes"] = list(result.notes)

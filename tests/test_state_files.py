@@ -8,22 +8,14 @@ from pathlib import Path
 
 import pytest
 from corpus import CORPUS, FIXTURE_CORPUS, corpus_available
+from corpus import STATE_FILES as STATE_FILE_NAME_SET
 from replay import run_kdump
 from state_file_oracle import expected_dump
 
 from kdump.storage.checkpoint import QuorumState, encode_quorum_state
 
 ROOT = CORPUS if corpus_available() else FIXTURE_CORPUS
-STATE_FILE_NAMES = (
-    "recovery-point-offset-checkpoint",
-    "replication-offset-checkpoint",
-    "log-start-offset-checkpoint",
-    "cleaner-offset-checkpoint",
-    "leader-epoch-checkpoint",
-    "quorum-state",
-    "meta.properties",
-    "partition.metadata",
-)
+STATE_FILE_NAMES = tuple(sorted(STATE_FILE_NAME_SET))
 STATE_FILES = sorted(
     p for name in STATE_FILE_NAMES for p in ROOT.glob(f"**/{name}") if "damaged" not in p.parts
 )

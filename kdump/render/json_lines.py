@@ -43,6 +43,17 @@ def put_bytes(obj: dict[str, Any], name: str, data: bytes | None) -> None:
         obj[name + "Encoding"] = "base64"
 
 
+def headers_json(record: Record) -> list[dict[str, Any]]:
+    """A record's headers as ``[{"key": ..., "value": ...}]`` (with ``put_bytes``' encoding markers)."""
+    headers = []
+    for h in record.headers:
+        header: dict[str, Any] = {}
+        put_bytes(header, "key", h.key)
+        put_bytes(header, "value", h.value)
+        headers.append(header)
+    return headers
+
+
 def file_object(path: str, kind: str, **facts: Any) -> str:
     return line({"type": "file", "version": JSON_SCHEMA_VERSION, "file": path, "kind": kind, **facts})
 
@@ -122,13 +133,7 @@ def record_renderer(
                 put_bytes(obj, "key", r.key)
                 put_bytes(obj, "payload", r.value)
                 if magic >= 2:
-                    headers = []
-                    for h in r.headers:
-                        header: dict[str, Any] = {}
-                        put_bytes(header, "key", h.key)
-                        put_bytes(header, "value", h.value)
-                        headers.append(header)
-                    obj["headers"] = headers
+                    obj["headers"] = headers_json(r)
             else:
                 key, payload = parser.parse(r)
                 obj["key"] = key

@@ -243,6 +243,31 @@ def _zero_tail_start(entries: list, base_offset: int, is_zero: Callable[[int], b
     return None
 
 
+def _without_zero_tail(
+    index: OffsetIndex | TimeIndex, entry_size: int, path: str, problems: list[IndexProblem]
+) -> list:
+    """The index's entries up to a zero-filled tail, which is reported."""
+    entries = list(index)
+    data = index._data
+    tail = _zero_tail_start(
+        entries, index.base_offset, lambda j: not any(data[j * entry_size : (j + 1) * entry_size])
+    )
+    if tail is None:
+        return entries
+    problems.append(
+        IndexProblem(
+            path,
+            "zero-tail",
+            f"entries {tail}..{len(entries) - 1} ({len(entries) - tail} slots, bytes {tail * entry_size}.."
+            f"{len(entries) * entry_size - 1}) are zero-filled: a preallocated index that was never trimmed (not "
+            "shut down cleanly, or copied from a running broker)",
+            entry=tail,
+            position=tail * entry_size,
+        )
+    )
+    return entries[:tail]
+
+
 class _Checker:
     def batch(self, b: _Batch) -> None:  # pragma: no cover - interface
         raise NotImplementedError
@@ -258,27 +283,7 @@ class _OffsetIndexChecker(_Checker):
         self.index = index
         self.path = index.path or "<memory>"
         self.problems = problems
-        entries = list(index)
-        data = index._data
-        tail = _zero_tail_start(
-            entries,
-            index.base_offset,
-            lambda j: not any(data[j * OFFSET_ENTRY_SIZE : (j + 1) * OFFSET_ENTRY_SIZE]),
-        )
-        if tail is not None:
-            problems.append(
-                IndexProblem(
-                    self.path,
-                    "zero-tail",
-                    f"entries {tail}..{len(entries) - 1} ({len(entries) - tail} slots, bytes "
-                    f"{tail * OFFSET_ENTRY_SIZE}..{len(entries) * OFFSET_ENTRY_SIZE - 1}) are zero-filled: a "
-                    "preallocated index that was never trimmed (not shut down cleanly, or copied from a running "
-                    "broker)",
-                    entry=tail,
-                    position=tail * OFFSET_ENTRY_SIZE,
-                )
-            )
-            entries = entries[:tail]
+        entries = _without_zero_tail(index, OFFSET_ENTRY_SIZE, self.path, problems)
         for i in range(1, len(entries)):
             prev, cur = entries[i - 1], entries[i]
             if cur.offset <= prev.offset or cur.position <= prev.position:
@@ -336,27 +341,7 @@ class _TimeIndexChecker(_Checker):
     def __init__(self, index: TimeIndex, problems: list[IndexProblem]) -> None:
         self.path = index.path or "<memory>"
         self.problems = problems
-        entries = list(index)
-        data = index._data
-        tail = _zero_tail_start(
-            entries,
-            index.base_offset,
-            lambda j: not any(data[j * TIME_ENTRY_SIZE : (j + 1) * TIME_ENTRY_SIZE]),
-        )
-        if tail is not None:
-            problems.append(
-                IndexProblem(
-                    self.path,
-                    "zero-tail",
-                    f"entries {tail}..{len(entries) - 1} ({len(entries) - tail} slots, bytes "
-                    f"{tail * TIME_ENTRY_SIZE}..{len(entries) * TIME_ENTRY_SIZE - 1}) are zero-filled: a "
-                    "preallocated index that was never trimmed (not shut down cleanly, or copied from a running "
-                    "broker)",
-                    entry=tail,
-                    position=tail * TIME_ENTRY_SIZE,
-                )
-            )
-            entries = entries[:tail]
+        entries = _without_zero_tail(index, TIME_ENTRY_SIZE, self.path, problems)
         for i in range(1, len(entries)):
             prev, cur = entries[i - 1], entries[i]
             if cur.timestamp <= prev.timestamp or cur.offset < prev.offset:
