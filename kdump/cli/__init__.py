@@ -1,4 +1,9 @@
-"""The ``kdump`` command line: a thin layer over the storage core and the renderers."""
+"""The ``kdump`` command line: a thin layer over the storage core and the renderers.
+
+This package's top level imports no click: ``kdump files`` (the kafka-dump-log.sh replacement, run in
+pipelines many times over) goes straight to its own jopt-simple parser; every other command goes through the
+click group in :mod:`kdump.cli.commands`, imported on first use (``kdump.cli.cli`` is that group).
+"""
 
 from __future__ import annotations
 
@@ -7,9 +12,6 @@ import sys
 from collections.abc import Callable
 from typing import BinaryIO
 
-import click
-
-from kdump import KAFKA_COMPAT_VERSION, __version__
 from kdump.errors import KdumpError
 from kdump.render.output import Output
 
@@ -82,48 +84,21 @@ def _silence_stdout() -> None:
         pass
 
 
-_PASSTHROUGH = {"ignore_unknown_options": True, "allow_extra_args": True, "help_option_names": []}
-
-
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(
-    __version__, prog_name="kdump", message=f"%(prog)s %(version)s (Kafka {KAFKA_COMPAT_VERSION} compatible)"
-)
-def cli() -> None:
-    """kdump: an offline forensic inspector for Apache Kafka's on-disk data.
-
-    `kdump files` is a drop-in replacement for kafka-dump-log.sh: same options, byte-identical output.
-    """
-
-
-@cli.command("files", context_settings=_PASSTHROUGH, add_help_option=False)
-@click.argument("args", nargs=-1, type=click.UNPROCESSED)
-def files_command(args: tuple[str, ...]) -> None:
-    """Dump segments, indexes, snapshots and checkpoints exactly as kafka-dump-log.sh does.
-
-    Takes kafka-dump-log.sh's options (see `kdump files --help` or man kdump-files); paths may also be given
-    as arguments.
-    """
-    from kdump.cli import files
-
-    sys.exit(run_guarded(lambda out, err: files.run(list(args), out, err)))
-
-
-#: Modules of kdump/cli that each define ``command`` (a click command or group), added to ``cli`` in this
-#: order.  They import only click at module level, so ``kdump files`` starts as fast as before.
-SUBCOMMAND_MODULES = ("verify_index", "ls", "find", "rebuild_index", "spark", "salvage")
-
-
-def _register_subcommands() -> None:
-    import importlib
-
-    for name in SUBCOMMAND_MODULES:
-        cli.add_command(importlib.import_module(f"kdump.cli.{name}").command)
-
-
-_register_subcommands()
-
-
 def main() -> None:
     """Console-script entry point."""
+    argv = sys.argv[1:]
+    if argv[:1] == ["files"]:
+        from kdump.cli import files
+
+        sys.exit(run_guarded(lambda out, err: files.run(argv[1:], out, err)))
+    from kdump.cli.commands import cli
+
     cli.main(prog_name="kdump")
+
+
+def __getattr__(name: str) -> object:
+    if name in ("cli", "SUBCOMMAND_MODULES"):
+        from kdump.cli import commands
+
+        return getattr(commands, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -23,9 +23,8 @@ import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-import crc32c
-
 from kdump.storage import compression
+from kdump.storage.checksum import crc32c
 from kdump.storage.compression import GZIP, LZ4, NONE, SNAPPY
 from kdump.storage.control_record import ControlRecordType, EndTransactionMarker, control_key
 from kdump.storage.varint import encode_varint, encode_varlong
@@ -266,7 +265,7 @@ def build_v2_batch(
         records_count,
     )
     if crc is None:
-        crc = crc32c.crc32c(payload, crc32c.crc32c(after_crc))
+        crc = crc32c(payload, crc32c(after_crc))
     batch_length = RECORD_BATCH_OVERHEAD - LOG_OVERHEAD + len(payload)
     return (
         _V2_BEFORE_CRC.pack(base_offset, batch_length, partition_leader_epoch, 2, crc) + after_crc + payload

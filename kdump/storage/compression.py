@@ -37,12 +37,32 @@ from __future__ import annotations
 import struct
 import threading
 import zlib
-
-import cramjam
-import lz4.block
-import zstandard
+from typing import TYPE_CHECKING
 
 from kdump.errors import DecompressionError, DecompressionLimitError
+
+if TYPE_CHECKING:
+    import zstandard
+
+
+# The codec libraries load on first use: a dump of uncompressed segments never pays for them.
+def _zstd():  # noqa: ANN202
+    import zstandard
+
+    return zstandard
+
+
+def _cramjam():  # noqa: ANN202
+    import cramjam
+
+    return cramjam
+
+
+def _lz4():  # noqa: ANN202
+    import lz4.block
+
+    return lz4.block
+
 
 NONE, GZIP, SNAPPY, LZ4, ZSTD = 0, 1, 2, 3, 4
 CODEC_NAMES: dict[int, str] = {NONE: "none", GZIP: "gzip", SNAPPY: "snappy", LZ4: "lz4", ZSTD: "zstd"}
@@ -439,8 +459,8 @@ class _SnappyDecompressor(Decompressor):
         if length > (n - i) * 64 // 3:
             raise self._error(f"corrupt input (uncompressed length {length} is impossible for {n} bytes)")
         try:
-            return bytes(cramjam.snappy.decompress_raw(block))
-        except cramjam.DecompressionError as exc:
+            return bytes(_cramjam().snappy.decompress_raw(block))
+        except _cramjam().DecompressionError as exc:
             raise self._error(str(exc).removeprefix("snappy: ")) from None
 
 
@@ -521,8 +541,8 @@ class _Lz4Decompressor(Decompressor):
                 out = bytes(block)
             else:
                 try:
-                    out = lz4.block.decompress(block, uncompressed_size=self._max_block)
-                except lz4.block.LZ4BlockError:
+                    out = _lz4().decompress(block, uncompressed_size=self._max_block)
+                except _lz4().LZ4BlockError:
                     raise self._error(f"Malformed input in the block at byte {pos - 4}") from None
             pos += length
             if self._block_checksum:
@@ -612,7 +632,7 @@ class _ZstdDecompressor(Decompressor):
     def _decode(self, want: int) -> bytes:
         try:
             out = self._reader.read(want)
-        except zstandard.ZstdError as exc:
+        except _zstd().ZstdError as exc:
             raise self._error(_zstd_reason(exc)) from None
         if not out and _zstd_ends_mid_frame(self._data):
             raise self._error("Truncated source")
@@ -623,7 +643,7 @@ def _thread_zstd_dctx() -> zstandard.ZstdDecompressor:
     """A decompression context reused by :func:`decompress` (one per thread; never shared by live readers)."""
     dctx = getattr(_zstd_thread, "dctx", None)
     if dctx is None:
-        dctx = _zstd_thread.dctx = zstandard.ZstdDecompressor()
+        dctx = _zstd_thread.dctx = _zstd().ZstdDecompressor()
     return dctx
 
 
@@ -631,7 +651,7 @@ def _thread_zstd_dctx() -> zstandard.ZstdDecompressor:
 
 
 def _open(
-    codec: int, data: bytes | memoryview, magic: int, limit: int, dctx: zstandard.ZstdDecompressor | None
+    codec: int, data: bytes | memoryview, magic: int, limit: int, dctx: _zstd().ZstdDecompressor | None
 ) -> Decompressor:
     if codec == GZIP:
         return _GzipDecompressor(data, limit)
@@ -640,7 +660,7 @@ def _open(
     if codec == LZ4:
         return _Lz4Decompressor(data, limit, magic)
     if codec == ZSTD:
-        return _ZstdDecompressor(data, limit, dctx or zstandard.ZstdDecompressor())
+        return _ZstdDecompressor(data, limit, dctx or _zstd().ZstdDecompressor())
     if codec == NONE:
         return _PlainDecompressor(data, limit)
     raise ValueError(f"Unknown compression type id: {codec}")
@@ -690,7 +710,7 @@ def compress(codec: int, data: bytes, *, magic: int = 2) -> bytes:
         parts = [_SNAPPY_MAGIC, struct.pack(">ii", 1, 1)]
         view = memoryview(data)
         for start in range(0, len(data), _SNAPPY_CHUNK):
-            block = bytes(cramjam.snappy.compress_raw(view[start : start + _SNAPPY_CHUNK]))
+            block = bytes(_cramjam().snappy.compress_raw(view[start : start + _SNAPPY_CHUNK]))
             parts += (_I32_BE.pack(len(block)), block)
         return b"".join(parts)
     if codec == LZ4:
@@ -700,7 +720,7 @@ def compress(codec: int, data: bytes, *, magic: int = 2) -> bytes:
         view = memoryview(data)
         for start in range(0, len(data), _LZ4_BLOCK):
             chunk = view[start : start + _LZ4_BLOCK]
-            block = lz4.block.compress(chunk, mode="high_compression", compression=9, store_size=False)
+            block = _lz4().compress(chunk, mode="high_compression", compression=9, store_size=False)
             if len(block) >= len(chunk):
                 parts += (_U32_LE.pack(len(chunk) | _LZ4_UNCOMPRESSED), bytes(chunk))
             else:
@@ -708,5 +728,5 @@ def compress(codec: int, data: bytes, *, magic: int = 2) -> bytes:
         parts.append(b"\x00\x00\x00\x00")
         return b"".join(parts)
     if codec == ZSTD:
-        return zstandard.ZstdCompressor(level=3, write_content_size=False).compress(data)
+        return _zstd().ZstdCompressor(level=3, write_content_size=False).compress(data)
     raise ValueError(f"Unknown compression type id: {codec}")

@@ -29,9 +29,8 @@ import struct
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-import crc32c
-
 from kdump.errors import CorruptSnapshotError, KdumpError
+from kdump.storage.checksum import crc32c
 from kdump.storage.naming import offset_from_file
 from kdump.storage.record_batch import decrement_sequence
 
@@ -181,7 +180,7 @@ def parse_producer_snapshot(data: bytes, path: str | os.PathLike[str] | None = N
         ProducerSnapshotEntry(*fields) for fields in _ENTRY.iter_unpack(memoryview(data)[_HEADER_SIZE:end])
     )
 
-    computed_crc = crc32c.crc32c(memoryview(data)[PRODUCER_ENTRIES_OFFSET:])
+    computed_crc = crc32c(memoryview(data)[PRODUCER_ENTRIES_OFFSET:])
     if stored_crc != computed_crc:
         raise CorruptSnapshotError(
             f"Snapshot is corrupt (CRC is no longer valid). Stored crc: {stored_crc}. Computed crc: {computed_crc}",
@@ -230,5 +229,5 @@ def encode_producer_snapshot(
     body_entries = [entry.encode() for entry in entries]
     body = struct.pack(">i", len(body_entries)) + b"".join(body_entries) + trailing
     if crc is None:
-        crc = crc32c.crc32c(body)
+        crc = crc32c(body)
     return struct.pack(">hI", version, crc) + body

@@ -19,10 +19,9 @@ import struct
 from collections.abc import Iterator
 from itertools import islice
 
-import crc32c
-
 from kdump.errors import DecompressionError, InvalidRecordError
 from kdump.storage import compression
+from kdump.storage.checksum import crc32c
 from kdump.storage.record import Header, Record
 from kdump.storage.timestamp_type import CREATE_TIME, LOG_APPEND_TIME
 from kdump.storage.varint import VarintError, read_varint, read_varlong
@@ -197,7 +196,7 @@ class DefaultRecordBatch:
     def compute_checksum(self) -> int:
         start = self.position + ATTRIBUTES_OFFSET
         end = self.position + self.size_in_bytes
-        return crc32c.crc32c(memoryview(self.buf)[start:end])
+        return crc32c(memoryview(self.buf)[start:end])
 
     def is_valid(self) -> bool:
         """Kafka's ``isValid``: the batch is at least a header long and its CRC-32C matches."""

@@ -44,10 +44,9 @@ import struct
 import zlib
 from dataclasses import dataclass, field
 
-import crc32c
-
 from kdump.errors import KdumpError
 from kdump.storage import naming
+from kdump.storage.checksum import crc32c
 from kdump.storage.file_records import FileRecords
 from kdump.storage.index_recovery import DEFAULT_INDEX_INTERVAL_BYTES, recover_indexes
 from kdump.storage.legacy_record import LegacyRecordBatch
@@ -191,7 +190,7 @@ def check_batch_at(buf: bytes, position: int, end: int) -> tuple[int, int, int, 
         if total < 61:
             return f"v2 batch of {total} bytes is shorter than its 61-byte header"
         stored = _U32.unpack_from(buf, position + 17)[0]
-        computed = crc32c.crc32c(memoryview(buf)[position + 21 : position + total])
+        computed = crc32c(memoryview(buf)[position + 21 : position + total])
         if stored != computed:
             return f"CRC mismatch (stored {stored}, computed {computed})"
         last = offset + _I32.unpack_from(buf, position + 23)[0]
