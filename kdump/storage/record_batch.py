@@ -15,6 +15,7 @@ position; records are decoded only when iterated, and uncompressed records strai
 
 from __future__ import annotations
 
+import os
 import struct
 from collections.abc import Iterator
 from itertools import islice
@@ -225,7 +226,7 @@ class DefaultRecordBatch:
         end = self.position + self.size_in_bytes
         args = (self.base_offset, self.base_timestamp, self.base_sequence, log_append_time)
         if not self.attributes & COMPRESSION_CODEC_MASK:
-            return _read_records(self.buf, start, end, count, *args, stream=False)
+            return _decode(self.buf, start, end, count, *args, stream=False)
         return self._compressed_records(self.buf[start:end], count, args)
 
     def _compressed_records(self, data: bytes, count: int, args: tuple) -> Iterator[Record]:
@@ -236,7 +237,7 @@ class DefaultRecordBatch:
             )
         except DecompressionError as e:
             raise DecompressionError(f"Failed to decompress record stream: {e.message}") from e
-        it = _read_records(plain, 0, len(plain), count, *args, stream=True)
+        it = _decode(plain, 0, len(plain), count, *args, stream=True)
         try:
             head = list(islice(it, EAGER_RECORDS))
             if len(head) < EAGER_RECORDS:
@@ -276,6 +277,46 @@ def compression_name(codec_id: int) -> str:
     if name is None:
         raise InvalidRecordError(f"Unknown compression type id: {codec_id}")
     return name
+
+
+def _load_accelerator():  # noqa: ANN202
+    """The optional C decoder (``kdump/_speedups.c``), unless absent or ``KDUMP_PURE_PYTHON`` is set."""
+    if os.environ.get("KDUMP_PURE_PYTHON"):
+        return None
+    try:
+        from kdump._speedups import read_records
+    except ImportError:
+        return None
+    return read_records
+
+
+#: ``read_records(...) -> list[Record] | None``; None means "let the pure-Python decoder decide" (errors).
+ACCELERATOR = _load_accelerator()
+
+
+def _decode(
+    buf: bytes,
+    pos: int,
+    end: int,
+    count: int,
+    base_offset: int,
+    base_timestamp: int,
+    base_sequence: int,
+    log_append_time: int | None,
+    *,
+    stream: bool,
+) -> Iterator[Record]:
+    """The records of ``buf[pos:end]``: through the accelerator when it is present, the batch is not huge and
+    the records are well formed; otherwise through :func:`_read_records`, which also gives Kafka's errors."""
+    if ACCELERATOR is not None and count <= EAGER_RECORDS:
+        rows = ACCELERATOR(
+            Record, Header, buf, pos, end, count, base_offset, base_timestamp, base_sequence, log_append_time
+        )
+        if rows is not None:
+            return iter(rows)
+    return _read_records(
+        buf, pos, end, count, base_offset, base_timestamp, base_sequence, log_append_time, stream=stream
+    )
 
 
 def _read_records(

@@ -1,0 +1,269 @@
+/*
+ * kdump._speedups: an optional accelerator for decoding v2 records (kdump.storage.record_batch).
+ *
+ * read_records(record_type, header_type, buf, pos, end, count, base_offset, base_timestamp, base_sequence,
+ *              log_append_time) -> list | None
+ *
+ * Decodes ``count`` records from buf[pos:end] into record_type(...) objects exactly as the pure-Python
+ * decoder does for well-formed input.  It returns None -- and the caller then runs the pure-Python decoder,
+ * which produces Kafka's error messages and the records before a bad one -- whenever anything is unusual:
+ * a malformed or out-of-range field, bytes left over, a sequence that wraps, an offset or timestamp that would
+ * leave the 64-bit range.  So the accelerator never decides what an error says; it only makes the common
+ * case fast.  Build is optional (setup.py); KDUMP_PURE_PYTHON=1 turns it off at run time.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+
+#define INT32_MAX_ 2147483647LL
+
+/* Zigzag varint of at most 5 bytes, 32 bits kept (Kafka's ByteUtils.readVarint); 0 on any problem. */
+static int read_varint(const unsigned char *b, Py_ssize_t *pos, Py_ssize_t limit, int64_t *out)
+{
+    uint64_t value = 0;
+    int shift = 0;
+    for (;;) {
+        if (*pos >= limit)
+            return 0;
+        unsigned char c = b[(*pos)++];
+        value |= (uint64_t)(c & 0x7F) << shift;
+        if (c < 0x80)
+            break;
+        shift += 7;
+        if (shift > 28)
+            return 0;
+    }
+    uint32_t v = (uint32_t)(value & 0xFFFFFFFFu);
+    *out = (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+    return 1;
+}
+
+/* Zigzag varlong of at most 10 bytes, 64 bits kept; 0 on any problem. */
+static int read_varlong(const unsigned char *b, Py_ssize_t *pos, Py_ssize_t limit, int64_t *out)
+{
+    uint64_t value = 0;
+    int shift = 0;
+    for (;;) {
+        if (*pos >= limit)
+            return 0;
+        unsigned char c = b[(*pos)++];
+        if (shift < 64)
+            value |= (uint64_t)(c & 0x7F) << shift;
+        if (c < 0x80)
+            break;
+        shift += 7;
+        if (shift > 63)
+            return 0;
+    }
+    *out = (int64_t)(value >> 1) ^ -(int64_t)(value & 1);
+    return 1;
+}
+
+static PyObject *bytes_or_none(const unsigned char *b, Py_ssize_t *pos, Py_ssize_t limit, int64_t size)
+{
+    if (size < 0)
+        Py_RETURN_NONE;
+    if (size > limit - *pos)
+        return NULL; /* caller treats NULL without an exception as "fall back" */
+    PyObject *o = PyBytes_FromStringAndSize((const char *)b + *pos, (Py_ssize_t)size);
+    *pos += (Py_ssize_t)size;
+    return o;
+}
+
+static PyObject *read_records(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 10) {
+        PyErr_SetString(PyExc_TypeError, "read_records takes 10 arguments");
+        return NULL;
+    }
+    PyObject *record_type = args[0], *header_type = args[1];
+    Py_ssize_t pos = PyLong_AsSsize_t(args[3]);
+    Py_ssize_t end = PyLong_AsSsize_t(args[4]);
+    Py_ssize_t count = PyLong_AsSsize_t(args[5]);
+    int overflow = 0;
+    long long base_offset = PyLong_AsLongLongAndOverflow(args[6], &overflow);
+    if (overflow)
+        Py_RETURN_NONE;
+    long long base_timestamp = PyLong_AsLongLongAndOverflow(args[7], &overflow);
+    if (overflow)
+        Py_RETURN_NONE;
+    long long base_sequence = PyLong_AsLongLongAndOverflow(args[8], &overflow);
+    if (overflow)
+        Py_RETURN_NONE;
+    int has_append_time = args[9] != Py_None;
+    long long log_append_time = 0;
+    if (has_append_time) {
+        log_append_time = PyLong_AsLongLongAndOverflow(args[9], &overflow);
+        if (overflow)
+            Py_RETURN_NONE;
+    }
+    if (PyErr_Occurred())
+        return NULL;
+    if (count < 0 || pos < 0 || end < pos)
+        Py_RETURN_NONE;
+
+    Py_buffer view;
+    if (PyObject_GetBuffer(args[2], &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    if (end > view.len) {
+        PyBuffer_Release(&view);
+        Py_RETURN_NONE;
+    }
+    const unsigned char *b = (const unsigned char *)view.buf;
+    /* at most one record per byte: never trust count for the allocation */
+    PyObject *list = PyList_New(0);
+    if (list == NULL) {
+        PyBuffer_Release(&view);
+        return NULL;
+    }
+    PyObject *two = PyLong_FromLong(2);
+    int ok = 1;
+    for (Py_ssize_t i = 0; i < count && ok; i++) {
+        Py_ssize_t record_start = pos;
+        int64_t size, timestamp_delta, offset_delta, key_size, value_size, header_count;
+        ok = 0;
+        if (!read_varint(b, &pos, end, &size) || size < 0 || size > end - pos)
+            break;
+        Py_ssize_t body_end = pos + (Py_ssize_t)size;
+        if (pos >= body_end)
+            break;
+        long attributes = b[pos++];
+        if (!read_varlong(b, &pos, body_end, &timestamp_delta) || !read_varint(b, &pos, body_end, &offset_delta)
+            || !read_varint(b, &pos, body_end, &key_size))
+            break;
+        PyObject *key = bytes_or_none(b, &pos, body_end, key_size);
+        if (key == NULL)
+            break;
+        if (!read_varint(b, &pos, body_end, &value_size)) {
+            Py_DECREF(key);
+            break;
+        }
+        PyObject *value = bytes_or_none(b, &pos, body_end, value_size);
+        if (value == NULL) {
+            Py_DECREF(key);
+            break;
+        }
+        PyObject *headers = NULL;
+        if (!read_varint(b, &pos, body_end, &header_count) || header_count < 0 || header_count > body_end - pos) {
+            Py_DECREF(key);
+            Py_DECREF(value);
+            break;
+        }
+        headers = PyTuple_New((Py_ssize_t)header_count);
+        int headers_ok = headers != NULL;
+        for (int64_t h = 0; h < header_count && headers_ok; h++) {
+            int64_t hk_size, hv_size;
+            headers_ok = 0;
+            if (!read_varint(b, &pos, body_end, &hk_size) || hk_size < 0)
+                break;
+            PyObject *hkey = bytes_or_none(b, &pos, body_end, hk_size);
+            if (hkey == NULL)
+                break;
+            if (!read_varint(b, &pos, body_end, &hv_size)) {
+                Py_DECREF(hkey);
+                break;
+            }
+            PyObject *hvalue = bytes_or_none(b, &pos, body_end, hv_size);
+            if (hvalue == NULL) {
+                Py_DECREF(hkey);
+                break;
+            }
+            PyObject *hargs[2] = {hkey, hvalue};
+            PyObject *header = PyObject_Vectorcall(header_type, hargs, 2, NULL);
+            Py_DECREF(hkey);
+            Py_DECREF(hvalue);
+            if (header == NULL)
+                break;
+            PyTuple_SET_ITEM(headers, (Py_ssize_t)h, header);
+            headers_ok = 1;
+        }
+        if (!headers_ok || pos != body_end) {
+            Py_XDECREF(headers);
+            Py_DECREF(key);
+            Py_DECREF(value);
+            break;
+        }
+        int64_t sequence = -1;
+        if (base_sequence >= 0) {
+            if (base_sequence > INT32_MAX_ - offset_delta) { /* Java int wrap-around: leave it to Python */
+                Py_DECREF(headers);
+                Py_DECREF(key);
+                Py_DECREF(value);
+                break;
+            }
+            sequence = base_sequence + offset_delta;
+        }
+        long long offset, timestamp;
+        if (__builtin_add_overflow(base_offset, (long long)offset_delta, &offset)) {
+            Py_DECREF(headers);
+            Py_DECREF(key);
+            Py_DECREF(value);
+            break;
+        }
+        if (has_append_time)
+            timestamp = log_append_time;
+        else if (__builtin_add_overflow(base_timestamp, (long long)timestamp_delta, &timestamp)) {
+            Py_DECREF(headers);
+            Py_DECREF(key);
+            Py_DECREF(value);
+            break;
+        }
+        PyObject *rargs[14];
+        rargs[0] = PyLong_FromLongLong(offset);
+        rargs[1] = PyLong_FromLongLong(timestamp);
+        rargs[2] = PyLong_FromLongLong(sequence);
+        rargs[3] = key;
+        rargs[4] = value;
+        rargs[5] = headers;
+        rargs[6] = PyLong_FromLong(attributes);
+        rargs[7] = PyLong_FromLongLong(key_size >= 0 ? key_size : -1);
+        rargs[8] = PyLong_FromLongLong(value_size >= 0 ? value_size : -1);
+        rargs[9] = two;
+        rargs[10] = Py_None;
+        rargs[11] = Py_None;
+        rargs[12] = PyLong_FromSsize_t(record_start);
+        rargs[13] = PyLong_FromSsize_t(pos - record_start);
+        PyObject *record = NULL;
+        if (rargs[0] && rargs[1] && rargs[2] && rargs[6] && rargs[7] && rargs[8] && rargs[12] && rargs[13])
+            record = PyObject_Vectorcall(record_type, rargs, 14, NULL);
+        for (int k = 0; k < 14; k++)
+            if (k != 9 && k != 10 && k != 11)
+                Py_XDECREF(rargs[k]);
+        if (record == NULL) {
+            Py_DECREF(two);
+            Py_DECREF(list);
+            PyBuffer_Release(&view);
+            return NULL;
+        }
+        int appended = PyList_Append(list, record);
+        Py_DECREF(record);
+        if (appended < 0) {
+            Py_DECREF(two);
+            Py_DECREF(list);
+            PyBuffer_Release(&view);
+            return NULL;
+        }
+        ok = 1;
+    }
+    Py_DECREF(two);
+    PyBuffer_Release(&view);
+    if (PyErr_Occurred()) {
+        Py_DECREF(list);
+        return NULL;
+    }
+    if (!ok || pos != end) {
+        Py_DECREF(list);
+        Py_RETURN_NONE;
+    }
+    return list;
+}
+
+static PyMethodDef methods[] = {
+    {"read_records", (PyCFunction)(void (*)(void))read_records, METH_FASTCALL,
+     "Decode v2 records into Record objects; None when the pure-Python decoder must decide."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "kdump._speedups", NULL, -1, methods};
+
+PyMODINIT_FUNC PyInit__speedups(void) { return PyModule_Create(&module); }

@@ -1,0 +1,142 @@
+"""The optional C decoder (kdump/_speedups.c) gives exactly the pure-Python decoder's records, and leaves every
+malformed batch to the pure-Python decoder (which owns the error messages).
+
+Built with ``pip install -e .`` where a C compiler exists; without one kdump runs on the pure-Python decoder and
+these tests are skipped with that reason (the rest of the suite covers the pure-Python path then)."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+from corpus import CORPUS, FIXTURE_CORPUS, corpus_available
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kdump.errors import KdumpError
+from kdump.storage import record_batch
+from kdump.storage.builder import SimpleRecord, build_v2_batch
+from kdump.storage.file_records import FileRecords
+from kdump.storage.record import Header, Record
+
+pytestmark = pytest.mark.skipif(
+    record_batch.ACCELERATOR is None,
+    reason="kdump._speedups is not built (no C compiler) or KDUMP_PURE_PYTHON",
+)
+ROOT = CORPUS if corpus_available() else FIXTURE_CORPUS
+FIELDS = Record.__slots__
+
+
+def _as_tuple(r: Record) -> tuple:
+    return tuple(
+        tuple((h.key, h.value) for h in r.headers) if name == "headers" else getattr(r, name)
+        for name in FIELDS
+    )
+
+
+def _pure(buf: bytes, pos: int, end: int, count: int, args: tuple, stream: bool) -> list[tuple] | str:
+    try:
+        return [_as_tuple(r) for r in record_batch._read_records(buf, pos, end, count, *args, stream=stream)]
+    except KdumpError as e:
+        return f"error: {e.message}"
+
+
+def _fast(buf: bytes, pos: int, end: int, count: int, args: tuple) -> list[tuple] | None:
+    rows = record_batch.ACCELERATOR(Record, Header, buf, pos, end, count, *args)
+    return None if rows is None else [_as_tuple(r) for r in rows]
+
+
+def _check(buf: bytes, pos: int, end: int, count: int, args: tuple, stream: bool = False) -> bool:
+    """The accelerator agrees with the pure decoder, or declines; returns whether it decoded."""
+    fast = _fast(buf, pos, end, count, args)
+    pure = _pure(buf, pos, end, count, args, stream)
+    if fast is None:
+        return False
+    assert fast == pure
+    return True
+
+
+def _batch_args(batch) -> tuple:  # noqa: ANN001
+    log_append_time = batch.max_timestamp if batch.attributes & 0x08 else None
+    return (batch.base_offset, batch.base_timestamp, batch.base_sequence, log_append_time)
+
+
+def test_every_corpus_batch_decodes_identically() -> None:
+    decoded = 0
+    for path in sorted(ROOT.rglob("*.log")) + sorted(ROOT.rglob("*.checkpoint")):
+        try:
+            with FileRecords(str(path)) as records:
+                for batch in records.batches():
+                    if batch.magic != 2 or batch.is_compressed or batch.records_count < 0:
+                        continue
+                    start = batch.position + record_batch.RECORD_BATCH_OVERHEAD
+                    end = batch.position + batch.size_in_bytes
+                    buf = bytes(records.buf[: records.file_size])
+                    decoded += _check(buf, start, end, batch.records_count, _batch_args(batch))
+        except KdumpError:
+            continue
+    assert decoded > 1000
+
+
+records_strategy = st.lists(
+    st.builds(
+        SimpleRecord,
+        value=st.one_of(st.none(), st.binary(max_size=40)),
+        key=st.one_of(st.none(), st.binary(max_size=20)),
+        headers=st.lists(
+            st.tuples(st.binary(max_size=8), st.one_of(st.none(), st.binary(max_size=8))), max_size=3
+        ).map(tuple),
+        timestamp=st.integers(-1, 2**41),
+    ),
+    min_size=1,
+    max_size=8,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    records=records_strategy,
+    base_offset=st.integers(0, 2**62),
+    base_sequence=st.integers(-1, 2**31 - 1),
+    append_time=st.one_of(st.none(), st.integers(0, 2**41)),
+)
+def test_random_batches(records, base_offset, base_sequence, append_time) -> None:  # noqa: ANN001
+    data = build_v2_batch(
+        records, base_offset=base_offset, base_sequence=base_sequence, log_append_time=append_time
+    )
+    batch = next(FileRecords.from_bytes(data).batches())
+    start = record_batch.RECORD_BATCH_OVERHEAD
+    args = _batch_args(batch)
+    wraps = base_sequence >= 0 and base_sequence + len(records) - 1 > 2**31 - 1
+    assert _check(data, start, len(data), batch.records_count, args) != wraps  # declines only to wrap
+
+
+def test_damaged_batches_are_left_to_the_pure_decoder() -> None:
+    rng = random.Random(7)
+    records = [
+        SimpleRecord(b"value-%d" % i, b"k%d" % i, headers=(("h", b"v"),), timestamp=1000 + i)
+        for i in range(6)
+    ]
+    data = build_v2_batch(records, base_offset=100, base_sequence=5)
+    start = record_batch.RECORD_BATCH_OVERHEAD
+    declined = 0
+    for _ in range(3000):
+        raw = bytearray(data)
+        for _ in range(rng.randint(1, 3)):
+            raw[rng.randrange(start, len(raw))] = rng.randrange(256)
+        end = len(raw) - rng.choice((0, 0, 0, 1, 5))
+        count = rng.choice((6, 6, 6, 5, 7, 0))
+        if not _check(bytes(raw), start, end, count, (100, 1000, 5, None), stream=rng.random() < 0.5):
+            declined += 1
+    assert declined > 100
+
+
+def test_pure_python_switch(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    code = "from kdump.storage import record_batch; print(record_batch.ACCELERATOR is None)"
+    env = {"KDUMP_PURE_PYTHON": "1", "PATH": "/usr/bin:/bin"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "True"
