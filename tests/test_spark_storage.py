@@ -145,7 +145,9 @@ def test_arrow_schema_is_what_pyspark_expects() -> None:
     from kdump.spark.schema import spark_schema
 
     for headers in (False, True):
-        assert arrow_schema(headers) == types.to_arrow_schema(spark_schema(headers), timezone="UTC")
+        for decoded in (False, True):
+            want = types.to_arrow_schema(spark_schema(headers, decoded), timezone="UTC")
+            assert arrow_schema(headers, decoded) == want
 
 
 @pytest.mark.parametrize("headers", [False, True], ids=["plain", "headers"])
@@ -383,3 +385,23 @@ def test_damaged_corpus_whole_tree_and_empty_log() -> None:
     assert read_all({"path": str(DAMAGED / "empty-log")}) == []
     got = arrow_rows(read_all({"path": str(DAMAGED)}))
     assert got == expected_rows([str(DAMAGED)])
+
+
+def test_decoded_column_is_kdump_files_json_decoded() -> None:
+    """The decoder option adds ``decoded``: the same data as ``kdump files --json``'s ``decoded`` field."""
+    from replay import run_kdump
+
+    directory = FIXTURE_CORPUS / "data" / "__share_group_state-0"
+    batches = read_all({"path": str(directory), "decoder": "share-group-state"})
+    assert batches and batches[0].schema.names == column_names(False, True)
+    got = {}
+    for b in batches:
+        data = b.to_pydict()
+        got.update(zip(data["offset"], map(json.loads, data["decoded"]), strict=True))
+    segment = directory / "00000000000000000000.log"
+    code, out, _ = run_kdump(["--files", str(segment), "--json", "--share-group-state-decoder"])
+    records = [json.loads(line) for line in out.decode().splitlines()]
+    want = {o["offset"]: o["decoded"] for o in records if o["type"] == "record" and "decoded" in o}
+    assert code == 0 and want and got == want
+    with pytest.raises(Exception, match="decoder"):
+        parse_options({"path": str(directory), "decoder": "nonsense"})

@@ -64,6 +64,13 @@ def command() -> None:
     help="read_committed: only what a read_committed consumer returns.",
 )
 @click.option("--include-headers", is_flag=True, help="Add the headers column.")
+@click.option(
+    "--decoder",
+    type=click.Choice(
+        ["offsets", "transaction-log", "cluster-metadata", "share-group-state", "remote-log-metadata"]
+    ),
+    help="Add the decoded column: keys and values decoded by this internal-topic decoder, as JSON.",
+)
 @click.option("--topics", help="Comma-separated topics to export (default: all).")
 @click.option("--topic-pattern", help="Regular expression a topic must match in full.")
 @click.option("--partitions", help="Partitions to export, e.g. 0,2,5-7.")
@@ -89,6 +96,7 @@ def export_command(
     fmt: str,
     isolation_level: str,
     include_headers: bool,
+    decoder: str | None,
     topics: str | None,
     topic_pattern: str | None,
     partitions: str | None,
@@ -108,7 +116,12 @@ def export_command(
         "includeHeaders": "true" if include_headers else "false",
         "corruptBatches": on_corrupt,
     }
-    for name, value in (("topics", topics), ("topicPattern", topic_pattern), ("partitions", partitions)):
+    for name, value in (
+        ("topics", topics),
+        ("topicPattern", topic_pattern),
+        ("partitions", partitions),
+        ("decoder", decoder),
+    ):
         if value is not None:
             options[name] = value
     for item in extra:

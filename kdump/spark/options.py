@@ -37,6 +37,8 @@ OPTIONS: dict[str, str] = {
     "isolation.level": "read_uncommitted (default: every record on disk, control records included) or "
     "read_committed (what a read_committed consumer returns)",
     "includeHeaders": "true: add the headers column",
+    "decoder": "an internal-topic decoder (offsets, transaction-log, cluster-metadata, share-group-state, "
+    "remote-log-metadata): add the decoded column",
     "corruptBatches": "skip (default: leave the batch out and report it), keep (keep the records of a batch whose "
     "CRC fails but that still decodes, crcValid=false), or fail (fail the job)",
     "corruptReportDir": "directory where each task appends one JSON line per skipped or damaged batch",
@@ -65,6 +67,7 @@ class ReadOptions:
     """What every read task needs to know."""
 
     include_headers: bool = False
+    decoder: str | None = None
     read_committed: bool = False
     corrupt: str = "skip"
     report_dir: str | None = None
@@ -236,6 +239,7 @@ def parse_options(options: Mapping[str, str]) -> Selection:
     max_bytes = _get(options, "maxBytesPerSplit")
     read = ReadOptions(
         include_headers=_bool(_get(options, "includeHeaders"), "includeHeaders"),
+        decoder=decoder(options),
         read_committed=isolation == READ_COMMITTED,
         corrupt=corrupt,
         report_dir=_get(options, "corruptReportDir"),
@@ -266,6 +270,19 @@ def parse_options(options: Mapping[str, str]) -> Selection:
         max_split_bytes=_int(max_bytes, "maxBytesPerSplit") if max_bytes else DEFAULT_MAX_SPLIT_BYTES,
         read=read,
     )
+
+
+def decoder(options: Mapping[str, str]) -> str | None:
+    """The ``decoder`` option: an internal-topic decoder name (``-decoder`` suffix allowed), or None."""
+    from kdump.storage.internal_topics import DECODERS
+
+    text = _get(options, "decoder")
+    if text is None or not text.strip():
+        return None
+    name = text.strip().removeprefix("--").removesuffix("-decoder")
+    if name not in DECODERS:
+        raise OptionError(f"decoder: expected one of {', '.join(DECODERS)}, not {text!r}")
+    return name
 
 
 def include_headers(options: Mapping[str, str]) -> bool:

@@ -39,6 +39,7 @@ from kdump.spark.planning import Split
 from kdump.spark.schema import arrow_schema
 from kdump.storage.consumer_view import ReadCommittedFilter
 from kdump.storage.file_records import FileRecords, RecordBatch
+from kdump.storage.record import Record
 from kdump.storage.timestamp_type import CREATE_TIME, LOG_APPEND_TIME
 
 _TIMESTAMP_TYPE = {CREATE_TIME: 0, LOG_APPEND_TIME: 1}
@@ -97,13 +98,22 @@ class Reporter:
             self._file = None
 
 
+def _decoded(decoder: str, record: Record) -> str:
+    """The decoded column: :func:`kdump.render.internal_topics.decode_jsonable` as JSON text (never fails: a
+    record that does not decode gives ``{"decoder": ..., "error": ...}``)."""
+    from kdump.render.internal_topics import decode_jsonable
+
+    return json.dumps(decode_jsonable(decoder, record.key, record.value), ensure_ascii=False)
+
+
 class _Columns:
     """Column lists of the rows gathered so far."""
 
-    def __init__(self, split: Split, include_headers: bool) -> None:
+    def __init__(self, split: Split, include_headers: bool, decoder: str | None = None) -> None:
         self.split = split
         self.include_headers = include_headers
-        self.schema = arrow_schema(include_headers)
+        self.decoder = decoder
+        self.schema = arrow_schema(include_headers, decoder is not None)
         self._reset()
 
     def _reset(self) -> None:
@@ -112,6 +122,7 @@ class _Columns:
         self.offsets: list[int] = []
         self.timestamps: list[int] = []
         self.headers: list[Any] = []
+        self.decoded: list[str] = []
         self.batch_index: list[int] = []
         # one entry per Kafka batch
         self.per_batch: list[tuple] = []
@@ -129,6 +140,8 @@ class _Columns:
         self.timestamps.extend(map(_get_timestamp, records))
         if self.include_headers:
             self.headers.extend(map(_headers, map(_get_headers, records)))
+        if self.decoder is not None:
+            self.decoded.extend(_decoded(self.decoder, r) for r in records)
         self.batch_index.extend(repeat(len(self.per_batch), n))
         self.per_batch.append(
             (
@@ -181,6 +194,8 @@ class _Columns:
         ]
         if self.include_headers:
             arrays.append(pa.array(self.headers, self.schema.field("headers").type))
+        if self.decoder is not None:
+            arrays.append(pa.array(self.decoded, pa.string()))
         arrays += [
             pa.repeat(pa.scalar(split.path, pa.string()), n),
             expand(position, pa.int64()),
@@ -215,7 +230,7 @@ def read_split(split: Split, options: ReadOptions) -> Iterator[pa.RecordBatch]:
 
 
 def _read(split: Split, options: ReadOptions, report: Reporter) -> Iterator[pa.RecordBatch]:
-    columns = _Columns(split, options.include_headers)
+    columns = _Columns(split, options.include_headers, options.decoder)
     rows_per_batch = options.rows_per_batch
     keep_bad_crc = options.corrupt == "keep"
     start_offset = split.start_offset

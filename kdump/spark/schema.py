@@ -29,6 +29,12 @@ HEADERS_COLUMN: tuple[str, str, str] = (
     "array<struct<key:string,value:binary>>",
     "the record headers (keys decoded as UTF-8 like the JVM does), null when the record has none",
 )
+DECODED_COLUMN: tuple[str, str, str] = (
+    "decoded",
+    "string",
+    "with the decoder option: the key and value decoded by that internal-topic decoder, as JSON (the same "
+    "data as kdump files --json's decoded field)",
+)
 FORENSIC_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("segment", "string", "path of the .log segment file"),
     ("batchPosition", "long", "byte position of the record's batch in the segment"),
@@ -45,16 +51,21 @@ FORENSIC_COLUMNS: tuple[tuple[str, str, str], ...] = (
 )
 
 
-def columns(include_headers: bool) -> tuple[tuple[str, str, str], ...]:
-    """The columns in order, ``headers`` included or not."""
-    return KAFKA_COLUMNS + ((HEADERS_COLUMN,) if include_headers else ()) + FORENSIC_COLUMNS
+def columns(include_headers: bool, decoded: bool = False) -> tuple[tuple[str, str, str], ...]:
+    """The columns in order, ``headers`` and ``decoded`` included or not."""
+    return (
+        KAFKA_COLUMNS
+        + ((HEADERS_COLUMN,) if include_headers else ())
+        + ((DECODED_COLUMN,) if decoded else ())
+        + FORENSIC_COLUMNS
+    )
 
 
-def column_names(include_headers: bool) -> list[str]:
-    return [name for name, _, _ in columns(include_headers)]
+def column_names(include_headers: bool, decoded: bool = False) -> list[str]:
+    return [name for name, _, _ in columns(include_headers, decoded)]
 
 
-def spark_schema(include_headers: bool) -> Any:
+def spark_schema(include_headers: bool, decoded: bool = False) -> Any:
     """The schema as a ``pyspark.sql.types.StructType`` (built without a JVM)."""
     from pyspark.sql import types as t
 
@@ -72,12 +83,12 @@ def spark_schema(include_headers: bool) -> Any:
     return t.StructType(
         [
             t.StructField(name, header if name == "headers" else simple[kind], True)
-            for name, kind, _ in columns(include_headers)
+            for name, kind, _ in columns(include_headers, decoded)
         ]
     )
 
 
-def arrow_schema(include_headers: bool) -> Any:
+def arrow_schema(include_headers: bool, decoded: bool = False) -> Any:
     """The ``pyarrow.Schema`` the reader's batches have (equal to PySpark's ``to_arrow_schema``)."""
     import pyarrow as pa
 
@@ -93,6 +104,6 @@ def arrow_schema(include_headers: bool) -> Any:
     return pa.schema(
         [
             pa.field(name, header if name == "headers" else simple[kind])
-            for name, kind, _ in columns(include_headers)
+            for name, kind, _ in columns(include_headers, decoded)
         ]
     )

@@ -15,7 +15,7 @@ from typing import Any
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
-from kdump.spark.options import include_headers, parse_options
+from kdump.spark.options import decoder, include_headers, parse_options
 from kdump.spark.planning import Split, plan
 from kdump.spark.schema import spark_schema
 
@@ -58,7 +58,8 @@ class KafkaLogDataSource(DataSource):
         return NAME
 
     def schema(self) -> Any:
-        return spark_schema(include_headers(dict(self.options)))
+        options = dict(self.options)
+        return spark_schema(include_headers(options), decoder(options) is not None)
 
     def reader(self, schema: Any) -> DataSourceReader:
         return KafkaLogReader(self.options)
