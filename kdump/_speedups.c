@@ -121,6 +121,7 @@ static PyObject *read_records(PyObject *self, PyObject *const *args, Py_ssize_t 
     for (Py_ssize_t i = 0; i < count && ok; i++) {
         Py_ssize_t record_start = pos;
         int64_t size, timestamp_delta, offset_delta, key_size, value_size, header_count;
+        PyObject *key = NULL, *value = NULL, *headers = NULL;
         ok = 0;
         if (!read_varint(b, &pos, end, &size) || size < 0 || size > end - pos)
             break;
@@ -131,83 +132,52 @@ static PyObject *read_records(PyObject *self, PyObject *const *args, Py_ssize_t 
         if (!read_varlong(b, &pos, body_end, &timestamp_delta) || !read_varint(b, &pos, body_end, &offset_delta)
             || !read_varint(b, &pos, body_end, &key_size))
             break;
-        PyObject *key = bytes_or_none(b, &pos, body_end, key_size);
-        if (key == NULL)
-            break;
-        if (!read_varint(b, &pos, body_end, &value_size)) {
-            Py_DECREF(key);
-            break;
-        }
-        PyObject *value = bytes_or_none(b, &pos, body_end, value_size);
-        if (value == NULL) {
-            Py_DECREF(key);
-            break;
-        }
-        PyObject *headers = NULL;
-        if (!read_varint(b, &pos, body_end, &header_count) || header_count < 0 || header_count > body_end - pos) {
-            Py_DECREF(key);
-            Py_DECREF(value);
-            break;
-        }
-        headers = PyTuple_New((Py_ssize_t)header_count);
-        int headers_ok = headers != NULL;
-        for (int64_t h = 0; h < header_count && headers_ok; h++) {
+        if ((key = bytes_or_none(b, &pos, body_end, key_size)) == NULL)
+            goto decline;
+        if (!read_varint(b, &pos, body_end, &value_size))
+            goto decline;
+        if ((value = bytes_or_none(b, &pos, body_end, value_size)) == NULL)
+            goto decline;
+        if (!read_varint(b, &pos, body_end, &header_count) || header_count < 0 || header_count > body_end - pos)
+            goto decline;
+        if ((headers = PyTuple_New((Py_ssize_t)header_count)) == NULL)
+            goto decline;
+        for (int64_t h = 0; h < header_count; h++) {
             int64_t hk_size, hv_size;
-            headers_ok = 0;
             if (!read_varint(b, &pos, body_end, &hk_size) || hk_size < 0)
-                break;
+                goto decline;
             PyObject *hkey = bytes_or_none(b, &pos, body_end, hk_size);
             if (hkey == NULL)
-                break;
-            if (!read_varint(b, &pos, body_end, &hv_size)) {
-                Py_DECREF(hkey);
-                break;
-            }
-            PyObject *hvalue = bytes_or_none(b, &pos, body_end, hv_size);
+                goto decline;
+            PyObject *hvalue = read_varint(b, &pos, body_end, &hv_size) ? bytes_or_none(b, &pos, body_end, hv_size)
+                                                                        : NULL;
             if (hvalue == NULL) {
                 Py_DECREF(hkey);
-                break;
+                goto decline;
             }
             PyObject *hargs[2] = {hkey, hvalue};
             PyObject *header = PyObject_Vectorcall(header_type, hargs, 2, NULL);
             Py_DECREF(hkey);
             Py_DECREF(hvalue);
             if (header == NULL)
-                break;
+                goto decline;
             PyTuple_SET_ITEM(headers, (Py_ssize_t)h, header);
-            headers_ok = 1;
         }
-        if (!headers_ok || pos != body_end) {
-            Py_XDECREF(headers);
-            Py_DECREF(key);
-            Py_DECREF(value);
-            break;
-        }
+        if (pos != body_end)
+            goto decline;
         int64_t sequence = -1;
         if (base_sequence >= 0) {
-            if (base_sequence > INT32_MAX_ - offset_delta) { /* Java int wrap-around: leave it to Python */
-                Py_DECREF(headers);
-                Py_DECREF(key);
-                Py_DECREF(value);
-                break;
-            }
+            if (base_sequence > INT32_MAX_ - offset_delta) /* Java int wrap-around: leave it to Python */
+                goto decline;
             sequence = base_sequence + offset_delta;
         }
         long long offset, timestamp;
-        if (__builtin_add_overflow(base_offset, (long long)offset_delta, &offset)) {
-            Py_DECREF(headers);
-            Py_DECREF(key);
-            Py_DECREF(value);
-            break;
-        }
+        if (__builtin_add_overflow(base_offset, (long long)offset_delta, &offset))
+            goto decline;
         if (has_append_time)
             timestamp = log_append_time;
-        else if (__builtin_add_overflow(base_timestamp, (long long)timestamp_delta, &timestamp)) {
-            Py_DECREF(headers);
-            Py_DECREF(key);
-            Py_DECREF(value);
-            break;
-        }
+        else if (__builtin_add_overflow(base_timestamp, (long long)timestamp_delta, &timestamp))
+            goto decline;
         PyObject *rargs[14];
         rargs[0] = PyLong_FromLongLong(offset);
         rargs[1] = PyLong_FromLongLong(timestamp);
@@ -244,6 +214,12 @@ static PyObject *read_records(PyObject *self, PyObject *const *args, Py_ssize_t 
             return NULL;
         }
         ok = 1;
+        continue;
+    decline: /* let the pure-Python decoder decide (an exception set here is reported below) */
+        Py_XDECREF(key);
+        Py_XDECREF(value);
+        Py_XDECREF(headers);
+        break;
     }
     Py_DECREF(two);
     PyBuffer_Release(&view);

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 from kdump.errors import KdumpError
 from kdump.render.output import Output
+from kdump.storage.atomic_write import write_all
 from kdump.storage.file_records import FileRecords
 
 if TYPE_CHECKING:
@@ -177,7 +178,7 @@ def _work(dump, file, records, parser, bounds, w, workers, tokens, result_fd, fd
             stopped = True
         if not stopped and result is not None:
             try:
-                _write_all(fd, buffer.getbuffer())
+                write_all(fd, buffer.getbuffer())
             except BrokenPipeError:
                 result.broken_pipe = True
             if result.error is not None or result.broken_pipe:
@@ -189,14 +190,7 @@ def _work(dump, file, records, parser, bounds, w, workers, tokens, result_fd, fd
             pass
         if result is not None:
             payload = pickle.dumps(result)
-            _write_all(result_fd, memoryview(struct.pack(">I", len(payload)) + payload))
-
-
-def _write_all(fd: int, data: memoryview) -> None:
-    view = memoryview(data)
-    while view:
-        n = os.write(fd, view)
-        view = view[n:]
+            write_all(result_fd, memoryview(struct.pack(">I", len(payload)) + payload))
 
 
 def _collect(fds: list[int]) -> dict[int, _ChunkResult]:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from kdump.errors import KdumpError
+from kdump.render import plural
 from kdump.render.output import Output
 from kdump.storage import naming
 from kdump.storage.atomic_write import lock_holder, replace_file
@@ -129,18 +130,17 @@ class RebuildIndex:
 
     def summary(self) -> str:
         c = self.counts
-        seg = "segment" if c.segments == 1 else "segments"
-        part = "partition" if c.partitions == 1 else "partitions"
+        where = f"{plural(c.segments, 'segment')} in {plural(c.partitions, 'partition')}"
         if self.options.dry_run:
-            head = f"Dry run over {c.segments} {seg} in {c.partitions} {part}: "
+            head = f"Dry run over {where}: "
             body = (
                 f"{c.rewritten} index files would be rewritten, {c.created} created, {c.unchanged} unchanged; "
                 "nothing was written"
             )
         else:
-            head = f"Rebuilt the indexes of {c.segments} {seg} in {c.partitions} {part}: "
+            head = f"Rebuilt the indexes of {where}: "
             body = f"{c.rewritten} index files rewritten, {c.created} created, {c.unchanged} unchanged"
-        tail = "" if not c.problems else f"; {c.problems} problem{'s' if c.problems != 1 else ''}"
+        tail = "" if not c.problems else f"; {plural(c.problems, 'problem')}"
         return f"{head}{body}{tail}.\n"
 
     # -- interval -------------------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from kdump.render import plural
 from kdump.storage.index_verification import IndexProblem
 
 #: Version of the JSON objects below; bumped when a field changes meaning or disappears.
@@ -36,21 +37,17 @@ def problem_json(problem: IndexProblem) -> str:
     return json.dumps(obj, ensure_ascii=False) + "\n"
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
-
-
 def summary_line(summary: dict[str, int]) -> str:
     checked = (
-        f"Checked {_plural(summary['segments'], 'segment')} in {_plural(summary['partitions'], 'partition')} "
-        f"({_plural(summary['indexFiles'], 'index file')}, {_plural(summary['entries'], 'entry').replace('entrys', 'entries')}, "
+        f"Checked {plural(summary['segments'], 'segment')} in {plural(summary['partitions'], 'partition')} "
+        f"({plural(summary['indexFiles'], 'index file')}, {plural(summary['entries'], 'entry', 'entries')}, "
         f"{summary['logBytes']} log bytes): "
     )
     if summary["problems"] == 0:
         return checked + "no problems found.\n"
     return (
         checked
-        + f"{_plural(summary['problems'], 'problem')} in {_plural(summary['filesWithProblems'], 'file')}.\n"
+        + f"{plural(summary['problems'], 'problem')} in {plural(summary['filesWithProblems'], 'file')}.\n"
     )
 
 

@@ -5,20 +5,17 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from kdump.render import plural
 from kdump.storage.salvage import LostRange, OffsetGap, SalvageResult
 
 #: Version of the JSON objects below; bumped when a field changes meaning or disappears.
 JSON_SCHEMA_VERSION = 1
 
 
-def _plural(n: int, word: str, plural: str | None = None) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {plural or word + 's'}"
-
-
 def lost_line(source: str, lost: LostRange) -> str:
     """``<file>: byte <start>: lost bytes <start>-<last> (<n> bytes): <reason>``"""
     return (
-        f"{source}: byte {lost.start}: lost bytes {lost.start}-{lost.end - 1} ({_plural(lost.length, 'byte')}): "
+        f"{source}: byte {lost.start}: lost bytes {lost.start}-{lost.end - 1} ({plural(lost.length, 'byte')}): "
         f"{lost.reason}\n"
     )
 
@@ -32,7 +29,7 @@ def gap_line(source: str, gap: OffsetGap) -> str:
             where
             + f"missing offsets from {gap.first} on (the segment ends in lost bytes; how many is unknown)\n"
         )
-    return where + f"missing offsets {gap.first}-{gap.last} ({_plural(gap.last - gap.first + 1, 'offset')})\n"
+    return where + f"missing offsets {gap.first}-{gap.last} ({plural(gap.last - gap.first + 1, 'offset')})\n"
 
 
 def _offsets(result: SalvageResult) -> str:
@@ -43,20 +40,22 @@ def _offsets(result: SalvageResult) -> str:
 
 def summary_line(result: SalvageResult) -> str:
     kept = (
-        f"kept {_plural(len(result.batches), 'batch', 'batches')} "
+        f"kept {plural(len(result.batches), 'batch', 'batches')} "
         f"({result.kept_bytes} of {result.source_size} bytes, {_offsets(result)})"
     )
     if result.intact:
         state = f"{kept}; nothing lost"
     else:
         missing = result.missing_offsets
-        offsets = "an unknown number of offsets" if missing is None else _plural(missing, "offset")
-        state = f"{kept}; lost {_plural(len(result.lost), 'range')} ({result.lost_bytes} bytes, {offsets} missing)"
+        offsets = "an unknown number of offsets" if missing is None else plural(missing, "offset")
+        state = (
+            f"{kept}; lost {plural(len(result.lost), 'range')} ({result.lost_bytes} bytes, {offsets} missing)"
+        )
     text = f"Salvaged {result.source} to {result.output}: {state}."
     if result.offset_index is not None:
         text += (
-            f" New indexes: {result.offset_index} ({_plural(result.offset_index_entries, 'entry', 'entries')}), "
-            f"{result.time_index} ({_plural(result.time_index_entries, 'entry', 'entries')})."
+            f" New indexes: {result.offset_index} ({plural(result.offset_index_entries, 'entry', 'entries')}), "
+            f"{result.time_index} ({plural(result.time_index_entries, 'entry', 'entries')})."
         )
     return text + "\n"
 

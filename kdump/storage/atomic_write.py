@@ -1,5 +1,5 @@
-"""Replacing a file so that a crash at any moment leaves either the old or the new content, and telling
-whether a broker holds a log directory.
+"""Replacing a file so that a crash at any moment leaves either the old or the new content, creating one that
+never clobbers an existing name, and telling whether a broker holds a log directory.
 
 :func:`replace_file` writes the new content to a temporary file in the same directory, flushes it to disk
 (``fsync``), keeps the old file as a backup (a hard link, so the old name never stops pointing at a whole file),
@@ -17,16 +17,18 @@ import fcntl
 import os
 import struct
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 __all__ = [
     "BACKUP_SUFFIX",
     "TEMP_SUFFIX",
     "LOCK_FILE",
     "backup_path_for",
+    "create_new",
     "fsync_directory",
     "lock_holder",
     "replace_file",
+    "write_all",
 ]
 
 #: The old file is kept as ``<name>.bak`` (``<name>.bak.1``, ``.bak.2``, ... when that exists).
@@ -80,10 +82,7 @@ def replace_file(path: str, data: bytes, *, backup: bool = True, step: StepHook 
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
         try:
-            view = memoryview(data)
-            while view:
-                written = os.write(fd, view)
-                view = view[written:]
+            write_all(fd, data)
             os.fchmod(fd, mode)
             if old_stat is not None and hasattr(os, "fchown"):
                 try:
@@ -112,6 +111,43 @@ def replace_file(path: str, data: bytes, *, backup: bool = True, step: StepHook 
     _step(step, "fsync-dir")
     fsync_directory(directory)
     return backup_path
+
+
+def write_all(fd: int, data: bytes | memoryview) -> None:
+    """``os.write`` until all of ``data`` is written (a write may take only part of it)."""
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def create_new(path: str, chunks: Iterable[bytes | memoryview]) -> None:
+    """Write ``chunks`` to a new file ``path``, via ``<path>.kdump-tmp`` and ``fsync``, and move it into place
+    only if ``path`` still does not exist (``link`` fails on an existing name; FileExistsError then).  A crash
+    leaves no partial file under ``path``."""
+    temp = path + TEMP_SUFFIX
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        for chunk in chunks:
+            write_all(fd, chunk)
+        os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        os.unlink(temp)
+        raise
+    os.close(fd)
+    try:
+        os.link(temp, path)
+    except FileExistsError:
+        os.unlink(temp)
+        raise
+    except OSError:  # no hard links on this file system
+        if os.path.lexists(path):
+            os.unlink(temp)
+            raise FileExistsError(path) from None
+        os.rename(temp, path)
+        return
+    os.unlink(temp)
 
 
 def _step(step: StepHook | None, name: str) -> None:

@@ -42,10 +42,12 @@ import os
 import re
 import struct
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from kdump.errors import KdumpError
 from kdump.storage import naming
+from kdump.storage.atomic_write import create_new
 from kdump.storage.checksum import crc32c
 from kdump.storage.file_records import FileRecords
 from kdump.storage.index_recovery import DEFAULT_INDEX_INTERVAL_BYTES, recover_indexes
@@ -69,7 +71,6 @@ _I32 = struct.Struct(">i")
 _I64 = struct.Struct(">q")
 #: How far back (in candidate batches) the chain search looks for a predecessor.
 _LOOKBACK = 64
-_TEMP_SUFFIX = ".kdump-tmp"
 _COPY_CHUNK = 8 << 20
 _WINDOW = 64 << 10
 _ZERO_CHUNK = 1 << 20
@@ -470,8 +471,8 @@ def salvage_segment(
         with FileRecords(target) as written:
             indexes = recover_indexes(written, base_offset or 0, index_interval_bytes)
         try:
-            _write_new(index_paths[0], indexes.offset_index_bytes())
-            _write_new(index_paths[1], indexes.time_index_bytes())
+            create_new(index_paths[0], [indexes.offset_index_bytes()])
+            create_new(index_paths[1], [indexes.time_index_bytes()])
         except OSError as e:
             raise SalvageError(
                 f"cannot write the indexes in {out_dir}: {e.strerror or e}", path=source
@@ -484,59 +485,16 @@ def salvage_segment(
 
 def _write_segment(target: str, result: SalvageResult, records: FileRecords) -> None:
     """Copy the kept batches (runs of adjacent ones in one go) into ``target``, via a temporary name."""
-    buf = records.buf
-    temp = target + _TEMP_SUFFIX
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    try:
-        run_start = run_end = -1
-        for b in [*result.batches, None]:
-            if b is not None and b.position == run_end:
-                run_end += b.size
-                continue
-            for at in range(run_start, run_end, _COPY_CHUNK):
-                _write_all(fd, memoryview(buf)[at : min(run_end, at + _COPY_CHUNK)])
-            if b is not None:
-                run_start, run_end = b.position, b.position + b.size
-        os.fsync(fd)
-    except BaseException:
-        os.close(fd)
-        os.unlink(temp)
-        raise
-    os.close(fd)
-    _rename_new(temp, target)
+    create_new(target, _kept_chunks(result, records.buf))
 
 
-def _write_new(path: str, data: bytes) -> None:
-    temp = path + _TEMP_SUFFIX
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    try:
-        _write_all(fd, memoryview(data))
-        os.fsync(fd)
-    except BaseException:
-        os.close(fd)
-        os.unlink(temp)
-        raise
-    os.close(fd)
-    _rename_new(temp, path)
-
-
-def _rename_new(temp: str, path: str) -> None:
-    """Move ``temp`` to ``path`` unless ``path`` appeared meanwhile (``link`` fails on an existing name)."""
-    try:
-        os.link(temp, path)
-    except FileExistsError:
-        os.unlink(temp)
-        raise
-    except OSError:  # no hard links on this file system
-        if os.path.lexists(path):
-            os.unlink(temp)
-            raise FileExistsError(path) from None
-        os.rename(temp, path)
-        return
-    os.unlink(temp)
-
-
-def _write_all(fd: int, data: memoryview) -> None:
-    while data:
-        written = os.write(fd, data)
-        data = data[written:]
+def _kept_chunks(result: SalvageResult, buf: bytes) -> Iterator[memoryview]:
+    run_start = run_end = -1
+    for b in [*result.batches, None]:
+        if b is not None and b.position == run_end:
+            run_end += b.size
+            continue
+        for at in range(run_start, run_end, _COPY_CHUNK):
+            yield memoryview(buf)[at : min(run_end, at + _COPY_CHUNK)]
+        if b is not None:
+            run_start, run_end = b.position, b.position + b.size
