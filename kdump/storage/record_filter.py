@@ -16,7 +16,6 @@ from dataclasses import dataclass
 
 from kdump.errors import KdumpError
 from kdump.storage.file_records import FileRecords, RecordBatch
-from kdump.storage.log_search import offset_start_position, timestamp_start_position
 from kdump.storage.log_segment import LogSegment
 from kdump.storage.record import Record
 
@@ -57,6 +56,9 @@ class RecordFilter:
         """Where reading ``path`` (a ``.log``) may start without missing a selected batch."""
         if self.from_offset is None and self.from_time is None:
             return 0
+        # imported here: kdump files without filters (Kafka's own use) does not load the search code
+        from kdump.storage.log_search import offset_start_position, timestamp_start_position
+
         try:
             segment = LogSegment.of_file(path)
         except (KdumpError, ValueError):
