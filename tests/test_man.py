@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from kdump.cli import cli
-from kdump.cli.files import OPTIONS, usage_text
+from kdump.cli.files import KDUMP_OPTIONS, OPTIONS, usage_text
 
 MAN = Path(__file__).resolve().parents[1] / "man"
 PAGES = sorted(MAN.glob("*.1"))
@@ -42,6 +42,15 @@ def test_every_files_option_is_documented() -> None:
     assert len(shown) == len(OPTIONS)
     for option in shown:
         assert option in text, option
+
+
+def test_every_kdump_files_addition_is_documented() -> None:
+    """kdump's own `files` options stay out of Kafka's --help table, so the man page is where they are told."""
+    text = _man_text("kdump-files.1")
+    for spec in KDUMP_OPTIONS:
+        assert spec.hidden and f"--{spec.name}" in text, spec.name
+    shown = set(re.findall(r"^--([a-z][a-z-]+)", usage_text(), flags=re.M))
+    assert not shown & {spec.name for spec in KDUMP_OPTIONS}
 
 
 def test_every_top_level_option_and_command_is_documented() -> None:
