@@ -393,7 +393,10 @@ class DumpLogSegments:
                 '"Invalid max index size: -1"; kdump creates nothing)',
                 path=file.path,
             )
-        return cls(file.path, base_offset)
+        try:
+            return cls(file.path, base_offset)
+        except OSError as e:
+            raise KdumpError(e.strerror or str(e), path=file.path) from None
 
     def _open_log(self, file: JavaFile) -> FileRecords:
         log = self._sibling(file, naming.LOG_FILE_SUFFIX)

@@ -7,6 +7,7 @@ This module chooses the segments, the index interval and what to write, and repo
 
 from __future__ import annotations
 
+import mmap
 import os
 import struct
 from dataclasses import dataclass
@@ -15,7 +16,7 @@ from typing import TYPE_CHECKING
 from kdump.errors import KdumpError
 from kdump.render import plural
 from kdump.render.output import Output
-from kdump.storage import naming
+from kdump.storage import naming, sigbus_guard
 from kdump.storage.atomic_write import lock_holder, replace_file
 from kdump.storage.index_recovery import (
     DEFAULT_INDEX_INTERVAL_BYTES,
@@ -257,15 +258,14 @@ class RebuildIndex:
 
     def write_index(self, path: str, data: bytes, slot: struct.Struct, recovered: RecoveredIndexes) -> None:
         try:
-            with open(path, "rb") as f:
-                old: bytes | None = f.read()
+            old: bytes | mmap.mmap | None = sigbus_guard.map_file(path)[0]  # read in pieces, as compared
         except FileNotFoundError:
             old = None
         except OSError as e:
             self.problem(f"{path}: cannot read it: {e.strerror or e}")
             return
         entries = len(data) // slot.size
-        if old == data:
+        if old is not None and len(old) == len(data) and old[:] == data:
             self.counts.unchanged += 1
             if self.options.verbose:
                 self.out.write(f"{path}: unchanged ({_entries(entries)})\n")

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import BinaryIO
 
 from kdump.errors import KdumpError
-from kdump.render.output import Output
+from kdump.render.output import Output, OutputError
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -28,7 +28,7 @@ def run_guarded(
     ignores write errors) would also end with 0.
     """
     out = Output(stdout if stdout is not None else sys.stdout.buffer)
-    err = Output(stderr if stderr is not None else sys.stderr.buffer, chunk=1)
+    err = Output(stderr if stderr is not None else sys.stderr.buffer, chunk=1, name="standard error")
     try:
         status = body(out, err)
         out.flush()
@@ -37,6 +37,11 @@ def run_guarded(
     except BrokenPipeError:
         _silence_stdout()
         return EXIT_OK
+    except OutputError as e:
+        out.parts.clear()  # the output cannot take them; report the failure once, on the other stream
+        out.pending = 0
+        _report(err, e.describe())
+        return EXIT_ERROR
     except KdumpError as e:
         _flush_quietly(out)
         _report(err, e.describe())
@@ -66,13 +71,16 @@ def _flush_quietly(out: Output) -> None:
         out.flush()
     except BrokenPipeError:
         _silence_stdout()
+    except OutputError:
+        out.parts.clear()
+        out.pending = 0
 
 
 def _report(err: Output, message: str) -> None:
     try:
         err.write(f"kdump: {message}\n")
         err.flush()
-    except BrokenPipeError:
+    except (BrokenPipeError, OutputError):
         pass
 
 

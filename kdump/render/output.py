@@ -4,14 +4,25 @@ from __future__ import annotations
 
 from typing import BinaryIO
 
+from kdump.errors import KdumpError
+
+
+class OutputError(KdumpError):
+    """The output stream cannot be written (a full disk, ``> /dev/full``, an I/O error); a closed pipe stays a
+    :class:`BrokenPipeError` (a quiet end, as ``| head`` expects)."""
+
+    def located(self, path: str | None = None, position: int | None = None) -> KdumpError:
+        return self  # the failure is the output's, not the input file's
+
 
 class Output:
     """Collects text and writes it to a binary stream in chunks of about ``chunk`` characters."""
 
-    __slots__ = ("stream", "parts", "pending", "chunk")
+    __slots__ = ("stream", "parts", "pending", "chunk", "name")
 
-    def __init__(self, stream: BinaryIO, chunk: int = 1 << 16) -> None:
+    def __init__(self, stream: BinaryIO, chunk: int = 1 << 16, name: str = "standard output") -> None:
         self.stream = stream
+        self.name = name
         self.parts: list[str] = []
         self.pending = 0
         self.chunk = chunk
@@ -27,5 +38,15 @@ class Output:
             data = "".join(self.parts).encode("utf-8", "replace")
             self.parts.clear()
             self.pending = 0
-            self.stream.write(data)
-        self.stream.flush()
+            try:
+                self.stream.write(data)
+            except BrokenPipeError:
+                raise
+            except OSError as e:
+                raise OutputError(f"cannot write: {e.strerror or e}", path=self.name) from None
+        try:
+            self.stream.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as e:
+            raise OutputError(f"cannot write: {e.strerror or e}", path=self.name) from None

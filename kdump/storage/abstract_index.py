@@ -5,13 +5,17 @@ slot search both use.
 
 from __future__ import annotations
 
+import mmap
 import os
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from kdump.storage import sigbus_guard
 from kdump.storage.naming import java_absolute_path, offset_from_file
 
 _WARM_SECTION_BYTES = 8192
+#: Iteration reads a mapped index this many bytes at a time and releases the pages behind it.
+PIECE_BYTES = 1 << 20
 _INT64_MIN = -(1 << 63)
 _INT64_MAX = (1 << 63) - 1
 
@@ -82,8 +86,11 @@ class AbstractIndex:
     """A read-only index file of ``ENTRY_SIZE``-byte slots.
 
     Open a file with ``cls(path)`` (the base offset comes from the file name unless given) or wrap bytes already
-    in memory with :meth:`from_bytes`.  The whole file is read once; no handle stays open.  I/O errors (e.g. a
-    missing file) propagate as :class:`OSError`.
+    in memory with :meth:`from_bytes`.  A file is memory-mapped read-only through the SIGBUS guard (a broker
+    may trim it while it is read) and read in pieces: a lookup touches only the pages it probes, iteration
+    releases the pages behind it, so memory stays flat whatever the file's size.  Only regular files are
+    opened (a FIFO or ``/dev/zero`` named like an index is an error, not a hang).  I/O errors (e.g. a missing
+    file) propagate as :class:`OSError`.
     """
 
     ENTRY_SIZE = 0
@@ -91,8 +98,7 @@ class AbstractIndex:
     def __init__(self, path: str | os.PathLike[str], base_offset: int | None = None) -> None:
         if base_offset is None:
             base_offset = offset_from_file(path)
-        with open(path, "rb") as handle:
-            data = handle.read()
+        data, _size = sigbus_guard.map_file(os.fspath(path))
         self._init(data, base_offset, os.fspath(path))
 
     @classmethod
@@ -123,6 +129,42 @@ class AbstractIndex:
     def __iter__(self) -> Iterator[Any]:
         raise NotImplementedError
 
+    def pieces(self, start_slot: int = 0) -> Iterator[tuple[int, memoryview]]:
+        """``(first slot, view)`` over whole slots from ``start_slot`` on, ``PIECE_BYTES`` at a time; the pages of
+        a mapped file are released behind each piece, so a walk over a huge index stays flat."""
+        data = self._data
+        size = self.ENTRY_SIZE
+        end = self.entry_count * size
+        step = max(PIECE_BYTES // size, 1) * size
+        mapped = isinstance(data, mmap.mmap)
+        pos = start_slot * size
+        while pos < end:
+            stop = min(pos + step, end)
+            yield pos // size, memoryview(data)[pos:stop]
+            if mapped:
+                _release(data, pos, stop)  # type: ignore[arg-type]
+            pos = stop
+
+    def slot_is_zero(self, n: int) -> bool:
+        """Whether slot ``n`` is all zero bytes (a preallocated, never written slot)."""
+        size = self.ENTRY_SIZE
+        return not any(self._data[n * size : (n + 1) * size])
+
+    def zero_tail_start(self) -> int:
+        """The first slot of the run of all-zero slots that ends the file (``entry_count`` when the last slot is
+        not zero), found from the end in pieces."""
+        size = self.ENTRY_SIZE
+        n = self.entry_count
+        step = max(PIECE_BYTES // size, 1)
+        while n > 0:
+            lo = max(n - step, 0)
+            chunk = bytes(self._data[lo * size : n * size])
+            stripped = chunk.rstrip(b"\0")
+            if stripped:
+                return lo + (len(stripped) + size - 1) // size
+            n = lo
+        return 0
+
     def dump_entries(self) -> Iterator[Any]:
         """The slots DumpLogSegments visits: up to (not including) the first slot ``i > 0`` whose offset equals
         the base offset, i.e. the start of a zero tail."""
@@ -131,3 +173,15 @@ class AbstractIndex:
             if i > 0 and entry.offset == base:
                 return
             yield entry
+
+
+def _release(mapping: mmap.mmap, start: int, stop: int) -> None:
+    """Give back the pages of ``mapping`` wholly inside ``[start, stop)`` (they are re-read if touched again)."""
+    page = mmap.PAGESIZE
+    lo = (start + page - 1) // page * page
+    hi = stop // page * page
+    if hi > lo and hasattr(mapping, "madvise"):
+        try:
+            mapping.madvise(mmap.MADV_DONTNEED, lo, hi - lo)
+        except (OSError, ValueError):
+            pass

@@ -37,6 +37,7 @@ from typing import Any, TypeVar
 
 from kdump.errors import CheckpointFormatError
 from kdump.storage.naming import NumberFormatError, java_absolute_path, parse_java_long
+from kdump.storage.regular_file import read_regular
 
 __all__ = [
     "OFFSET_CHECKPOINT_FILES",
@@ -176,8 +177,7 @@ def _decode_utf8(line: _Line, path: str | None, what: str) -> str:
 
 
 def _read_whole(path: str | os.PathLike[str]) -> bytes:
-    with open(path, "rb") as handle:
-        return handle.read()
+    return read_regular(os.fspath(path))
 
 
 # ---------------------------------------------------------------------------------------------------------------

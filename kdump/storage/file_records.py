@@ -32,6 +32,7 @@ from kdump.storage.record_batch import (
     RECORD_BATCH_OVERHEAD,
     DefaultRecordBatch,
 )
+from kdump.storage.regular_file import open_regular
 
 INT_MAX = 0x7FFFFFFF
 MIN_RECORD_SIZE = 14  # LegacyRecord.RECORD_OVERHEAD_V0
@@ -73,7 +74,7 @@ class FileRecords:
             self.file_size = len(data)
         else:
             try:
-                fd = os.open(path, os.O_RDONLY)
+                fd = open_regular(path)
             except FileNotFoundError:
                 raise KdumpError("No such file", path=path) from None
             except OSError as e:

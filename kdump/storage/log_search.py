@@ -31,14 +31,13 @@ are closed (``batch.position`` is then 0; :attr:`SearchResult.position` is the p
 from __future__ import annotations
 
 import bisect
-import mmap
 import os
 import re
 import struct
 from dataclasses import dataclass, field
 
 from kdump.errors import KdumpError
-from kdump.storage import naming
+from kdump.storage import naming, sigbus_guard
 from kdump.storage.abstract_index import largest_lower_bound_slot
 from kdump.storage.file_records import FileRecords, RecordBatch
 from kdump.storage.log_segment import LogSegment
@@ -483,18 +482,12 @@ def timestamp_start_position(segment: LogSegment, records: FileRecords, timestam
 
 
 def _map_index(cls: type, path: str, base_offset: int):  # noqa: ANN202 - OffsetIndex | TimeIndex
-    """An index over a read-only memory map of the file: a lookup reads only the pages its probes touch."""
+    """An index over a read-only memory map of the file (through the SIGBUS guard: a broker may trim it while
+    it is read): a lookup reads only the pages its probes touch."""
     try:
-        fd = os.open(path, os.O_RDONLY)
+        data, _size = sigbus_guard.map_file(path)
     except OSError as e:
         raise KdumpError(e.strerror or str(e), path=path) from None
-    try:
-        size = os.fstat(fd).st_size
-        data: bytes | mmap.mmap = mmap.mmap(fd, 0, access=mmap.ACCESS_READ) if size > 0 else b""
-    except (OSError, ValueError) as e:
-        raise KdumpError(f"cannot map the file: {e}", path=path) from None
-    finally:
-        os.close(fd)
     index = cls.__new__(cls)
     index._init(data, base_offset, path)
     return index

@@ -8,7 +8,7 @@ closed cleanly, so after an unclean shutdown the active segment's index ends in 
 Kafka opens an existing index assuming it is *full to its length*: the number of entries is
 ``file length // 8`` and the zero tail counts.  This module reproduces that view exactly, including what the
 lookup binary search returns on such an untrimmed (and therefore unsorted) index, and what the sanity check
-says.  Nothing here writes to the file; the whole file is read once and no handle is kept open.
+says.  Nothing here writes to the file; it is read through a guarded read-only map, in pieces.
 
 The slot search (:func:`largest_lower_bound_slot`, :func:`smallest_upper_bound_slot`) is Kafka's
 ``AbstractIndex`` search and is shared with :mod:`kdump.storage.time_index`.
@@ -88,9 +88,9 @@ class OffsetIndex(AbstractIndex):
     def __iter__(self) -> Iterator[OffsetPosition]:
         """Every slot in file order, zero tail included."""
         base = self.base_offset
-        view = memoryview(self._data)[: self.entry_count * ENTRY_SIZE]
-        for relative, position in _SLOT.iter_unpack(view):
-            yield OffsetPosition(wrap_int64(base + relative), position)
+        for _first, view in self.pieces():
+            for relative, position in _SLOT.iter_unpack(view):
+                yield OffsetPosition(wrap_int64(base + relative), position)
 
     @property
     def last_entry(self) -> OffsetPosition:

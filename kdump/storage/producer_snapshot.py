@@ -33,6 +33,7 @@ from kdump.errors import CorruptSnapshotError, KdumpError
 from kdump.storage.checksum import crc32c
 from kdump.storage.naming import offset_from_file
 from kdump.storage.record_batch import decrement_sequence
+from kdump.storage.regular_file import read_regular
 
 __all__ = [
     "ENTRY_SIZE",
@@ -209,8 +210,7 @@ def read_producer_snapshot(path: str | os.PathLike[str]) -> ProducerSnapshot:
 
     I/O errors (e.g. a missing file) propagate as :class:`OSError`, as they are fatal in Kafka too.
     """
-    with open(path, "rb") as handle:
-        data = handle.read()
+    data = read_regular(os.fspath(path))
     return parse_producer_snapshot(data, path)
 
 

@@ -20,13 +20,18 @@ file size before each batch, which narrows the window but cannot close it.
 from __future__ import annotations
 
 import ctypes
+import errno
 import mmap
+import os
 import platform
 import signal
 import sys
 import threading
+import weakref
 
-__all__ = ["available", "fault_count", "register", "unregister"]
+from kdump.storage.regular_file import open_regular
+
+__all__ = ["available", "fault_count", "map_file", "register", "unregister"]
 
 _SA_SIGINFO = 4
 _PROT_READ = 1
@@ -215,3 +220,24 @@ def unregister(token: int | None) -> None:
     with _lock:
         _spans.pop(token, None)
         _spans_view = tuple(_spans.values())
+
+
+def map_file(path: str, *, dir_fd: int | None = None) -> tuple[mmap.mmap | bytes, int]:
+    """``(content, size)``: a read-only memory map of the regular file at ``path``, registered with the guard for
+    as long as the map lives (``b""`` for an empty file).  Pages are read only when touched, so a 1 GiB index
+    costs what its lookups read.  OSError for a missing, unreadable or non-regular file or a failed map."""
+    fd = open_regular(path, dir_fd=dir_fd)
+    try:
+        size = os.fstat(fd).st_size
+        if size == 0:
+            return b"", 0
+        try:
+            mapping = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+        except ValueError as e:
+            raise OSError(errno.EINVAL, f"cannot map the file: {e}", path) from None
+    finally:
+        os.close(fd)
+    token = register(mapping)
+    if token is not None:
+        weakref.finalize(mapping, unregister, token)
+    return mapping, size

@@ -6,7 +6,7 @@ preallocated and trimmed on roll or clean close, and Kafka counts a zero tail as
 (``length // 12``).  The time index keeps its last slot free for the entry written on roll; that only matters
 for writers.
 
-Everything is read once, read-only; see :mod:`kdump.storage.offset_index` for the shared slot search.
+Read through a guarded read-only map, in pieces; see :mod:`kdump.storage.offset_index` for the shared slot search.
 """
 
 from __future__ import annotations
@@ -64,9 +64,9 @@ class TimeIndex(AbstractIndex):
     def __iter__(self) -> Iterator[TimestampOffset]:
         """Every slot in file order, zero tail included."""
         base = self.base_offset
-        view = memoryview(self._data)[: self.entry_count * ENTRY_SIZE]
-        for timestamp, relative in _SLOT.iter_unpack(view):
-            yield TimestampOffset(timestamp, wrap_int64(base + relative))
+        for _first, view in self.pieces():
+            for timestamp, relative in _SLOT.iter_unpack(view):
+                yield TimestampOffset(timestamp, wrap_int64(base + relative))
 
     @property
     def last_entry(self) -> TimestampOffset:

@@ -13,12 +13,14 @@ empty index (the file is only created when something is appended); so does this 
 
 from __future__ import annotations
 
+import mmap
 import os
 import struct
 from collections.abc import Iterator
 from typing import NamedTuple
 
 from kdump.errors import CorruptIndexError, KdumpError
+from kdump.storage import sigbus_guard
 from kdump.storage.naming import java_absolute_path, offset_from_file
 
 __all__ = ["ENTRY_SIZE", "AbortedTxn", "TransactionIndex", "TxnIndexSearchResult"]
@@ -87,8 +89,7 @@ class TransactionIndex:
         if start_offset is None:
             start_offset = offset_from_file(path)
         try:
-            with open(path, "rb") as handle:
-                data = handle.read()
+            data: bytes | mmap.mmap = sigbus_guard.map_file(os.fspath(path))[0]
             exists = True
         except FileNotFoundError:
             data, exists = b"", False
