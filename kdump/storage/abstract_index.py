@@ -5,6 +5,7 @@ slot search both use.
 
 from __future__ import annotations
 
+import math
 import mmap
 import os
 from collections.abc import Callable, Iterator
@@ -135,7 +136,7 @@ class AbstractIndex:
         data = self._data
         size = self.ENTRY_SIZE
         end = self.entry_count * size
-        step = max(PIECE_BYTES // size, 1) * size
+        step = _piece_slots(size) * size
         mapped = isinstance(data, mmap.mmap)
         pos = start_slot * size
         while pos < end:
@@ -155,10 +156,12 @@ class AbstractIndex:
         not zero), found from the end in pieces."""
         size = self.ENTRY_SIZE
         n = self.entry_count
-        step = max(PIECE_BYTES // size, 1)
+        step = _piece_slots(size)
         while n > 0:
             lo = max(n - step, 0)
             chunk = bytes(self._data[lo * size : n * size])
+            if isinstance(self._data, mmap.mmap):
+                _release(self._data, lo * size, n * size)
             stripped = chunk.rstrip(b"\0")
             if stripped:
                 return lo + (len(stripped) + size - 1) // size
@@ -173,6 +176,12 @@ class AbstractIndex:
             if i > 0 and entry.offset == base:
                 return
             yield entry
+
+
+def _piece_slots(entry_size: int) -> int:
+    """Slots per piece: about ``PIECE_BYTES``, a whole number of pages, so released pieces leave nothing behind."""
+    unit = math.lcm(entry_size, mmap.PAGESIZE)
+    return max(PIECE_BYTES // unit, 1) * unit // entry_size
 
 
 def _release(mapping: mmap.mmap, start: int, stop: int) -> None:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from itertools import islice
 
 from kdump.errors import KdumpError
 from kdump.storage import naming
@@ -274,20 +275,25 @@ def _zero_tail_start(entries: list, base_offset: int, is_zero: Callable[[int], b
 def _without_zero_tail(
     index: OffsetIndex | TimeIndex, entry_size: int, path: str, problems: list[IndexProblem]
 ) -> list:
-    """The index's entries up to a zero-filled tail, which is reported."""
-    entries = list(index)
-    data = index._data
-    tail = _zero_tail_start(
-        entries, index.base_offset, lambda j: not any(data[j * entry_size : (j + 1) * entry_size])
-    )
+    """The index's entries up to a zero-filled tail, which is reported.  The tail is found from the end of the
+    file in pieces first, so a huge preallocated (or sparse) index costs only its written entries."""
+    count = index.entry_count
+    head_end = min(max(index.zero_tail_start(), 1), count)
+    entries = list(islice(index, head_end))
+    if head_end < count and not any(e.offset == index.base_offset for e in islice(entries, 1, None)):
+        tail: int | None = head_end
+    else:
+        if head_end < count:
+            entries = list(index)
+        tail = _zero_tail_start(entries, index.base_offset, index.slot_is_zero)
     if tail is None:
         return entries
     problems.append(
         IndexProblem(
             path,
             "zero-tail",
-            f"entries {tail}..{len(entries) - 1} ({len(entries) - tail} slots, bytes {tail * entry_size}.."
-            f"{len(entries) * entry_size - 1}) are zero-filled: a preallocated index that was never trimmed (not "
+            f"entries {tail}..{count - 1} ({count - tail} slots, bytes {tail * entry_size}.."
+            f"{count * entry_size - 1}) are zero-filled: a preallocated index that was never trimmed (not "
             "shut down cleanly, or copied from a running broker)",
             entry=tail,
             position=tail * entry_size,
