@@ -473,18 +473,28 @@ class DumpLogSegments:
                     return
                 position = index.lookup(entry.offset).position
                 found = None
-                for batch in records.batches(position):
-                    if batch.last_offset >= entry.offset:
-                        found = batch
-                        break
+                try:
+                    for batch in records.batches(position):
+                        if batch.last_offset >= entry.offset:
+                            found = batch
+                            break
+                    max_timestamp = NO_TIMESTAMP
+                    if found is not None and found.last_offset == entry.offset:
+                        for record in found.records():
+                            max_timestamp = max(max_timestamp, record.timestamp)
+                except KdumpError as e:  # Kafka dies of it here; say which file and where
+                    e.located(records.path, getattr(found, "position", None))
+                    raise KdumpError(
+                        f"entry {i} (timestamp {entry.timestamp} offset {entry.offset}): reading its log "
+                        f"segment: {e.describe()}",
+                        path=file.path,
+                        position=i * TimeIndex.ENTRY_SIZE,
+                    ) from None
                 if found is None:
                     self.time_not_found.setdefault(key, []).append((entry.offset, -1))
                 elif found.last_offset != entry.offset:
                     self.time_not_found.setdefault(key, []).append((entry.offset, found.last_offset))
                 else:
-                    max_timestamp = NO_TIMESTAMP
-                    for record in found.records():
-                        max_timestamp = max(max_timestamp, record.timestamp)
                     if max_timestamp != entry.timestamp:
                         self.time_mismatches.setdefault(key, []).append((entry.timestamp, max_timestamp))
                     if previous >= entry.timestamp:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 
 from kdump.render import log_summary as render
@@ -9,6 +10,7 @@ from kdump.render.output import Output
 from kdump.render.progress import ProgressBar
 from kdump.storage.local_log import find_partition_dirs, no_kafka_data
 from kdump.storage.log_summary import PartitionSummary, read_log_dir_checkpoints, summarize_partition
+from kdump.storage.regular_file import walk_error
 
 #: Above this much log to read, a progress bar is shown (when asked for: on a terminal only).
 PROGRESS_THRESHOLD = 256 << 20
@@ -17,18 +19,27 @@ PROGRESS_THRESHOLD = 256 << 20
 class ListPartitions:
     def __init__(self, paths: list[str]) -> None:
         self.directories: list[str] = []
+        #: Directories the walk could not read (permissions, or deleted meanwhile), with the reason.
+        self.walk_errors: list[tuple[str, str]] = []
         for path in paths:
-            found = list(find_partition_dirs([path]))
+            found = list(find_partition_dirs([path], on_error=self._walk_error))
             if not found:
                 raise ValueError(no_kafka_data(path))
             self.directories.extend(found)
+
+    def _walk_error(self, path: str, error: OSError) -> None:
+        self.walk_errors.append((path, f"cannot read the directory: {walk_error(error)}"))
 
     def summaries(self, progress: bool = False) -> list[PartitionSummary]:
         checkpoints: dict[str, dict] = {}
         anomalies: dict[str, list[str]] = {}
         total = 0
         for d in self.directories:
-            for name in os.listdir(d):
+            try:
+                names = os.listdir(d)
+            except OSError:
+                continue  # said in its row
+            for name in names:
                 if name.endswith(".log"):
                     try:
                         total += os.path.getsize(os.path.join(d, name))
@@ -64,6 +75,11 @@ class ListPartitions:
             _print_rich(summaries)
         else:
             out.write(render.plain_table(summaries))
+        for path, message in self.walk_errors:
+            if as_json:
+                out.write(json.dumps({"type": "unreadable", "path": path, "message": message}) + "\n")
+            else:
+                out.write(f"{path}: {message}\n")
         return 0
 
 

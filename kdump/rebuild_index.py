@@ -26,6 +26,7 @@ from kdump.storage.index_recovery import (
 )
 from kdump.storage.local_log import LocalLog, find_partition_dirs, no_kafka_data
 from kdump.storage.log_segment import LogSegment
+from kdump.storage.regular_file import walk_error
 
 if TYPE_CHECKING:
     from kdump.storage.topic_config import ClusterConfig
@@ -50,6 +51,8 @@ class Target:
 
     directory: str
     base_offsets: set[int] | None = None
+    #: Why the walk could not read this directory (then it is reported, not rebuilt).
+    error: str | None = None
 
 
 def select_targets(paths: list[str] | tuple[str, ...]) -> list[Target]:
@@ -72,7 +75,12 @@ def select_targets(paths: list[str] | tuple[str, ...]) -> list[Target]:
                 target.base_offsets.add(base)
         elif os.path.isdir(path):
             found = False
-            for directory in find_partition_dirs([path]):
+
+            def unreadable(directory: str, error: OSError) -> None:
+                message = f"cannot read the directory: {walk_error(error)}"
+                targets[os.path.normpath(directory)] = Target(directory, error=message)
+
+            for directory in find_partition_dirs([path], on_error=unreadable):
                 found = True
                 targets[os.path.normpath(directory)] = Target(directory)
             if not found:
@@ -191,10 +199,13 @@ class RebuildIndex:
     # -- partitions and segments -------------------------------------------------------------------------------
 
     def rebuild_partition(self, target: Target) -> None:
+        if target.error is not None:
+            self.problem(f"{target.directory}: {target.error}")
+            return
         try:
             log = LocalLog.scan(target.directory)
         except OSError as e:
-            self.problem(f"{target.directory}: {e.strerror or e}")
+            self.problem(f"{target.directory}: cannot read the directory: {walk_error(e)}")
             return
         segments = [
             s for s in log.segments if target.base_offsets is None or s.base_offset in target.base_offsets
@@ -213,8 +224,16 @@ class RebuildIndex:
         interval, source = self.interval_for(log)
         self.out.write(f"{target.directory}: {INDEX_INTERVAL_CONFIG} {interval} ({source})\n")
         if not self.options.dry_run:
+            # The broker's lock is in the log directory that really holds the partition: resolve symbolic
+            # links first (a link to a locked broker's partition must not bypass the check).
+            holder = None
             log_dir = os.path.dirname(os.path.abspath(target.directory))
-            holder = lock_holder(log_dir)
+            real_log_dir = os.path.dirname(os.path.realpath(target.directory))
+            for candidate in dict.fromkeys((log_dir, real_log_dir)):
+                holder = lock_holder(candidate)
+                if holder is not None:
+                    log_dir = candidate
+                    break
             if holder is not None and not self.options.force:
                 who = f"process {holder}" if holder else "another process"
                 self.problem(

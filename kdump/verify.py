@@ -14,9 +14,10 @@ from kdump.render import problems as render
 from kdump.render.output import Output
 from kdump.render.progress import ProgressBar
 from kdump.storage import naming
-from kdump.storage.index_verification import verify_segment
+from kdump.storage.index_verification import IndexProblem, verify_segment
 from kdump.storage.local_log import LocalLog, find_partition_dirs, no_kafka_data
 from kdump.storage.log_segment import LogSegment
+from kdump.storage.regular_file import walk_error
 
 #: Above this much log to read, a progress bar is shown (when asked for: on a terminal only).
 PROGRESS_THRESHOLD = 256 << 20
@@ -30,10 +31,20 @@ class Target:
     segment: LogSegment
 
 
-def select_segments(paths: Iterable[str]) -> tuple[list[Target], int]:
+def select_segments(
+    paths: Iterable[str], problems: list[IndexProblem] | None = None
+) -> tuple[list[Target], int]:
     """Resolve the command's arguments to segments, in argument order (directories: partitions in name order,
     segments by base offset), and count the partition directories involved.  A segment named twice is checked
-    once.  ValueError when a directory argument holds no partition directory at all."""
+    once.  ValueError when a directory argument holds no partition directory at all.  Directories the walk
+    cannot read (permissions, or deleted by a running broker meanwhile) go to ``problems`` when given."""
+
+    def unreadable(path: str, error: OSError) -> None:
+        if problems is not None:
+            problems.append(
+                IndexProblem(path, "unreadable", f"cannot read the directory: {walk_error(error)}")
+            )
+
     targets: list[Target] = []
     partitions: set[str] = set()
     seen: set[tuple[str, int]] = set()
@@ -48,10 +59,15 @@ def select_segments(paths: Iterable[str]) -> tuple[list[Target], int]:
     for path in paths:
         if os.path.isdir(path):
             found = False
-            for directory in find_partition_dirs([path]):
+            for directory in find_partition_dirs([path], on_error=unreadable):
                 found = True
                 partitions.add(os.path.realpath(directory))
-                for segment in LocalLog.scan(directory).segments:
+                try:
+                    segments = LocalLog.scan(directory).segments
+                except OSError as e:
+                    unreadable(directory, e)
+                    continue
+                for segment in segments:
                     add(directory, segment)
             if not found:
                 raise ValueError(no_kafka_data(path))
@@ -77,7 +93,10 @@ class VerifyIndex:
         out: Output,
         as_json: bool = False,
         progress: bool = False,
+        walk_problems: list[IndexProblem] | None = None,
     ) -> None:
+        #: What the walk that found ``targets`` could not read (reported first, counted as problems).
+        self.walk_problems = walk_problems or []
         self.targets = targets
         self.partitions = partitions
         self.out = out
@@ -98,6 +117,10 @@ class VerifyIndex:
         }
         files_with_problems: set[str] = set()
         line = render.problem_json if self.as_json else render.problem_line
+        for problem in self.walk_problems:
+            summary["problems"] += 1
+            files_with_problems.add(problem.path)
+            self.out.write(line(problem))
         total = sum(t.segment.log_size for t in self.targets)
         bar = ProgressBar("verifying", total) if self.progress and total >= PROGRESS_THRESHOLD else None
         done = 0

@@ -21,11 +21,16 @@ def command(paths: tuple[str, ...], as_json: bool, no_progress: bool) -> None:
     from kdump.cli import run_guarded
     from kdump.verify import VerifyIndex, select_segments
 
+    walk_problems: list = []
     try:
-        targets, partitions = select_segments(paths)
+        targets, partitions = select_segments(paths, walk_problems)
     except ValueError as e:
         raise click.UsageError(str(e)) from None
     show_progress = not no_progress and not as_json and sys.stderr.isatty()
     sys.exit(
-        run_guarded(lambda out, err: VerifyIndex(targets, partitions, out, as_json, show_progress).run())
+        run_guarded(
+            lambda out, err: VerifyIndex(
+                targets, partitions, out, as_json, show_progress, walk_problems=walk_problems
+            ).run()
+        )
     )

@@ -145,6 +145,8 @@ class FileRecords:
 
         Raises :class:`CorruptRecordError` for a size field below 14, at that batch.
         """
+        if start < 0:  # Kafka's FileRecords.slice: IllegalArgumentException
+            raise KdumpError(f"Invalid position: {start} in read from {self.path}", path=self.path)
         buf = self.buf
         if end is None:
             end = self.end

@@ -11,7 +11,7 @@ from __future__ import annotations
 import bisect
 import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from kdump.storage import naming
@@ -181,29 +181,41 @@ def no_kafka_data(path: str | os.PathLike[str]) -> str:
     )
 
 
-def find_partition_dirs(paths: Iterable[str | os.PathLike[str]]) -> Iterator[str]:
+def find_partition_dirs(
+    paths: Iterable[str | os.PathLike[str]], on_error: Callable[[str, OSError], None] | None = None
+) -> Iterator[str]:
     """Every partition directory at or below each of ``paths``, in name order (a pre-order walk).
 
     A path that is itself a partition directory (by its files: :func:`is_partition_dir`) yields only itself;
-    otherwise the tree below it is walked.
-    Symbolic links to directories are not followed, so a loop cannot trap the walk; unreadable directories are
-    skipped.
+    otherwise the tree below it is walked, without recursion (a tree thousands of levels deep is fine).
+    Symbolic links to directories are not followed, so a loop cannot trap the walk.  A directory that cannot be
+    read (permissions) or vanishes while it is walked (a partition deleted by a live broker) is skipped after
+    ``on_error(path, error)`` is told, and the walk goes on.
     """
     for root in paths:
-        yield from _walk(os.fspath(root))
+        stack = [os.fspath(root)]
+        while stack:
+            path = stack.pop()
+            if is_partition_dir(path):
+                yield path
+                continue
+            try:
+                with os.scandir(path) as entries:
+                    subdirs = sorted((e.name for e in entries if _is_dir(e)), reverse=True)
+            except OSError as e:
+                if on_error is not None and not (
+                    path != os.fspath(root) and isinstance(e, NotADirectoryError)
+                ):
+                    on_error(path, e)
+                continue
+            stack.extend(os.path.join(path, name) for name in subdirs)
 
 
-def _walk(path: str) -> Iterator[str]:
-    if is_partition_dir(path):
-        yield path
-        return
+def _is_dir(entry: os.DirEntry[str]) -> bool:
     try:
-        with os.scandir(path) as entries:
-            subdirs = sorted(e.name for e in entries if e.is_dir(follow_symlinks=False))
+        return entry.is_dir(follow_symlinks=False)
     except OSError:
-        return
-    for name in subdirs:
-        yield from _walk(os.path.join(path, name))
+        return False  # vanished since it was listed
 
 
 __all__ = [

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from kdump.errors import KdumpError
 from kdump.storage import checkpoint, naming
 from kdump.storage.local_log import LocalLog
+from kdump.storage.regular_file import walk_error
 
 #: The offset checkpoints of a log directory and the summary field each one feeds.
 LOG_DIR_CHECKPOINTS = {
@@ -85,7 +86,12 @@ def summarize_partition(
 ) -> PartitionSummary:
     """Scan one partition directory.  ``checkpoints`` are its log directory's (read from the parent directory
     when not given).  ``progress(n)`` gets the number of log bytes read, segment by segment."""
-    log = LocalLog.scan(directory)
+    try:
+        log = LocalLog.scan(directory)
+    except OSError as e:
+        s = PartitionSummary(directory, None, None)
+        s.anomalies.append(f"cannot read the directory: {walk_error(e)}")
+        return s
     s = PartitionSummary(directory, log.topic, log.partition)
     anomalies = s.anomalies
     if checkpoints is None:

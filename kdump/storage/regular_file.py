@@ -48,6 +48,15 @@ def open_regular(path: str, *, dir_fd: int | None = None) -> int:
     return fd
 
 
+def walk_error(error: OSError) -> str:
+    """Why a file or directory found by a walk could not be read: a vanished one is said to have vanished (a live
+    broker deletes partitions and segments at any moment)."""
+    reason = error.strerror or str(error)
+    if isinstance(error, FileNotFoundError):
+        return f"{reason}: it vanished while kdump was walking the directory (deleted by a running broker?)"
+    return reason
+
+
 def read_regular(path: str, *, limit: int | None = None) -> bytes:
     """The content of the regular file at ``path`` (at most ``limit`` bytes when given); OSError otherwise."""
     fd = open_regular(path)
