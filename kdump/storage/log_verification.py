@@ -26,12 +26,19 @@ from dataclasses import dataclass, field
 
 from kdump.errors import KdumpError
 from kdump.storage import checkpoint, naming
+from kdump.storage.checksum import crc32c
 from kdump.storage.control_record import ControlRecordType, parse_type_id
 from kdump.storage.file_records import FileRecords, RecordBatch
 from kdump.storage.index_verification import IndexProblem, verify_segment
 from kdump.storage.local_log import LocalLog
 from kdump.storage.log_segment import LogSegment
 from kdump.storage.producer_snapshot import read_producer_snapshot
+from kdump.storage.record_batch import (
+    ATTRIBUTES_OFFSET,
+    CONTROL_FLAG_MASK,
+    DELETE_HORIZON_FLAG_MASK,
+    RECORD_BATCH_OVERHEAD,
+)
 from kdump.storage.transaction_index import AbortedTxn, TransactionIndex
 
 #: Problem kinds found here (those of the index checks are in ``index_verification.PROBLEM_KINDS``).
@@ -126,21 +133,29 @@ class _LogChecker:
         facts = self.facts
         facts.batches += 1
         magic = batch.magic
-        if magic > 2 or magic < 0:
+        if magic == 2:
+            # DefaultRecordBatch.is_valid, inlined: this runs for every batch of every segment.
+            position = batch.position
+            size = batch.size_in_bytes
+            if size < RECORD_BATCH_OVERHEAD or batch.checksum != crc32c(
+                memoryview(batch.buf)[position + ATTRIBUTES_OFFSET : position + size]
+            ):
+                self._crc(batch)
+            base = batch.base_offset
+            last = base + batch.last_offset_delta
+            inexact = False
+        elif magic == 0 or magic == 1:
+            if not batch.is_valid():
+                self._crc(batch)
+            base, last = batch.base_offset, batch.last_offset
+            # A compressed v0/v1 wrapper carries the offset of its last inner message only: where it starts is
+            # not known without decompressing, so no gap is judged before it.
+            inexact = batch.is_compressed
+        else:
             self._problem(
                 "magic", f"magic {magic} (Kafka knows 0, 1 and 2); the batch is not checked further", batch
             )
             return
-        if not batch.is_valid():
-            self._problem(
-                "crc",
-                f"stored CRC {batch.checksum}, computed {batch.compute_checksum()} over the batch",
-                batch,
-            )
-        base, last = batch.base_offset, batch.last_offset
-        # A compressed v0/v1 wrapper carries the offset of its last inner message only: where it starts is not
-        # known without decompressing, so no gap is judged before it.
-        inexact = magic < 2 and batch.is_compressed
         if base < self.base:
             self._problem(
                 "segment-name",
@@ -157,27 +172,35 @@ class _LogChecker:
                 )
             elif base > previous + 1 and not inexact:
                 facts.gaps.append((previous + 1, base - 1))
-        if facts.first_offset is None:
+        elif facts.first_offset is None:
             facts.first_offset = base
             facts.first_offset_exact = not inexact
         if previous is None or last > previous:
             self.previous_last = last
             facts.last_offset = last
-        if magic >= 2:
+        if magic == 2:
             if batch.partition_leader_epoch != self.epoch:
                 self.epoch = batch.partition_leader_epoch
                 facts.epochs.append((self.epoch, base))
-            if batch.has_delete_horizon_ms:
+            attributes = batch.attributes
+            if attributes & DELETE_HORIZON_FLAG_MASK:
                 facts.cleaned = True
             if last in self.wanted and batch.producer_id >= 0:
                 facts.wanted_batches[last] = (batch.producer_id, batch.producer_epoch, batch.last_sequence)
-            if batch.is_control_batch:
+            if attributes & CONTROL_FLAG_MASK:
                 self._control(batch)
         if self.deep:
             try:
                 facts.records += sum(1 for _ in batch.records())
             except KdumpError as e:
                 self._problem("decode", e.message, batch)
+
+    def _crc(self, batch: RecordBatch) -> None:
+        if batch.size_in_bytes < RECORD_BATCH_OVERHEAD:
+            message = f"{batch.size_in_bytes} bytes is shorter than a batch header ({RECORD_BATCH_OVERHEAD})"
+        else:
+            message = f"stored CRC {batch.checksum}, computed {batch.compute_checksum()} over the batch"
+        self._problem("crc", message, batch)
 
     def _control(self, batch: RecordBatch) -> None:
         try:
@@ -342,10 +365,20 @@ def check_partition(
                     f"{len(gap_list)} offset gaps ({first}) not judged: {why}; --gaps reports them",
                 )
             )
+    orphans = [s.base_offset for s in segments if not s.has_log]
+    if orphans and (not with_log or max(orphans) > with_log[-1].base_offset):
+        unchecked.append(
+            Unchecked(
+                log.directory,
+                f"the last segment ({naming.offset_to_filename(max(orphans))}) has index files but no .log: the log "
+                "end offset is not known, so checkpoints and epochs were not compared with it",
+            )
+        )
+        out.log_end_offset = None
     leo = out.log_end_offset
     first_offset = next((s.first_offset for s in with_log if s.first_offset is not None), None)
     _check_producer_snapshots(log, with_log, leo, first_offset, out)
-    _check_txn_indexes(log, with_log, first_offset, out)
+    _check_txn_indexes(log, with_log, out)
     _check_log_dir_checkpoints(log, leo, log_dir_checkpoints, log_dir, out)
     log_start = None
     if log_dir_checkpoints is not None and log.name is not None:
@@ -433,9 +466,7 @@ def _check_producer_snapshots(
         )
 
 
-def _check_txn_indexes(
-    log: LocalLog, segments: list[SegmentFacts], first_offset: int | None, out: PartitionFacts
-) -> None:
+def _check_txn_indexes(log: LocalLog, segments: list[SegmentFacts], out: PartitionFacts) -> None:
     entries: list[tuple[str, int, AbortedTxn]] = []
     for segment in log.segments:
         if not segment.has(naming.TXN_INDEX_FILE_SUFFIX):
@@ -447,16 +478,14 @@ def _check_txn_indexes(
         entries.extend((segment.txn_index_path, i, e) for i, e in enumerate(index))
     out.txn_index_entries = len(entries)
     aborts = {offset: pid for s in segments for pid, offset in s.aborts}
-    last_offset = max((s.last_offset for s in segments if s.last_offset is not None), default=None)
+    ranges = [(s.first_offset, s.last_offset) for s in segments if s.first_offset is not None]
     indexed = set()
+    skipped = 0
     for path, i, entry in entries:
         indexed.add(entry.last_offset)
-        if (
-            first_offset is None
-            or last_offset is None
-            or not first_offset <= entry.last_offset <= last_offset
-        ):
-            continue  # its marker is outside what is left of the log
+        if not any(a <= entry.last_offset <= b for a, b in ranges if b is not None):
+            skipped += 1  # its marker is in no segment that was read (deleted, or its .log is missing)
+            continue
         pid = aborts.get(entry.last_offset)
         if pid != entry.producer_id:
             out.problems.append(
@@ -470,6 +499,14 @@ def _check_txn_indexes(
                     offset=entry.last_offset,
                 )
             )
+    if skipped:
+        out.unchecked.append(
+            Unchecked(
+                log.directory,
+                f"{skipped} .txnindex entries name ABORT markers outside the segments read (deleted by retention, "
+                "or their .log is missing)",
+            )
+        )
     for offset, pid in sorted(aborts.items()):
         if offset not in indexed:
             segment = log.segment_for(offset)
