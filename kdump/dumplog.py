@@ -23,7 +23,7 @@ from kdump.render.decoders import (
 from kdump.render.java_collections import scala_hashmap_order
 from kdump.render.output import Output
 from kdump.storage import checkpoint, naming
-from kdump.storage.file_records import INT_MAX, FileRecords
+from kdump.storage.file_records import INT_MAX, FileRecords, RecordBatch
 from kdump.storage.offset_index import OffsetIndex
 from kdump.storage.producer_snapshot import read_producer_snapshot
 from kdump.storage.record_filter import KEEP, STOP, RecordFilter
@@ -31,6 +31,11 @@ from kdump.storage.time_index import NO_TIMESTAMP, TimeIndex
 from kdump.storage.transaction_index import TransactionIndex
 
 DEFAULT_MAX_MESSAGE_SIZE = 5 * 1024 * 1024
+
+#: A batch's record lines are gathered and written together (after checking that the file did not shrink
+#: underneath) up to this many; a batch of more records has its text written every this many lines, so the
+#: text of a batch of millions of records never sits in memory.
+STREAM_LINES = 4096
 
 #: Files kdump parses by name although Kafka's tool cannot (the dot-less checkpoints, ``quorum-state``) or
 #: ignores them (``meta.properties``, ``partition.metadata``).  ``.kafka_cleanshutdown`` and other unknown
@@ -341,15 +346,30 @@ class DumpLogSegments:
                     render = kafka_text.record_renderer(batch, print_contents, skip_metadata, parser)
                     lines: list[str] = []
                     try:
-                        for record in batch.records():
-                            offset = record.offset
-                            if last_offset == -1:
-                                if gaps.first_offset == -1:
-                                    gaps.first_offset = offset
-                            elif offset != last_offset + 1:
-                                pairs.append((last_offset, offset))
-                            last_offset = offset
-                            lines.append(render(record))
+                        if batch.magic >= 2 and batch.records_count <= STREAM_LINES:
+                            for record in batch.records():
+                                offset = record.offset
+                                if last_offset == -1:
+                                    if gaps.first_offset == -1:
+                                        gaps.first_offset = offset
+                                elif offset != last_offset + 1:
+                                    pairs.append((last_offset, offset))
+                                last_offset = offset
+                                lines.append(render(record))
+                        else:  # a huge batch (or a legacy wrapper): its text is written as it is made
+                            for record in batch.records():
+                                offset = record.offset
+                                if last_offset == -1:
+                                    if gaps.first_offset == -1:
+                                        gaps.first_offset = offset
+                                elif offset != last_offset + 1:
+                                    pairs.append((last_offset, offset))
+                                last_offset = offset
+                                lines.append(render(record))
+                                if len(lines) >= STREAM_LINES:
+                                    records.check_unchanged(batch.position)
+                                    out.write("".join(lines))
+                                    lines.clear()
                     finally:
                         records.check_unchanged(batch.position)  # print nothing read from a vanished page
                         out.write("".join(lines))
@@ -393,6 +413,7 @@ class DumpLogSegments:
                         continue
                 lines: list[str] = []
                 kept = 0
+                head_written = False
                 if look_inside:
                     if json_mode:
                         render = json_lines.record_renderer(
@@ -425,19 +446,20 @@ class DumpLogSegments:
                         kept += 1
                         if deep:
                             lines.append(render(record))
+                            if len(lines) >= STREAM_LINES:  # a huge batch: write its text as it is made
+                                if not head_written:
+                                    self._batch_head(batch, file)
+                                    head_written = True
+                                out.write("".join(lines))
+                                lines.clear()
                         if remaining is not None and kept >= remaining:
                             break
                     if selector is not None and selector.needs_records and kept == 0:
                         continue
                 elif remaining is not None:
                     kept = 1
-                self._release_header()
-                if json_mode:
-                    out.write(json_lines.batch_line(batch, batch.position, file.path))
-                else:
-                    out.write(
-                        kafka_text.batch_line_head(batch) + kafka_text.batch_line_tail(batch, batch.position)
-                    )
+                if not head_written:
+                    self._batch_head(batch, file)
                 out.write("".join(lines))
                 if remaining is not None:
                     remaining -= kept
@@ -455,6 +477,16 @@ class DumpLogSegments:
                     out.write(json_lines.fact("invalidBytes", file.path, bytes=trailing, position=end))
                 else:
                     out.write(kafka_text.trailing_bytes_line(trailing, file.name))
+
+    def _batch_head(self, batch: RecordBatch, file: JavaFile) -> None:
+        """The batch's own line (the opt-in loop writes it once its records are known to be wanted)."""
+        self._release_header()
+        if self.options.json:
+            self.out.write(json_lines.batch_line(batch, batch.position, file.path))
+        else:
+            self.out.write(
+                kafka_text.batch_line_head(batch) + kafka_text.batch_line_tail(batch, batch.position)
+            )
 
     # -- indexes, producer snapshots, transaction indexes -----------------------------------------------------
 

@@ -216,7 +216,7 @@ class LegacyRecordBatch:
     def records(self) -> Iterator[Record]:
         """Iterate like Kafka's legacy batch iterator: the message itself, or the inner messages of a wrapper.
 
-        The wrapper's inner messages are all read (and decompressed) before the first is returned; v1 inner
+        The wrapper's inner messages are all framed (and decompressed) before the first is returned; v1 inner
         offsets are relative and become absolute from the wrapper offset; nested compression is an error when
         that inner message is reached.
         """
@@ -246,9 +246,11 @@ class LegacyRecordBatch:
             plain = compression.decompress(codec, value, magic=wrapper_magic, limit=self.decompression_limit)
         except DecompressionError as e:
             raise DecompressionError(f"Failed to decompress legacy message set: {e.message}") from e
-        wrapper_ts = self.timestamp
-        wrapper_ts_type = self.timestamp_type
-        inner: list[LegacyRecordBatch] = []
+        # Kafka reads every inner message before returning the first (so a bad framing shows none of them);
+        # this first pass checks the framing and finds the last inner offset without keeping anything, and
+        # the inner messages are then decoded one at a time: memory stays flat for millions of them.
+        inner_count = 0
+        last_inner = 0
         pos = 0
         end = len(plain)
         while end - pos >= LOG_OVERHEAD:
@@ -259,27 +261,16 @@ class LegacyRecordBatch:
                 )
             if pos + LOG_OVERHEAD + size > end:
                 break
-            magic = plain[pos + LOG_OVERHEAD + MAGIC_OFFSET]
-            entry = LegacyRecordBatch(
-                plain,
-                pos,
-                offset,
-                size,
-                magic,
-                decompression_limit=self.decompression_limit,
-                wrapper_timestamp=wrapper_ts if magic == 1 else None,
-                wrapper_timestamp_type=wrapper_ts_type if magic == 1 else None,
-            )
-            inner.append(entry)
+            inner_count += 1
+            last_inner = offset
             pos += LOG_OVERHEAD + size
-        if not inner:
+        if not inner_count:
             raise InvalidRecordError("Found invalid compressed record set with no inner records")
         absolute_base = -1
         if wrapper_magic == 1:
             if self.offset == 0:
                 absolute_base = 0
             else:
-                last_inner = inner[-1].offset
                 if self.offset < last_inner:
                     raise InvalidRecordError(
                         f"Found invalid wrapper offset in compressed v1 message set, wrapper offset "
@@ -287,13 +278,28 @@ class LegacyRecordBatch:
                         "not zero."
                     )
                 absolute_base = self.offset - last_inner
-        return self._yield_inner(inner, absolute_base, self.position)
+        return self._yield_inner(plain, pos, absolute_base)
 
-    @staticmethod
-    def _yield_inner(
-        inner: list[LegacyRecordBatch], absolute_base: int, wrapper_position: int
-    ) -> Iterator[Record]:
-        for entry in inner:
+    def _yield_inner(self, plain: bytes, end: int, absolute_base: int) -> Iterator[Record]:
+        wrapper_ts = self.timestamp
+        wrapper_ts_type = self.timestamp_type
+        wrapper_position = self.position
+        limit = self.decompression_limit
+        pos = 0
+        while pos < end:
+            offset, size = _LOG_HEADER.unpack_from(plain, pos)
+            magic = plain[pos + LOG_OVERHEAD + MAGIC_OFFSET]
+            entry = LegacyRecordBatch(
+                plain,
+                pos,
+                offset,
+                size,
+                magic,
+                decompression_limit=limit,
+                wrapper_timestamp=wrapper_ts if magic == 1 else None,
+                wrapper_timestamp_type=wrapper_ts_type if magic == 1 else None,
+            )
+            pos += LOG_OVERHEAD + size
             if entry.is_compressed:
                 raise InvalidRecordError("Inner messages must not be compressed")
             try:
