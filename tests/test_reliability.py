@@ -228,9 +228,35 @@ def test_a_partition_deleted_during_the_walk_is_reported_and_the_walk_goes_on(
         assert "in 3 partitions" in output and "c-0" not in output.split("Checked")[0].replace("b-0", "")
 
 
+def _remove_deep_tree(deep: Path) -> None:
+    """Remove the chain of ``d`` directories bottom-up without recursion (``shutil.rmtree`` and pytest's own
+    clean-up of old temporary directories recurse, and would die of RecursionError on it)."""
+    subprocess.run(["rm", "-rf", "--", str(deep)], check=False)
+    if deep.exists():  # no rm: walk down and back up by descriptors
+        fds = [os.open(deep, os.O_RDONLY)]
+        while "d" in os.listdir(fds[-1]):
+            fds.append(os.open("d", os.O_RDONLY, dir_fd=fds[-1]))
+        for child, parent in zip(fds[:0:-1], fds[-2::-1], strict=True):
+            for name in os.listdir(child):
+                if name != "d":
+                    shutil.rmtree(os.path.join(f"/proc/self/fd/{child}", name), ignore_errors=True)
+            os.close(child)
+            os.rmdir("d", dir_fd=parent)
+        os.close(fds[0])
+        shutil.rmtree(deep, ignore_errors=True)
+
+
 def test_a_tree_a_thousand_levels_deep(tmp_path: Path) -> None:
     deep = tmp_path / "deep"
     deep.mkdir()
+    try:
+        _check_deep_tree(deep)
+    finally:
+        _remove_deep_tree(deep)
+    assert not deep.exists()
+
+
+def _check_deep_tree(deep: Path) -> None:
     fd = os.open(deep, os.O_RDONLY)
     try:
         for _ in range(1000):  # os.makedirs itself recurses
