@@ -217,6 +217,14 @@ class DefaultRecordBatch:
         batch is decompressed and decoded before its first record is returned, so a corrupt compressed batch
         yields none.  Errors raise :class:`InvalidRecordError` or :class:`DecompressionError`.
         """
+        if self.size_in_bytes < RECORD_BATCH_OVERHEAD:
+            # Kafka loads the batch's own bytes and reads its record count from them first (count(), before
+            # anything else): past the end of a batch shorter than the header, an IndexOutOfBoundsException
+            raise InvalidRecordError(
+                f"The {self.size_in_bytes}-byte batch is shorter than the {RECORD_BATCH_OVERHEAD}-byte v2 header "
+                "(Kafka: java.lang.IndexOutOfBoundsException reading its record count)",
+                position=self.position,
+            )
         count = self.records_count
         if count == 0:
             return iter(())
