@@ -53,6 +53,12 @@ class InternalTopicParser:
         if decoder in _MISSING_KEY_NAMES:
             return self._parse_coordinator(record)
         if decoder == "transaction-log":
+            if record.key is None:  # Kafka dies of a NullPointerException here; say what it means
+                raise FatalDecodeError(
+                    f"the record at offset {record.offset} has no key, so this is not __transaction_state data "
+                    "(--transaction-log-decoder reads only that topic)",
+                    "java.lang.NullPointerException",
+                )
             return transaction_log_texts(decode_key_value(decoder, record.key, record.value))
         try:  # these read the value only, inside their try (a legacy message's value may be cut short)
             decoded = decode_key_value(decoder, None, record.value)
@@ -277,7 +283,9 @@ def decoded_jsonable(decoded: DecodedRecord) -> dict[str, Any]:
     if decoded.api_key is not None:
         out["apiKey"] = decoded.api_key
         if decoded.decoder == "cluster-metadata":
-            out["type"] = metadata.record_type_name(metadata.BY_API_KEY[decoded.api_key])
+            out["type"] = metadata.record_type_name(metadata.BY_API_KEY_NEWEST[decoded.api_key])
+    if decoded.beyond_kafka40:
+        out["beyondKafka40"] = True
     return out
 
 
@@ -285,7 +293,7 @@ def decode_jsonable(decoder: str, key: bytes | None, value: bytes | None) -> dic
     """Decode a record's key and value with ``decoder`` and return :func:`decoded_jsonable`'s data, or
     ``{"decoder": ..., "error": <message>}`` when the record does not decode (a per-record column never fails)."""
     try:
-        return decoded_jsonable(decode_key_value(decoder, key, value))
+        return decoded_jsonable(decode_key_value(decoder, key, value, newest=True))
     except RecordDecodeError as e:
         return {"decoder": decoder, "error": e.java_text}
     except FatalDecodeError as e:
