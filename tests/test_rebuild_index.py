@@ -325,7 +325,7 @@ def test_file_mode_is_kept(partition: Path) -> None:
 _CRASH_CHILD = textwrap.dedent(
     """
     import os, signal, sys
-    import kdump.rebuild_index as rebuild
+    import kdump.commands.rebuild_index as rebuild
     from kdump.storage import atomic_write
     target = sys.argv[1]
     def crashing(path, data, *, backup=True, step=None):
@@ -419,7 +419,7 @@ def test_replace_file_keeps_old_content_if_rename_fails(
 
 
 def test_write_error_is_one_line(partition: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import kdump.rebuild_index as rebuild
+    import kdump.commands.rebuild_index as rebuild
 
     def failing(*args: object, **kwargs: object) -> None:
         raise PermissionError(13, "Permission denied")

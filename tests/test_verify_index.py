@@ -196,7 +196,7 @@ def test_progress_bar_only_on_a_terminal(tmp_path: Path) -> None:
 
     d = _copy_segment(tmp_path)
     code = (
-        "import sys, kdump.verify as v; v.PROGRESS_THRESHOLD = 0; from kdump.cli import main; "
+        "import sys, kdump.commands.verify_index as v; v.PROGRESS_THRESHOLD = 0; from kdump.cli import main; "
         "sys.argv = ['kdump', 'verify-index', sys.argv[1]]; main()"
     )
     primary, secondary = os.openpty()

@@ -7,7 +7,7 @@ import sys
 
 from kdump import KAFKA_COMPAT_VERSION
 from kdump.cli import jopt
-from kdump.dumplog import DEFAULT_MAX_MESSAGE_SIZE, INTERNAL_DECODERS, DumpLogSegments, DumpOptions
+from kdump.commands.files import DEFAULT_MAX_MESSAGE_SIZE, INTERNAL_DECODERS, DumpLogSegments, DumpOptions
 from kdump.errors import UsageError
 from kdump.render.decoders import DEFAULT_DECODER_CLASS
 from kdump.render.output import Output

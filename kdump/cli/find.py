@@ -51,7 +51,7 @@ def command(
     """
     from kdump.cli import run_guarded
     from kdump.errors import UsageError
-    from kdump.find import Find, resolve_partition_dir
+    from kdump.commands.find import Find, resolve_partition_dir
     from kdump.storage.timestamp_type import parse_timestamp
 
     if (offset is None) == (timestamp_text is None):

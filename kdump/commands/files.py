@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from kdump import parallel
+from kdump.commands import parallel
 from kdump.errors import CorruptSnapshotError, KdumpError
 from kdump.render import json_lines, kafka_text, state_files
 from kdump.render.decoders import (
