@@ -50,8 +50,8 @@ def command(
     is at or after the timestamp), 2 on usage errors.
     """
     from kdump.cli import run_guarded
-    from kdump.errors import UsageError
     from kdump.commands.find import Find, resolve_partition_dir
+    from kdump.errors import UsageError
     from kdump.storage.timestamp_type import parse_timestamp
 
     if (offset is None) == (timestamp_text is None):

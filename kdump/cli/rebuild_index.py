@@ -6,8 +6,6 @@ import sys
 
 import click
 
-EXIT_USAGE = 2
-
 
 @click.command("rebuild-index")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, file_okay=True, dir_okay=True))

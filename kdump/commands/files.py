@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from kdump.commands import parallel
 from kdump.errors import CorruptSnapshotError, KdumpError
+from kdump.exit_status import ExitStatus
 from kdump.render import json_lines, kafka_text, state_files
 from kdump.render.decoders import (
     DEFAULT_DECODER_CLASS,
@@ -137,7 +138,7 @@ class DumpLogSegments:
         for arg in self.options.files:
             self.dump_file(arg)
         self.print_summaries()
-        return 0
+        return ExitStatus.OK
 
     def _begin(self, file: JavaFile, kind: str, **facts: object) -> None:
         """JSON mode: the ``file`` object that stands for the ``Dumping`` line and the file's header lines."""
