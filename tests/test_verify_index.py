@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from corpus import CORPUS, FIXTURE_CORPUS, corpus_available
 
 from kdump.cli import cli
 from kdump.storage.index_verification import PROBLEM_KINDS, verify_segment
 from kdump.storage.local_log import LocalLog
+from tests.corpus import CORPUS, FIXTURE_CORPUS, corpus_available
 
 ROOTS = [pytest.param(FIXTURE_CORPUS, id="fixtures")] + (
     [pytest.param(CORPUS, id="corpus")] if corpus_available() else []
