@@ -38,7 +38,7 @@ def run_guarded(
     except KdumpError as e:
         _flush_quietly(out)
         _report(err, e.describe())
-        return ExitStatus.PROBLEMS
+        return int(e.exit_status)
     except KeyboardInterrupt:
         _flush_quietly(out)
         _report(err, "interrupted")
