@@ -19,7 +19,15 @@ LINE = re.compile(r"^(?P<path>[^:]+):\d+(?::\d+)?: error: (?P<rest>.*)$")
 
 def current_errors() -> tuple[list[str], str]:
     result = subprocess.run(
-        [sys.executable, "-m", "mypy", "--no-incremental", "--no-pretty", "--no-error-summary", "--hide-error-context"],
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--no-incremental",
+            "--no-pretty",
+            "--no-error-summary",
+            "--hide-error-context",
+        ],
         cwd=ROOT,
         capture_output=True,
         text=True,
