@@ -1,0 +1,256 @@
+"""Ordered parallel rendering of one large segment for ``kdump files`` (deep iteration / print-data-log).
+
+The segment is cut into chunks of whole batches (one header-only pass by the parent).  Forked workers render
+chunks ``w, w + W, w + 2W, ...`` with exactly the sequential code (:meth:`DumpLogSegments.render_batches`) into
+memory, then write them straight to the output file descriptor in file order: a token travels round the
+workers through pipes, and a worker writes chunk ``k`` only once it holds the token for ``k``.  The parent
+never touches the text; it collects each chunk's offset-gap findings and error, stitches the gaps across chunk
+boundaries, and re-raises the first error in file order -- after which nothing later was written, so the output
+is the sequential output byte for byte, errors included.
+
+Used only when it pays: deep iteration, Kafka's text (no JSON or filters), output to a real file descriptor,
+more than one CPU, and a slice larger than :data:`MIN_PARALLEL_BYTES`.  ``KDUMP_WORKERS=1`` turns it off.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import pickle
+import signal
+import struct
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from kdump.errors import KdumpError
+from kdump.render.output import Output
+from kdump.storage.atomic_write import write_all
+from kdump.storage.file_records import FileRecords
+
+if TYPE_CHECKING:
+    from kdump.commands.files import DumpLogSegments, JavaFile
+
+#: Segments (or --max-bytes slices) smaller than this are rendered in-process.
+MIN_PARALLEL_BYTES = 32 << 20
+#: Bytes of log per chunk: small enough to keep each worker's rendered text small, large enough to amortise.
+CHUNK_BYTES = 4 << 20
+
+_GO, _STOP = b"g", b"s"
+
+
+@dataclass
+class _ChunkResult:
+    index: int
+    first_offset: int = -1
+    last_offset: int = -1
+    pairs: list[tuple[int, int]] = field(default_factory=list)
+    end: int = 0
+    error: KdumpError | None = None
+    broken_pipe: bool = False
+
+
+def workers_wanted() -> int:
+    env = os.environ.get("KDUMP_WORKERS")
+    if env is not None:
+        try:
+            return max(1, int(env))
+        except ValueError:
+            return 1
+    return min(os.cpu_count() or 1, 4)
+
+
+def _output_fd(out: Output) -> int | None:
+    try:
+        return out.stream.fileno()
+    except (AttributeError, OSError, io.UnsupportedOperation, ValueError):
+        return None
+
+
+def worth_it(dump: DumpLogSegments, records: FileRecords) -> bool:
+    opts = dump.options
+    return (
+        opts.is_deep_iteration
+        and hasattr(os, "fork")
+        and workers_wanted() > 1
+        and records.size_in_bytes >= int(os.environ.get("KDUMP_PARALLEL_MIN_BYTES", MIN_PARALLEL_BYTES))
+        and _output_fd(dump.out) is not None
+    )
+
+
+def _chunks(records: FileRecords, chunk_bytes: int) -> tuple[list[tuple[int, int]], KdumpError | None]:
+    """Chunk bounds at batch starts, covering the whole batches from 0, and the framing error that ended the
+    walk early, if any (it belongs after the last chunk)."""
+    bounds: list[tuple[int, int]] = []
+    start = 0
+    end = 0
+    error = None
+    try:
+        for batch in records.batches():
+            if batch.position - start >= chunk_bytes:
+                bounds.append((start, batch.position))
+                start = batch.position
+            end = batch.position + batch.size_in_bytes
+    except KdumpError as e:
+        error = e
+    if end > start or not bounds:
+        bounds.append((start, end))
+    return bounds, error
+
+
+def dump_batches(dump: DumpLogSegments, file: JavaFile, records: FileRecords) -> int | None:
+    """Render the whole slice of ``records`` in parallel; returns where the whole batches end, or None when
+    there is nothing worth splitting (the caller then renders in-process)."""
+    from kdump.commands.files import OffsetGaps
+
+    chunk_bytes = int(os.environ.get("KDUMP_CHUNK_BYTES", CHUNK_BYTES))
+    bounds, framing_error = _chunks(records, chunk_bytes)
+    if len(bounds) < 2:
+        return None
+    fd = _output_fd(dump.out)
+    assert fd is not None
+    dump.out.flush()
+    parser = dump._message_parser()
+    workers = min(workers_wanted(), len(bounds))
+    tokens = [os.pipe() for _ in range(workers)]
+    results = [os.pipe() for _ in range(workers)]
+    pids = []
+    for w in range(workers):
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - runs in the child; covered through the subprocess tests
+            code = 0
+            try:
+                signal.signal(signal.SIGINT, signal.SIG_DFL)
+                for i, (r, wr) in enumerate(tokens):
+                    if i != w:
+                        os.close(r)
+                    if i != (w + 1) % workers:
+                        os.close(wr)
+                for i, (r, wr) in enumerate(results):
+                    os.close(r)
+                    if i != w:
+                        os.close(wr)
+                _work(dump, file, records, parser, bounds, w, workers, tokens, results[w][1], fd, OffsetGaps)
+            except BaseException:  # noqa: BLE001 - a child must never return into the parent's code
+                code = 1
+            finally:
+                os._exit(code)
+        pids.append(pid)
+    for r, wr in tokens:
+        os.close(r)
+        if wr != tokens[0][1]:
+            os.close(wr)
+    for _, wr in results:
+        os.close(wr)
+    os.write(tokens[0][1], _GO)
+    os.close(tokens[0][1])
+    chunk_results = _collect([r for r, _ in results])
+    for pid in pids:
+        os.waitpid(pid, 0)
+    return _merge(dump, file, bounds, chunk_results, framing_error, OffsetGaps)
+
+
+def _work(dump, file, records, parser, bounds, w, workers, tokens, result_fd, fd, gaps_type) -> None:  # noqa: ANN001
+    """A worker: render my next chunk while the others write, write it when the token comes, pass it on."""
+    token_in = tokens[w][0]
+    token_out = tokens[(w + 1) % workers][1]
+    stopped = False
+    for index in range(w, len(bounds), workers):
+        result = None
+        buffer = io.BytesIO()
+        if not stopped:
+            start, end = bounds[index]
+            result = _ChunkResult(index)
+            out = Output(buffer, chunk=1 << 20)
+            gaps = gaps_type()
+            try:
+                result.end = dump.render_batches(file, records, parser, start, end, out, gaps)
+            except KdumpError as e:
+                result.error = e
+            except Exception as e:  # noqa: BLE001 - reported like the sequential path's last-resort line
+                result.error = KdumpError(f"internal error ({type(e).__name__}: {e})", path=file.path)
+            out.flush()
+            result.first_offset, result.last_offset, result.pairs = (
+                gaps.first_offset,
+                gaps.last_offset,
+                gaps.pairs,
+            )
+        if os.read(token_in, 1) != _GO:
+            stopped = True
+        if not stopped and result is not None:
+            try:
+                write_all(fd, buffer.getbuffer())
+            except BrokenPipeError:
+                result.broken_pipe = True
+            if result.error is not None or result.broken_pipe:
+                stopped = True
+        buffer.close()
+        try:
+            os.write(token_out, _STOP if stopped else _GO)
+        except BrokenPipeError:
+            pass
+        if result is not None:
+            payload = pickle.dumps(result)
+            write_all(result_fd, memoryview(struct.pack(">I", len(payload)) + payload))
+
+
+def _collect(fds: list[int]) -> dict[int, _ChunkResult]:
+    """Read every worker's length-prefixed results at once (a worker blocked on a full pipe would stall the
+    token ring)."""
+    import selectors
+
+    found: dict[int, _ChunkResult] = {}
+    buffers = {fd: bytearray() for fd in fds}
+    with selectors.DefaultSelector() as selector:
+        for fd in fds:
+            selector.register(fd, selectors.EVENT_READ)
+        while buffers:
+            for key, _ in selector.select():
+                fd = key.fd
+                data = os.read(fd, 1 << 16)
+                if data:
+                    buffers[fd] += data
+                    continue
+                selector.unregister(fd)
+                os.close(fd)
+                buf = buffers.pop(fd)
+                pos = 0
+                while pos + 4 <= len(buf):
+                    (size,) = struct.unpack_from(">I", buf, pos)
+                    result: _ChunkResult = pickle.loads(bytes(buf[pos + 4 : pos + 4 + size]))
+                    found[result.index] = result
+                    pos += 4 + size
+    return found
+
+
+def _merge(dump, file, bounds, chunk_results, framing_error, gaps_type) -> int:  # noqa: ANN001
+    """Gaps in file order (including those across chunk boundaries), then the first error, if any."""
+    gaps = []
+    last = -1
+    end = 0
+    for index in range(len(bounds)):
+        result = chunk_results.get(index)
+        if result is None:
+            raise KdumpError(
+                "a worker rendering the segment failed", path=file.path, position=bounds[index][0]
+            )
+        if result.first_offset != -1:
+            if last != -1 and result.first_offset != last + 1:
+                gaps.append((last, result.first_offset))
+            last = result.last_offset
+        gaps.extend(result.pairs)
+        end = result.end
+        if result.broken_pipe:
+            raise BrokenPipeError
+        if result.error is not None:
+            if gaps:
+                dump.non_consecutive.setdefault(file.absolute_path, []).extend(gaps)
+            raise result.error
+    if gaps:
+        dump.non_consecutive.setdefault(file.absolute_path, []).extend(gaps)
+    if framing_error is not None:
+        framing_error.located(file.path)
+        raise framing_error
+    return end
+
+
+__all__ = ["CHUNK_BYTES", "MIN_PARALLEL_BYTES", "dump_batches", "worth_it"]

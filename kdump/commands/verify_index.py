@@ -1,0 +1,134 @@
+"""``kdump verify-index``: which segments to check, checking them, and reporting what was found.
+
+The checks themselves are :func:`kdump.storage.index_verification.verify_segment`; the line and JSON forms are
+in :mod:`kdump.render.problems`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from kdump.exit_status import ExitStatus
+from kdump.render import problems as render
+from kdump.render.output import Output
+from kdump.render.progress import ProgressBar
+from kdump.storage import naming
+from kdump.storage.index_verification import verify_segment
+from kdump.storage.local_log import LocalLog, find_partition_dirs, no_kafka_data
+from kdump.storage.log_segment import LogSegment
+
+#: Above this much log to read, a progress bar is shown (when asked for: on a terminal only).
+PROGRESS_THRESHOLD = 256 << 20
+
+
+@dataclass(frozen=True)
+class Target:
+    """A segment to check and the partition directory it belongs to."""
+
+    partition_dir: str
+    segment: LogSegment
+
+
+def select_segments(paths: Iterable[str]) -> tuple[list[Target], int]:
+    """Resolve the command's arguments to segments, in argument order (directories: partitions in name order,
+    segments by base offset), and count the partition directories involved.  A segment named twice is checked
+    once.  ValueError when a directory argument holds no partition directory at all."""
+    targets: list[Target] = []
+    partitions: set[str] = set()
+    seen: set[tuple[str, int]] = set()
+
+    def add(directory: str, segment: LogSegment) -> None:
+        key = (os.path.realpath(directory), segment.base_offset)
+        partitions.add(key[0])
+        if key not in seen:
+            seen.add(key)
+            targets.append(Target(directory, segment))
+
+    for path in paths:
+        if os.path.isdir(path):
+            found = False
+            for directory in find_partition_dirs([path]):
+                found = True
+                partitions.add(os.path.realpath(directory))
+                for segment in LocalLog.scan(directory).segments:
+                    add(directory, segment)
+            if not found:
+                raise ValueError(no_kafka_data(path))
+        else:
+            try:
+                segment = LogSegment.of_file(path)
+            except naming.NumberFormatError as e:
+                raise ValueError(e.describe()) from None
+            add(segment.directory, segment)
+    return targets, len(partitions)
+
+
+_RULE_COUNTS = {"last-offset": "lastOffsetTimeIndexes", "pre-3.8": "preKafka38TimeIndexes"}
+
+
+class VerifyIndex:
+    """One ``kdump verify-index`` run over ``targets``; :meth:`run` returns the exit status."""
+
+    def __init__(
+        self,
+        targets: list[Target],
+        partitions: int,
+        out: Output,
+        as_json: bool = False,
+        progress: bool = False,
+    ) -> None:
+        self.targets = targets
+        self.partitions = partitions
+        self.out = out
+        self.as_json = as_json
+        self.progress = progress
+
+    def run(self) -> int:
+        summary = {
+            "partitions": self.partitions,
+            "segments": len(self.targets),
+            "indexFiles": 0,
+            "entries": 0,
+            "logBytes": 0,
+            "problems": 0,
+            "filesWithProblems": 0,
+            "lastOffsetTimeIndexes": 0,
+            "preKafka38TimeIndexes": 0,
+        }
+        files_with_problems: set[str] = set()
+        line = render.problem_json if self.as_json else render.problem_line
+        total = sum(t.segment.log_size for t in self.targets)
+        bar = ProgressBar("verifying", total) if self.progress and total >= PROGRESS_THRESHOLD else None
+        done = 0
+        try:
+            for target in self.targets:
+                advance = None
+                if bar is not None:
+                    base = done
+
+                    def advance(n: int, base: int = base) -> None:
+                        bar.update(base + n)
+
+                result = verify_segment(target.segment, progress=advance)
+                done += target.segment.log_size
+                summary["indexFiles"] += result.index_files
+                summary["entries"] += result.entries
+                summary["logBytes"] += result.log_bytes
+                for problem in result.problems:
+                    summary["problems"] += 1
+                    files_with_problems.add(problem.path)
+                    self.out.write(line(problem))
+                rule = result.time_index_rule
+                if rule is not None:
+                    summary[_RULE_COUNTS[rule]] += 1
+                    if rule == "pre-3.8":
+                        note = render.rule_note_json if self.as_json else render.rule_note_line
+                        self.out.write(note(target.segment.time_index_path, rule))
+        finally:
+            if bar is not None:
+                bar.close()
+        summary["filesWithProblems"] = len(files_with_problems)
+        self.out.write(render.summary_json(summary) if self.as_json else render.summary_line(summary))
+        return ExitStatus.PROBLEMS if summary["problems"] else ExitStatus.OK
