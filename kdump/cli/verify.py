@@ -35,15 +35,20 @@ def command(
             raise click.UsageError(
                 "--deep and --gaps check the log, not the indexes: not with --indexes-only"
             )
-        from kdump.verify import VerifyIndex, select_segments
+        from kdump.commands.verify_index import VerifyIndex, select_segments
 
+        walk_problems: list = []
         try:
-            targets, partitions = select_segments(paths)
+            targets, partitions = select_segments(paths, walk_problems)
         except ValueError as e:
             raise click.UsageError(str(e)) from None
         show_progress = not no_progress and not as_json and sys.stderr.isatty()
         sys.exit(
-            run_guarded(lambda out, err: VerifyIndex(targets, partitions, out, as_json, show_progress).run())
+            run_guarded(
+                lambda out, err: VerifyIndex(
+                    targets, partitions, out, as_json, show_progress, walk_problems=walk_problems
+                ).run()
+            )
         )
     from kdump.commands.verify import Verify, select_partitions
     from kdump.render.verify_report import JsonSink, TextSink

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 
+from kdump.exit_status import ExitStatus
 from kdump.render import log_summary as render
 from kdump.render.output import Output
 from kdump.render.progress import ProgressBar
@@ -80,7 +81,7 @@ class ListPartitions:
                 out.write(json.dumps({"type": "unreadable", "path": path, "message": message}) + "\n")
             else:
                 out.write(f"{path}: {message}\n")
-        return 0
+        return ExitStatus.OK
 
 
 def _print_rich(summaries: list[PartitionSummary]) -> None:
