@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from partition_builder import build_partition
 
 from kdump.cli import cli
 from kdump.storage import local_log
 from kdump.storage.atomic_write import lock_holder
 from kdump.storage.naming import offset_to_filename
+from tests.partition_builder import build_partition
 
 SEGMENT = offset_to_filename(0, ".log")
 INDEX = offset_to_filename(0, ".index")
