@@ -50,6 +50,7 @@ SUBCOMMAND_MODULES = (
     "salvage",
     "txn",
     "retention",
+    "diff",
 )
 
 
