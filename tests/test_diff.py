@@ -10,12 +10,12 @@ import struct
 import crc32c
 import pytest
 from click.testing import CliRunner
-from corpus import CORPUS, corpus_available
-from forensic_data import T0, records_batch, write_segment
 
 from kdump.cli.commands import cli
 from kdump.commands.diff import end_offset_for
 from kdump.storage.checkpoint import EpochEntry, encode_leader_epoch_checkpoint, encode_offset_checkpoint
+from tests.corpus import CORPUS, corpus_available
+from tests.forensic_data import T0, records_batch, write_segment
 
 
 def run(*args: str) -> tuple[int, str]:

@@ -9,12 +9,12 @@ import re
 
 import pytest
 from click.testing import CliRunner
-from corpus import CORPUS, corpus_available
-from forensic_data import T0, records_batch, write_segment
 
 from kdump.cli.commands import cli
 from kdump.storage.builder import SimpleRecord, build_v2_batch
 from kdump.storage.checkpoint import encode_offset_checkpoint
+from tests.corpus import CORPUS, corpus_available
+from tests.forensic_data import T0, records_batch, write_segment
 
 HOUR = 3_600_000
 
