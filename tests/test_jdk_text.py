@@ -1,4 +1,4 @@
-"""Tests for kdump.render.jdk_text: JDK 17 ``new String(bytes, UTF_8)`` emulation."""
+"""Tests for kdump.jdk.text: JDK 17 ``new String(bytes, UTF_8)`` emulation."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kdump.render.jdk_text import decode_utf8_jdk, encode_utf8_jdk
+from kdump.jdk.text import decode_utf8_jdk, encode_utf8_jdk
 from tests.corpus import CORPUS
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "jdk_utf8_vectors.txt"

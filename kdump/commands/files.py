@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from kdump.commands import parallel
 from kdump.errors import CorruptSnapshotError, KdumpError, UsageError
 from kdump.exit_status import ExitStatus
+from kdump.jdk.collections import scala_hashmap_order
 from kdump.render import json_lines, kafka_text, state_files
 from kdump.render.decoders import (
     DEFAULT_DECODER_CLASS,
@@ -21,7 +22,6 @@ from kdump.render.decoders import (
     internal_topic_parser,
     resolve_decoder,
 )
-from kdump.render.java_collections import scala_hashmap_order
 from kdump.render.output import Output
 from kdump.storage import checkpoint, naming
 from kdump.storage.file_records import INT_MAX, FileRecords
