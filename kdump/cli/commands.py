@@ -14,7 +14,20 @@ from kdump.cli import run_guarded
 _PASSTHROUGH = {"ignore_unknown_options": True, "allow_extra_args": True, "help_option_names": []}
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+EPILOG = """\b
+More help:
+  kdump help files     kafka-dump-log.sh's options and kdump's own
+                       (kdump files --help prints Kafka's table alone, as Kafka does)
+  kdump help COMMAND   the options of COMMAND (or kdump COMMAND -h)
+  man kdump            the manual (man kdump-files, man kdump-ls, ...)
+
+\b
+Shell completion (click's), e.g. in ~/.bashrc:
+  eval "$(_KDUMP_COMPLETE=bash_source kdump)"     (zsh_source, fish_source)
+"""
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]}, epilog=EPILOG)
 @click.version_option(
     __version__, prog_name="kdump", message=f"%(prog)s %(version)s (Kafka {KAFKA_COMPAT_VERSION} compatible)"
 )
@@ -30,8 +43,8 @@ def cli() -> None:
 def files_command(args: tuple[str, ...]) -> None:
     """Dump segments, indexes, snapshots and checkpoints exactly as kafka-dump-log.sh does.
 
-    Takes kafka-dump-log.sh's options (see `kdump files --help` or man kdump-files); paths may also be given
-    as arguments.
+    Takes kafka-dump-log.sh's options and kdump's own (see `kdump help files`, `kdump files -h` or man
+    kdump-files); paths may also be given as arguments.
     """
     from kdump.cli import files
 
@@ -40,7 +53,7 @@ def files_command(args: tuple[str, ...]) -> None:
 
 #: Modules of kdump/cli that each define ``command`` (a click command or group), added to ``cli`` in this
 #: order.  They import only click at module level, so ``kdump files`` starts as fast as before.
-SUBCOMMAND_MODULES = ("verify", "verify_index", "ls", "find", "rebuild_index", "spark", "salvage")
+SUBCOMMAND_MODULES = ("verify", "verify_index", "ls", "find", "rebuild_index", "spark", "salvage", "help")
 
 
 def _register_subcommands() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import sys
 
@@ -105,21 +106,61 @@ KDUMP_OPTIONS: list[jopt.OptionSpec] = [
     jopt.OptionSpec("json", "One JSON object per line instead of Kafka's text.", hidden=True),
     jopt.OptionSpec("print-header-values", "Also print record header values.", hidden=True),
     *(
-        jopt.OptionSpec(name, help_text, arg="required", hidden=True)
-        for name, help_text in (
-            ("from-offset", "First offset to show (inclusive)."),
-            ("to-offset", "Last offset to show (inclusive)."),
-            ("from-time", "First timestamp to show (epoch ms or ISO-8601, inclusive)."),
-            ("to-time", "Last timestamp to show (epoch ms or ISO-8601, inclusive)."),
-            ("key", "Show only records with exactly this key."),
-            ("key-regex", "Show only records whose key matches this regular expression."),
-            ("producer-id", "Show only batches of this producer."),
-            ("max-records", "Stop after this many records (batches without deep iteration)."),
+        jopt.OptionSpec(name, help_text, arg="required", arg_type=arg_type, hidden=True)
+        for name, arg_type, help_text in (
+            ("from-offset", "Long: offset", "First offset to show (inclusive)."),
+            ("to-offset", "Long: offset", "Last offset to show (inclusive)."),
+            ("from-time", "String: time", "First timestamp to show (epoch ms or ISO-8601, inclusive)."),
+            ("to-time", "String: time", "Last timestamp to show (epoch ms or ISO-8601, inclusive)."),
+            ("key", "String: key", "Show only records with exactly this key."),
+            ("key-regex", "String: regex", "Show only records whose key matches this regular expression."),
+            ("producer-id", "Long: id", "Show only batches of this producer."),
+            (
+                "max-records",
+                "Long: n",
+                "Stop after this many records (batches without deep iteration), over all files.",
+            ),
         )
     ),
     jopt.OptionSpec("transactional-only", "Show only transactional batches.", hidden=True),
     jopt.OptionSpec("control-only", "Show only control batches.", hidden=True),
+    jopt.OptionSpec(
+        "kdump-help", "Print Kafka's options and kdump's own on standard output (also -h).", hidden=True
+    ),
 ]
+
+#: What asks for kdump's help of ``files`` (``--help`` stays Kafka's table on standard error, status 1).
+KDUMP_HELP_OPTIONS = ("-h", "--kdump-help")
+
+
+def kdump_help_text() -> str:
+    """``kdump help files``: Kafka's option table, then kdump's own options in the same form."""
+    own = [dataclasses.replace(s, hidden=False) for s in KDUMP_OPTIONS]
+    return (
+        "Usage: kdump files [OPTIONS] [--files] FILE[,FILE...]\n\n"
+        f"{DESCRIPTION}\n\n"
+        "Kafka's options (kafka-dump-log.sh 4.0). With these alone the output is Kafka's, byte for byte.\n"
+        f"{jopt.help_table(OPTIONS)}\n"
+        "kdump's own options (opt-in; man kdump-files, KDUMP OPTIONS). Files may also be given as arguments.\n"
+        f"{jopt.help_table(own)}\n"
+        "kdump files --help prints Kafka's table alone, on standard error with status 1, as kafka-dump-log.sh.\n"
+    )
+
+
+def asks_kdump_help(argv: list[str]) -> bool:
+    """True when ``-h`` or ``--kdump-help`` is an option of ``argv`` (not the argument of another option)."""
+    takes_argument = {f"--{s.name}" for s in OPTIONS + KDUMP_OPTIONS if s.arg == "required"}
+    skip = False
+    for token in argv:
+        if skip:
+            skip = False
+            continue
+        if token == "--":
+            return False
+        if token in KDUMP_HELP_OPTIONS:
+            return True
+        skip = token in takes_argument
+    return False
 
 
 def usage_text() -> str:
@@ -259,6 +300,9 @@ def build_filter(parsed: jopt.ParsedArgs) -> RecordFilter | None:
 
 def run(argv: list[str], out: Output, err: Output) -> int:
     """Run ``kdump files`` with ``argv``; returns the exit status (errors propagate as KdumpError)."""
+    if asks_kdump_help(argv):
+        out.write(kdump_help_text())
+        return 0
     parsed = jopt.parse(OPTIONS + KDUMP_OPTIONS, argv)
     if not argv or parsed.has("help"):
         err.write(DESCRIPTION + "\n" + usage_text())
