@@ -230,3 +230,43 @@ def test_kdump_find_man_page_quotes_json() -> None:
         '{"offset", "timestamp",',
     ):
         assert shown in text, shown
+
+
+# -- item 4: human timestamps ----------------------------------------------------------------------------------
+
+
+def _utc(ms: int) -> str:
+    import time
+
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ms // 1000)) + f".{ms % 1000:03d}Z"
+
+
+def test_human_time_follows_every_timestamp_of_the_text(partition: Path) -> None:
+    from partition_builder import BASE_TIMESTAMP
+
+    log = _logs(partition)[1]
+    code, out, _ = run_kdump(["--deep-iteration", "--human-time", log])
+    plain_code, plain, _ = run_kdump(["--deep-iteration", log])
+    text = out.decode()
+    assert code == plain_code == 0
+    stamps = re.findall(r"CreateTime: (\d+) \(([^)]*)\)", text)
+    assert len(stamps) == 8 + 40  # every batch and record line of segment 1
+    assert all(iso == _utc(int(ms)) for ms, iso in stamps)
+    assert f"CreateTime: {BASE_TIMESTAMP + 1000} ({_utc(BASE_TIMESTAMP + 1000)}) keySize:" in text
+    assert re.sub(r" \([^)]*Z\)", "", text) == plain.decode()  # nothing else changes
+
+
+def test_human_time_in_another_zone_and_on_time_indexes(partition: Path) -> None:
+    timeindex = _logs(partition)[0].replace(".log", ".timeindex")
+    code, out, _ = run_kdump(["--tz", "+05:30", timeindex])
+    lines = [line for line in out.decode().splitlines() if line.startswith("timestamp: ")]
+    assert code == 0 and lines
+    for line in lines:
+        ms = int(line.split()[1])
+        local = _utc(ms + 5 * 3600_000 + 1800_000)[:-1] + "+05:30"
+        assert line.startswith(f"timestamp: {ms} ({local}) offset: ")
+
+
+def test_a_bad_zone_is_a_usage_error(partition: Path) -> None:
+    code, _, err = run_kdump(["--tz", "Mars/Olympus", _logs(partition)[0]])
+    assert code == 2 and err.startswith(b"kdump: --tz: ")

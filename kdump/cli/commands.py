@@ -31,11 +31,21 @@ Shell completion (click's), e.g. in ~/.bashrc:
 @click.version_option(
     __version__, prog_name="kdump", message=f"%(prog)s %(version)s (Kafka {KAFKA_COMPAT_VERSION} compatible)"
 )
-def cli() -> None:
+@click.option(
+    "--color",
+    type=click.Choice(("auto", "always", "never")),
+    default=None,
+    help="Colour on terminals: auto (default; never with NO_COLOR set), always, never.",
+)
+def cli(color: str | None) -> None:
     """kdump: an offline forensic inspector for Apache Kafka's on-disk data.
 
     `kdump files` is a drop-in replacement for kafka-dump-log.sh: same options, byte-identical output.
     """
+    if color is not None:
+        from kdump.render import color as colors
+
+        colors.mode = color
 
 
 @cli.command("files", context_settings=_PASSTHROUGH, add_help_option=False)

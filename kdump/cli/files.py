@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import sys
+from datetime import tzinfo
 
 from kdump import KAFKA_COMPAT_VERSION
 from kdump.cli import jopt
@@ -125,6 +126,18 @@ KDUMP_OPTIONS: list[jopt.OptionSpec] = [
     jopt.OptionSpec("transactional-only", "Show only transactional batches.", hidden=True),
     jopt.OptionSpec("control-only", "Show only control batches.", hidden=True),
     jopt.OptionSpec(
+        "human-time",
+        "After every epoch-millisecond timestamp of the text, the time in ISO-8601 (UTC, or --tz).",
+        hidden=True,
+    ),
+    jopt.OptionSpec(
+        "tz",
+        "Time zone of --human-time: UTC (default), an offset like +02:00, or a name like Europe/Berlin.",
+        arg="required",
+        arg_type="String: zone",
+        hidden=True,
+    ),
+    jopt.OptionSpec(
         "kdump-help", "Print Kafka's options and kdump's own on standard output (also -h).", hidden=True
     ),
 ]
@@ -228,7 +241,20 @@ def build_options(parsed: jopt.ParsedArgs) -> DumpOptions:
         json=parsed.has("json"),
         print_header_values=parsed.has("print-header-values"),
         record_filter=build_filter(parsed),
+        human_time=parsed.has("human-time") or parsed.has("tz"),
+        tz=_zone(parsed.value("tz")),
     )
+
+
+def _zone(raw: str | None) -> tzinfo | None:
+    if raw is None:
+        return None
+    from kdump.render.human_time import parse_tz
+
+    try:
+        return parse_tz(raw)
+    except ValueError as e:
+        raise KdumpUsageError(f"--tz: {e}") from None
 
 
 def _long_option(parsed: jopt.ParsedArgs, name: str) -> int | None:
