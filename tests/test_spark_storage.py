@@ -36,7 +36,9 @@ FIXTURE_TREES = [str(FIXTURE_CORPUS / t) for t in CORPUS_TREES if (FIXTURE_CORPU
 _TS_TYPE = {"CreateTime": 0, "LogAppendTime": 1}
 
 
-def expected_rows(paths: list[str], *, include_headers: bool = False) -> list[tuple]:
+def expected_rows(
+    paths: list[str], *, include_headers: bool = False, include_control: bool = False
+) -> list[tuple]:
     """Every record under ``paths`` as decoded by the storage core, in the column order of the data source
     (timestamps in milliseconds), for batches that are whole, CRC-valid and decodable."""
     rows = []
@@ -51,6 +53,8 @@ def expected_rows(paths: list[str], *, include_headers: bool = False) -> list[tu
                     continue
                 for batch in batches:
                     if batch.magic > 2 or not batch.is_valid():
+                        continue
+                    if batch.is_control_batch and not include_control:  # a consumer never returns them
                         continue
                     try:
                         found = list(batch.records())
@@ -156,6 +160,29 @@ def test_reader_matches_core_decode_on_fixtures(headers: bool) -> None:
     got = arrow_rows(read_all(options), headers)
     assert got == expected_rows(FIXTURE_TREES, include_headers=headers)
     assert len(got) > 1000
+
+
+def test_control_records_only_when_asked_for(tmp_path: Path) -> None:
+    """Like spark-sql-kafka (a consumer), no control records by default; includeControlRecords=true keeps them."""
+    from kdump.storage.builder import SimpleRecord, build_end_txn_marker_batch, build_v2_batch
+    from kdump.storage.control_record import ControlRecordType
+
+    directory = tmp_path / "orders-0"
+    directory.mkdir()
+    data = build_v2_batch(
+        [SimpleRecord(b"a"), SimpleRecord(b"b")], producer_id=7, producer_epoch=0, base_sequence=0,
+        is_transactional=True,
+    ) + build_end_txn_marker_batch(
+        ControlRecordType.COMMIT, coordinator_epoch=1, producer_id=7, producer_epoch=0, base_offset=2, timestamp=5
+    )  # fmt: skip
+    (directory / "00000000000000000000.log").write_bytes(data)
+    default = read_all({"path": str(directory)})
+    assert [o for b in default for o in b.column("offset").to_pylist()] == [0, 1]
+    assert arrow_rows(default) == expected_rows([str(directory)])
+    kept = read_all({"path": str(directory), "includeControlRecords": "true"})
+    assert [o for b in kept for o in b.column("offset").to_pylist()] == [0, 1, 2]
+    assert [c for b in kept for c in b.column("isControl").to_pylist()] == [False, False, True]
+    assert arrow_rows(kept) == expected_rows([str(directory)], include_control=True)
 
 
 @needs_corpus

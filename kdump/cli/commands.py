@@ -17,7 +17,7 @@ _PASSTHROUGH = {"ignore_unknown_options": True, "allow_extra_args": True, "help_
 EPILOG = """\b
 More help:
   kdump help files     kafka-dump-log.sh's options and kdump's own
-                       (kdump files --help prints Kafka's table alone, as Kafka does)
+                       (kdump files --help: Kafka's table alone, as Kafka)
   kdump help COMMAND   the options of COMMAND (or kdump COMMAND -h)
   man kdump            the manual (man kdump-files, man kdump-ls, ...)
 

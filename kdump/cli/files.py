@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import sys
+import textwrap
 from datetime import tzinfo
 
 from kdump import KAFKA_COMPAT_VERSION
@@ -151,12 +152,15 @@ def kdump_help_text() -> str:
     own = [dataclasses.replace(s, hidden=False) for s in KDUMP_OPTIONS]
     return (
         "Usage: kdump files [OPTIONS] [--files] FILE[,FILE...]\n\n"
-        f"{DESCRIPTION}\n\n"
-        "Kafka's options (kafka-dump-log.sh 4.0). With these alone the output is Kafka's, byte for byte.\n"
+        f"{textwrap.fill(DESCRIPTION, jopt.OVERALL_WIDTH)}\n\n"
+        "Kafka's options (kafka-dump-log.sh 4.0); with these alone the output is Kafka's,\n"
+        "byte for byte:\n"
         f"{jopt.help_table(OPTIONS)}\n"
-        "kdump's own options (opt-in; man kdump-files, KDUMP OPTIONS). Files may also be given as arguments.\n"
+        "kdump's own options (opt-in; man kdump-files, KDUMP OPTIONS); files may also be\n"
+        "given as arguments:\n"
         f"{jopt.help_table(own)}\n"
-        "kdump files --help prints Kafka's table alone, on standard error with status 1, as kafka-dump-log.sh.\n"
+        "kdump files --help prints Kafka's table alone, on standard error with status 1,\n"
+        "as kafka-dump-log.sh does.\n"
     )
 
 

@@ -131,7 +131,10 @@ def terminal_text(
                 f"({len(table.hidden)} columns left out to fit {width} columns: {', '.join(table.hidden)}; "
                 "--wide shows all, --columns picks)"
             )
-            lines.extend(color.paint(line, "dim", use_color) for line in textwrap.wrap(note, max(width, 20)))
+            lines.extend(
+                color.paint(line, "dim", use_color)
+                for line in textwrap.wrap(note, max(width, 20), break_on_hyphens=False)
+            )
     if len(log_dirs) > 1:
         lines.extend(f"DIR {numbers[d.path]}: {d.describe()}" for d in log_dirs)
     for s in summaries:
