@@ -11,11 +11,11 @@ import re
 from pathlib import Path
 
 import pytest
-from partition_builder import build_partition
-from replay import run_kdump
 
 from kdump.render.json_schema import validate
 from kdump.storage.builder import SimpleRecord, build_v2_batch
+from tests.partition_builder import build_partition
+from tests.replay import run_kdump
 
 SEGMENTS = 5
 PER_SEGMENT = 40
@@ -242,7 +242,7 @@ def _utc(ms: int) -> str:
 
 
 def test_human_time_follows_every_timestamp_of_the_text(partition: Path) -> None:
-    from partition_builder import BASE_TIMESTAMP
+    from tests.partition_builder import BASE_TIMESTAMP
 
     log = _logs(partition)[1]
     code, out, _ = run_kdump(["--deep-iteration", "--human-time", log])

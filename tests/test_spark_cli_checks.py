@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from corpus import FIXTURE_CORPUS
 
 from kdump.cli import cli
+from tests.corpus import FIXTURE_CORPUS
 
 SOURCE = str(FIXTURE_CORPUS / "data" / "txn-0")
 

@@ -51,7 +51,7 @@ def command(
     identical partitions apart.
     """
     from kdump.cli import run_guarded
-    from kdump.ls import ListPartitions
+    from kdump.commands.ls import ListPartitions
     from kdump.render import color as colors
     from kdump.render.human_time import parse_tz
     from kdump.render.ls_table import parse_columns

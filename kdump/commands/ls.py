@@ -6,6 +6,7 @@ import os
 from datetime import tzinfo
 
 from kdump.errors import KdumpError
+from kdump.exit_status import ExitStatus
 from kdump.render import log_summary as render
 from kdump.render import ls_table
 from kdump.render.output import Output
@@ -93,7 +94,7 @@ class ListPartitions:
                     tz=tz,
                 )
             )
-        return 0
+        return ExitStatus.OK
 
 
 def _named(directory: str) -> str:
