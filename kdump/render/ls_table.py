@@ -13,6 +13,7 @@ import os
 import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import tzinfo
 
 from kdump.render import color
 from kdump.render.log_summary import human_size, iso_time
@@ -69,7 +70,7 @@ def parse_columns(spec: str) -> list[str]:
     return chosen
 
 
-def cells(s: PartitionSummary, dir_number: str, tz: object = None) -> dict[str, str]:
+def cells(s: PartitionSummary, dir_number: str, tz: tzinfo | None = None) -> dict[str, str]:
     """The terminal forms of one partition's cells, by column name."""
 
     def opt(v: int | None) -> str:
@@ -103,7 +104,7 @@ def terminal_text(
     wide: bool = False,
     columns: Sequence[str] | None = None,
     use_color: bool = False,
-    tz: object = None,
+    tz: tzinfo | None = None,
 ) -> str:
     """The whole ``kdump ls`` output for a terminal of ``width`` columns."""
     numbers = {d.path: str(n) for n, d in enumerate(log_dirs, 1)}
