@@ -72,6 +72,8 @@ SUBCOMMAND_MODULES = (
     "spark",
     "salvage",
     "txn",
+    "retention",
+    "diff",
     "help",
 )
 
