@@ -5,6 +5,7 @@ small; each case must end with one clear line naming the path and a defined exit
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -222,7 +223,7 @@ def test_a_partition_deleted_during_the_walk_is_reported_and_the_walk_goes_on(
     if command == ["ls"]:
         assert any(line.split()[:2] == ["c", "0"] for line in output.splitlines())
     elif command[0] == "rebuild-index":
-        assert f"{logs / 'c-0'}: index.interval.bytes" in output
+        assert re.search(r"\b[46] segments in [23] partitions", output), output
     assert r.exit_code == (0 if command == ["ls"] else 1)
     if command[0] == "verify-index":
         assert "in 3 partitions" in output and "c-0" not in output.split("Checked")[0].replace("b-0", "")
@@ -274,7 +275,7 @@ def _check_deep_tree(deep: Path) -> None:
         found = {
             "ls": any(line.split()[:2] == ["t", "0"] for line in r.stdout.splitlines()),
             "verify-index": "Checked 1 segment in 1 partition" in r.stdout,
-            "rebuild-index": f"{path / 't-0'}: index.interval.bytes" in r.stdout,
+            "rebuild-index": "over 1 segment in 1 partition" in r.stdout,
         }
         assert found[args[0]], r.stdout
 
