@@ -55,6 +55,7 @@ class LegacyRecordBatch:
         "wrapper_timestamp",
         "wrapper_timestamp_type",
         "decompression_limit",
+        "in_wrapper",
     )
 
     def __init__(
@@ -68,6 +69,7 @@ class LegacyRecordBatch:
         decompression_limit: int = compression.DEFAULT_DECOMPRESSION_LIMIT,
         wrapper_timestamp: int | None = None,
         wrapper_timestamp_type: str | None = None,
+        in_wrapper: bool = False,
     ) -> None:
         self.buf = buf
         self.position = position
@@ -79,6 +81,8 @@ class LegacyRecordBatch:
         self.wrapper_timestamp = wrapper_timestamp
         self.wrapper_timestamp_type = wrapper_timestamp_type
         self.decompression_limit = decompression_limit
+        #: A message read from inside a compressed wrapper (Kafka's ``BasicLegacyRecordBatch``), not a file entry.
+        self.in_wrapper = in_wrapper
 
     # -- message fields ---------------------------------------------------------------------------------------
 
@@ -107,8 +111,24 @@ class LegacyRecordBatch:
     def last_offset(self) -> int:
         return self.offset
 
+    def load_batch_header(self) -> None:
+        """Kafka's ``FileChannelRecordBatch.loadBatchHeader`` for a legacy entry: the header's size depends on the
+        magic (``LegacyRecord.headerSize``), which fails for a magic other than 0 and 1 -- a magic byte of
+        0x80-0xff is a negative Java byte, dispatched here because it is below 2.  The batch-level properties
+        that Kafka reads through the header (timestamp type, max timestamp, compression type, checksum) call
+        this; the message's own fields (``LegacyRecord``, what record iteration reads) do not."""
+        if self.magic != 0 and self.magic != 1 and not self.in_wrapper:
+            raise InvalidRecordError(
+                f"Invalid magic used in LegacyRecord: {self.magic}", position=self.position
+            )
+
     @property
     def checksum(self) -> int:
+        if self.magic != 0 and self.magic != 1:
+            self.load_batch_header()
+        return self._stored_checksum()
+
+    def _stored_checksum(self) -> int:
         return _UINT.unpack_from(self.buf, self._message_start + CRC_OFFSET)[0]
 
     def compute_checksum(self) -> int:
@@ -118,7 +138,7 @@ class LegacyRecordBatch:
         """Kafka's ``LegacyRecord.isValid``: at least 14 bytes and a matching CRC-32."""
         return (
             self.size_in_bytes - LOG_OVERHEAD >= RECORD_OVERHEAD_V0
-            and self.checksum == self.compute_checksum()
+            and self._stored_checksum() == self.compute_checksum()
         )
 
     @property
@@ -127,6 +147,8 @@ class LegacyRecordBatch:
 
     @property
     def compression_name(self) -> str:
+        if self.magic != 0 and self.magic != 1:
+            self.load_batch_header()
         return compression_name(self.compression_type_id)
 
     @property
@@ -135,10 +157,14 @@ class LegacyRecordBatch:
 
     @property
     def timestamp_type(self) -> str:
+        """``LegacyRecord.timestampType``: none for v0; inside a wrapper, the wrapper's type (whatever it is);
+        else from the attributes."""
         if self.magic == 0:
             return NO_TIMESTAMP_TYPE
-        if self.wrapper_timestamp_type == LOG_APPEND_TIME:
-            return LOG_APPEND_TIME
+        if self.magic != 1:
+            self.load_batch_header()
+        if self.wrapper_timestamp_type is not None:
+            return self.wrapper_timestamp_type
         return LOG_APPEND_TIME if self.attributes & TIMESTAMP_TYPE_MASK else CREATE_TIME
 
     @property
@@ -151,6 +177,8 @@ class LegacyRecordBatch:
 
     @property
     def max_timestamp(self) -> int:
+        if self.magic != 0 and self.magic != 1:
+            self.load_batch_header()
         return self.timestamp
 
     @property
@@ -208,7 +236,7 @@ class LegacyRecordBatch:
             key_size,
             value_size,
             self.magic,
-            self.checksum,
+            self._stored_checksum(),
             self.is_valid(),
             self.position,
             self.size_in_bytes,
@@ -227,7 +255,15 @@ class LegacyRecordBatch:
             return iter((self.as_record(),))
         return self._deep_records()
 
-    def _deep_records(self) -> Iterator[Record]:
+    def timestamps(self) -> Iterator[int]:
+        """The records' timestamps, as Kafka's time-index dump reads them: ``record.timestamp`` only -- of a lone
+        message that is the whole of what is read (``LegacyRecord.timestamp``; no key or value size), of a
+        wrapper its inner messages, with the wrapper's checks and the inner-compression check."""
+        if not self.is_compressed:
+            return iter((self.timestamp,))
+        return self._deep_records(timestamps_only=True)
+
+    def _deep_records(self, timestamps_only: bool = False) -> Iterator:
         wrapper_magic = self.magic
         if wrapper_magic not in (0, 1):
             raise InvalidRecordError(
@@ -263,6 +299,8 @@ class LegacyRecordBatch:
             if pos + LOG_OVERHEAD + size > end:
                 break
             magic = plain[pos + LOG_OVERHEAD + MAGIC_OFFSET]
+            if magic > 127:  # a signed Java byte
+                magic -= 256
             entry = LegacyRecordBatch(
                 plain,
                 pos,
@@ -272,6 +310,7 @@ class LegacyRecordBatch:
                 decompression_limit=self.decompression_limit,
                 wrapper_timestamp=wrapper_ts if magic == 1 else None,
                 wrapper_timestamp_type=wrapper_ts_type if magic == 1 else None,
+                in_wrapper=True,
             )
             inner.append(entry)
             pos += LOG_OVERHEAD + size
@@ -290,15 +329,18 @@ class LegacyRecordBatch:
                         "not zero."
                     )
                 absolute_base = self.offset - last_inner
-        return self._yield_inner(inner, absolute_base, self.position)
+        return self._yield_inner(inner, absolute_base, self.position, timestamps_only)
 
     @staticmethod
     def _yield_inner(
-        inner: list[LegacyRecordBatch], absolute_base: int, wrapper_position: int
-    ) -> Iterator[Record]:
+        inner: list[LegacyRecordBatch], absolute_base: int, wrapper_position: int, timestamps_only: bool
+    ) -> Iterator:
         for entry in inner:
             if entry.is_compressed:
                 raise InvalidRecordError("Inner messages must not be compressed")
+            if timestamps_only:
+                yield entry.timestamp
+                continue
             try:
                 record = entry.as_record(absolute_base + entry.offset if absolute_base >= 0 else None)
             except InvalidRecordError as e:  # located in the decompressed value: locate it at the wrapper
