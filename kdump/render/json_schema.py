@@ -131,7 +131,10 @@ SCHEMA: dict[str, dict[str, tuple[str, ...]]] = {
         "logBytes": (INT,),
         "problems": (INT,),
         "filesWithProblems": (INT,),
+        "lastOffsetTimeIndexes": (INT,),
+        "preKafka38TimeIndexes": (INT,),
     },
+    "note": {"kind": (STR,), "file": (STR,), "rule": (STR,), "message": (STR,)},
     # kdump find
     "location": {
         "version": (INT,),
