@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass, field
 
 from kdump import parallel
-from kdump.errors import CorruptSnapshotError, KdumpError
+from kdump.errors import CorruptSnapshotError, KdumpError, UsageError
 from kdump.render import json_lines, kafka_text, state_files
 from kdump.render.decoders import (
     DEFAULT_DECODER_CLASS,
@@ -76,6 +76,15 @@ class DumpOptions:
     json: bool = False
     print_header_values: bool = False
     record_filter: RecordFilter | None = None
+    #: Integer options whose argument does not convert: Kafka converts them lazily, where it first uses them
+    #: (``--max-bytes`` for each .log/.checkpoint, ``--max-message-size`` for each .index), and dies there.
+    option_errors: dict[str, str] = field(default_factory=dict)
+
+    def check_option(self, name: str) -> None:
+        """Fail as Kafka does on the first use of option ``name`` when its argument did not convert."""
+        message = self.option_errors.get(name)
+        if message is not None:
+            raise UsageError(message)
 
     @property
     def should_print_data_log(self) -> bool:
@@ -182,8 +191,10 @@ class DumpLogSegments:
         opts = self.options
         if opts.internal_decoders:  # in Kafka's order of precedence: the first one wins
             return internal_topic_parser(opts.internal_decoders[0])
-        # Kafka's messageParser: the value decoder is created first, then the key decoder
+        # Kafka's messageParser: the value decoder is read (and loaded) first, then the key decoder
+        opts.check_option("value-decoder-class")
         value_decoder = resolve_decoder(_or_default(opts.value_decoder_class))
+        opts.check_option("key-decoder-class")
         key_decoder = resolve_decoder(_or_default(opts.key_decoder_class))
         return DecoderMessageParser(key_decoder, value_decoder)
 
@@ -194,6 +205,7 @@ class DumpLogSegments:
             parser = self._message_parser()
         except KdumpError as e:
             raise e.located(file.path) from None
+        opts.check_option("max-bytes")  # DumpLogSegments' arguments of dumpLog, in their order
         json_mode = opts.json
         if file.name.endswith(naming.LOG_FILE_SUFFIX):
             start_offset = naming.offset_from_file(file.path)
@@ -408,6 +420,7 @@ class DumpLogSegments:
 
     def dump_index(self, file: JavaFile) -> None:
         opts = self.options
+        opts.check_option("max-message-size")  # an argument of DumpLogSegments.dumpIndex
         base_offset = naming.offset_from_file(file.path)
         self._begin(file, "offset-index")
         with self._open_log(file) as records:

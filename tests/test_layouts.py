@@ -94,6 +94,12 @@ def test_layouts_named_like_partitions(tmp_path: Path, layout: str) -> None:
     )
     assert summary["segments"] > 0 and summary["problems"] == 0
 
+    code, out = run("verify", "--json", str(first))
+    objs = [json.loads(line) for line in out.splitlines()]
+    assert code == 0, out
+    assert objs[-1]["partitions"] == len([p for p in expected if p.parent == first])
+    assert objs[-1]["checkpointValues"] == 0 and objs[-1]["unchecked"] == 0  # a log directory: compared
+
     code, out = run("ls", "--json", str(first))
     assert code == 0, out
     listed = {(o["topic"], o["partition"]) for o in map(json.loads, out.splitlines())}
@@ -119,7 +125,7 @@ def test_empty_directory_named_like_a_partition_is_not_one(tmp_path: Path) -> No
     assert list(find_partition_dirs([tmp_path])) == []
 
 
-@pytest.mark.parametrize("command", ["verify-index", "ls", "rebuild-index"])
+@pytest.mark.parametrize("command", ["verify", "verify-index", "ls", "rebuild-index"])
 def test_nothing_kafka_like_is_a_usage_error(tmp_path: Path, command: str) -> None:
     (tmp_path / "polkit-1").mkdir()
     (tmp_path / "polkit-1" / "rules.d").mkdir()

@@ -151,19 +151,36 @@ def _int_option(parsed: jopt.ParsedArgs, name: str, default: int) -> int:
 
 def build_options(parsed: jopt.ParsedArgs) -> DumpOptions:
     files_value = parsed.value("files")
-    files = _java_split(files_value) if files_value is not None else []
-    files.extend(parsed.non_options)
+    # Kafka reads --files only and ignores other arguments; files given without --files are kdump's
+    # convenience, where Kafka would stop with 'Missing required argument "[files]"'
+    files = _java_split(files_value) if files_value is not None else list(parsed.non_options)
+    # Kafka's options are lazy vals: an integer argument is converted (and fails) only where it is first used
+    integers = {"max-message-size": DEFAULT_MAX_MESSAGE_SIZE, "max-bytes": INT_MAX}
+    errors = {}
+    for name, default in integers.items():
+        try:
+            integers[name] = _int_option(parsed, name, default)
+        except UsageError as e:
+            errors[name] = e.message
+    classes: dict[str, str | None] = {}
+    for name in ("key-decoder-class", "value-decoder-class"):
+        try:
+            classes[name] = parsed.value(name)
+        except UsageError as e:  # given twice: Kafka fails where it first reads it (for a .log)
+            classes[name] = None
+            errors[name] = e.message
     return DumpOptions(
+        option_errors=errors,
         files=files,
         print_data_log=parsed.has("print-data-log"),
         deep_iteration=parsed.has("deep-iteration"),
         verify_index_only=parsed.has("verify-index-only"),
         index_sanity_check=parsed.has("index-sanity-check"),
         skip_record_metadata=parsed.has("skip-record-metadata"),
-        max_message_size=_int_option(parsed, "max-message-size", DEFAULT_MAX_MESSAGE_SIZE),
-        max_bytes=_int_option(parsed, "max-bytes", INT_MAX),
-        key_decoder_class=parsed.value("key-decoder-class"),
-        value_decoder_class=parsed.value("value-decoder-class"),
+        max_message_size=integers["max-message-size"],
+        max_bytes=integers["max-bytes"],
+        key_decoder_class=classes["key-decoder-class"],
+        value_decoder_class=classes["value-decoder-class"],
         key_decoder_given=parsed.has("key-decoder-class"),
         value_decoder_given=parsed.has("value-decoder-class"),
         internal_decoders=tuple(d for d in INTERNAL_DECODERS if parsed.has(d)),

@@ -55,7 +55,7 @@ class ParsedArgs:
         if not vals:
             return None
         present = [v for v in vals if v is not None]
-        if len(set(present)) > 1:
+        if len(present) > 1:  # jopt-simple's OptionSet.valueOf: more than one argument, even equal ones
             raise UsageError(f"Found multiple arguments for option {name}, but you asked for only one")
         return present[0] if present else None
 

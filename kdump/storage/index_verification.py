@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 from kdump.errors import KdumpError
 from kdump.storage import naming
+from kdump.storage.file_records import RecordBatch
 from kdump.storage.log_segment import LogSegment
 from kdump.storage.offset_index import ENTRY_SIZE as OFFSET_ENTRY_SIZE
 from kdump.storage.offset_index import OffsetIndex
@@ -116,10 +117,15 @@ class _Batch:
 
 
 def verify_segment(
-    segment: LogSegment, *, progress: Callable[[int], None] | None = None
+    segment: LogSegment,
+    *,
+    progress: Callable[[int], None] | None = None,
+    visit: Callable[[RecordBatch], None] | None = None,
 ) -> SegmentVerification:
     """Check the index files of ``segment`` against its log.  Never raises for bad content: every finding is
-    an :class:`IndexProblem`.  ``progress(n)`` is called with the number of log bytes read so far."""
+    an :class:`IndexProblem`.  ``progress(n)`` is called with the number of log bytes read so far;
+    ``visit(batch)`` with every batch of the log's one pass (how ``kdump verify`` checks the log itself in
+    the same pass)."""
     result = SegmentVerification(segment)
     problems = result.problems
     has_log = segment.has(naming.LOG_FILE_SUFFIX)
@@ -180,6 +186,8 @@ def verify_segment(
                 )
                 for check in checks:
                     check.batch(b)
+                if visit is not None:
+                    visit(batch)
                 last = b
                 if progress is not None and b.position >= next_report:
                     progress(b.position)
