@@ -168,6 +168,24 @@ class DumpLogSegments:
                 "(it dies with java.lang.StringIndexOutOfBoundsException)",
                 path=file.path,
             )
+        try:
+            self._dump_by_suffix(file, suffix)
+        except UsageError:
+            raise
+        except KdumpError as e:
+            # an error in the records of the .log read for an index names that .log; any other, the file
+            if e.path is None:
+                index = suffix in (naming.INDEX_FILE_SUFFIX, naming.TIME_INDEX_FILE_SUFFIX)
+                e.path = self._segment_log_path(file) if index and e.position is not None else file.path
+            raise
+
+    @staticmethod
+    def _segment_log_path(file: JavaFile) -> str:
+        """The .log of an index's segment, spelled relative as the index was given."""
+        name = file.name.split(".", 1)[0] + naming.LOG_FILE_SUFFIX
+        return file.path[: len(file.path) - len(file.name)] + name
+
+    def _dump_by_suffix(self, file: JavaFile, suffix: str) -> None:
         if suffix in (naming.LOG_FILE_SUFFIX, naming.SNAPSHOT_SUFFIX):
             self.dump_log(file)
         elif suffix == naming.INDEX_FILE_SUFFIX:

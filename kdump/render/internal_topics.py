@@ -22,6 +22,7 @@ from kdump.storage.internal_topics import (
     UnknownRecordTypeError,
     decode_key_value,
 )
+from kdump.storage.legacy_record import LegacyFieldError
 from kdump.storage.message import Struct
 from kdump.storage.record import Record
 from kdump.storage.schemas import metadata, remote_log_metadata, transaction_log
@@ -53,9 +54,9 @@ class InternalTopicParser:
             return self._parse_coordinator(record)
         if decoder == "transaction-log":
             return transaction_log_texts(decode_key_value(decoder, record.key, record.value))
-        try:
-            decoded = decode_key_value(decoder, record.key, record.value)
-        except RecordDecodeError as e:
+        try:  # these read the value only, inside their try (a legacy message's value may be cut short)
+            decoded = decode_key_value(decoder, None, record.value)
+        except (RecordDecodeError, LegacyFieldError) as e:
             if decoder == "cluster-metadata":
                 return None, f"Error at {record.offset}, skipping. {e.java_text}"
             return None, f"Error at offset {record.offset}, skipping. {e.java_text}"
@@ -67,7 +68,7 @@ class InternalTopicParser:
             return None, f"Error at offset {record.offset}, skipping. {e.java_text}"
 
     def _parse_coordinator(self, record: Record) -> tuple[str | None, str | None]:
-        if record.key is None:
+        if record.key_size < 0:  # Record.hasKey: the key's size only
             raise FatalDecodeError(
                 f"Failed to decode message at offset {record.offset} using {_MISSING_KEY_NAMES[self.decoder]} "
                 "(message had a missing key)"
@@ -76,7 +77,7 @@ class InternalTopicParser:
             decoded = decode_key_value(self.decoder, record.key, record.value)
         except UnknownRecordTypeError as e:
             return f"Unknown record type {e.record_type} at offset {record.offset}, skipping.", None
-        except RecordDecodeError as e:
+        except (RecordDecodeError, LegacyFieldError) as e:
             return f"Error at offset {record.offset}, skipping. {e.java_text}", None
         return coordinator_record_texts(decoded)
 

@@ -49,6 +49,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--save-all", action="store_true", help="with --save: keep every case (to make fixtures)"
     )
+    parser.add_argument(
+        "--rerun", type=Path, help="run again the cases kept in this --save directory (of the same --seed)"
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="print both outputs of diverging cases")
     parser.add_argument("--show", action="store_true", help="print the cases' arguments, run nothing")
     parser.add_argument(
@@ -70,8 +73,16 @@ def main(argv: list[str] | None = None) -> int:
         from .server_check import check_server
 
         return check_server(args.corpus)
+    numbers = None
+    if args.rerun is not None:
+        numbers = sorted(
+            int(d.name.split("-", 1)[1])
+            for d in args.rerun.iterdir()
+            if d.name.startswith(f"{args.seed}-") and (d / "case.json").is_file()
+        )
     started = time.monotonic()
     results = run(
+        numbers=numbers,
         seed=args.seed,
         start=args.start,
         count=args.cases,
@@ -96,7 +107,9 @@ def main(argv: list[str] | None = None) -> int:
     signatures = collections.Counter(r.signature() for r in diverging)
     signatures.update(r.problems[0] for r in results if r.status == "deliberate")
     print(
-        f"\n{len(results)} cases (seed {args.seed}, cases {args.start}..{args.start + args.cases - 1}) in "
+        f"\n{len(results)} cases (seed {args.seed}, "
+        + (f"cases {args.start}..{args.start + args.cases - 1}" if numbers is None else "rerun")
+        + ") in "
         f"{elapsed:.0f} s with {args.jobs} job(s): "
         + ", ".join(f"{n} {s}" for s, n in sorted(statuses.items()))
     )

@@ -264,13 +264,15 @@ def run(
     save_all: bool = False,
     chunk: int = 20,
     progress: Callable[[str], None] | None = None,
+    numbers: list[int] | None = None,
 ) -> list[Result]:
-    """Run cases ``start .. start+count-1`` of ``seed`` on ``jobs`` processes (each with its own JVM)."""
+    """Run cases ``start .. start+count-1`` (or ``numbers``) of ``seed`` on ``jobs`` processes (each with its
+    own JVM)."""
     shm = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
     base = tempfile.mkdtemp(prefix="kdump-difftest-", dir=shm)
-    chunks = [
-        (seed, list(range(i, min(i + chunk, start + count)))) for i in range(start, start + count, chunk)
-    ]
+    wanted = list(range(start, start + count)) if numbers is None else numbers
+    count = len(wanted)
+    chunks = [(seed, wanted[i : i + chunk]) for i in range(0, count, chunk)]
     results: list[Result] = []
     started = time.monotonic()
     try:
