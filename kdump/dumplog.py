@@ -141,12 +141,37 @@ class DumpLogSegments:
         self.time_mismatches: dict[str, list[tuple[int, int]]] = {}
         self.time_out_of_order: dict[str, list[tuple[int, int]]] = {}
         self.time_not_found: dict[str, list[tuple[int, int]]] = {}
+        selector = options.record_filter
+        #: Records (batches without deep iteration) still to show under ``--max-records``: one count for the
+        #: whole run, not per file.
+        self.remaining: int | None = None if selector is None else selector.max_records
+        #: Filtered text: a .log file's ``Dumping``/``Log starting offset`` lines, held back until the file
+        #: shows something (files without a match stay silent).
+        self.pending_header: str | None = None
 
     def run(self) -> int:
-        for arg in self.options.files:
-            self.dump_file(arg)
+        try:
+            for arg in self.options.files:
+                if self.remaining is not None and self.remaining <= 0:
+                    break
+                self.dump_file(arg)
+        except KdumpError as e:
+            if self.options.json:  # the stream ends with what stopped it
+                self.out.write(json_lines.error_object(e))
+            raise
         self.print_summaries()
         return 0
+
+    def _header(self, text: str) -> None:
+        if self.pending_header is not None:
+            self.pending_header += text
+        else:
+            self.out.write(text)
+
+    def _release_header(self) -> None:
+        if self.pending_header is not None:
+            self.out.write(self.pending_header)
+            self.pending_header = None
 
     def _begin(self, file: JavaFile, kind: str, **facts: object) -> None:
         """JSON mode: the ``file`` object that stands for the ``Dumping`` line and the file's header lines."""
@@ -155,8 +180,20 @@ class DumpLogSegments:
 
     def dump_file(self, arg: str) -> None:
         file = JavaFile(arg)
+        self.pending_header = None
         if not self.options.json:
-            self.out.write(f"Dumping {file.path}\n")
+            if self.options.record_filter is not None and file.name.endswith(naming.LOG_FILE_SUFFIX):
+                self.pending_header = f"Dumping {file.path}\n"
+            else:
+                self.out.write(f"Dumping {file.path}\n")
+        if os.path.isdir(file.path):
+            self._begin(file, "directory")
+            self._release_header()
+            raise KdumpError(
+                "is a directory; give the segment, index or snapshot files in it "
+                "(Kafka's tool dies with java.lang.StringIndexOutOfBoundsException)",
+                path=file.path,
+            )
         if file.name in STATE_FILES:
             self.dump_state_file(file)
             return
@@ -230,7 +267,7 @@ class DumpLogSegments:
             if json_mode:
                 self._begin(file, "log", logStartingOffset=start_offset)
             else:
-                out.write(f"Log starting offset: {start_offset}\n")
+                self._header(f"Log starting offset: {start_offset}\n")
         elif file.name == naming.BOOTSTRAP_CHECKPOINT:
             if json_mode:
                 self._begin(file, "bootstrap-snapshot")
@@ -251,8 +288,14 @@ class DumpLogSegments:
             else:
                 out.write(f"Snapshot end offset: {snapshot_id.end_offset}, epoch: {snapshot_id.epoch}\n")
         if json_mode or opts.record_filter is not None or opts.print_header_values:
-            with FileRecords(file.path, max_bytes=opts.max_bytes) as records:
-                self._dump_batches_selected(file, records, parser)
+            try:
+                with FileRecords(file.path, max_bytes=opts.max_bytes) as records:
+                    self._dump_batches_selected(file, records, parser)
+            except KdumpError:
+                self._release_header()
+                raise
+            finally:
+                self.pending_header = None
             return
 
         with FileRecords(file.path, max_bytes=opts.max_bytes) as records:
@@ -334,7 +377,8 @@ class DumpLogSegments:
         print_contents = opts.should_print_data_log
         skip_metadata = opts.skip_record_metadata
         look_inside = deep or (selector is not None and selector.needs_records)
-        remaining = None if selector is None else selector.max_records
+        remaining = self.remaining
+        context = json_lines.record_context(file.path, file.absolute_path) if json_mode else None
         start = 0 if selector is None else selector.start_position(file.path, records)
         last_offset = -1
         pairs: list[tuple[int, int]] | None = None
@@ -361,6 +405,7 @@ class DumpLogSegments:
                             skip_metadata,
                             parser,
                             decoder=getattr(parser, "decoder", None),
+                            context=context,
                         )
                     else:
                         render = kafka_text.record_renderer(
@@ -390,6 +435,7 @@ class DumpLogSegments:
                         continue
                 elif remaining is not None:
                     kept = 1
+                self._release_header()
                 if json_mode:
                     out.write(json_lines.batch_line(batch, batch.position, file.path))
                 else:
@@ -399,6 +445,7 @@ class DumpLogSegments:
                 out.write("".join(lines))
                 if remaining is not None:
                     remaining -= kept
+                    self.remaining = remaining
                     if remaining <= 0:
                         reached_end = False
                         break
@@ -407,6 +454,7 @@ class DumpLogSegments:
         if reached_end and opts.max_bytes == INT_MAX:
             trailing = records.size_in_bytes - end
             if trailing > 0:
+                self._release_header()
                 if json_mode:
                     out.write(json_lines.fact("invalidBytes", file.path, bytes=trailing, position=end))
                 else:

@@ -305,4 +305,4 @@ def test_bad_filter_values_are_one_error_line() -> None:
         ["--max-records", "0"],
     ):
         code, out, err = run_kdump(["--files", "whatever.log", *options])
-        assert code == 1 and err.startswith(b"kdump: ") and err.count(b"\n") == 1, (options, err)
+        assert code == 2 and err.startswith(b"kdump: ") and err.count(b"\n") == 1, (options, err)

@@ -8,7 +8,7 @@ import sys
 from kdump import KAFKA_COMPAT_VERSION
 from kdump.cli import jopt
 from kdump.dumplog import DEFAULT_MAX_MESSAGE_SIZE, INTERNAL_DECODERS, DumpLogSegments, DumpOptions
-from kdump.errors import UsageError
+from kdump.errors import KdumpUsageError, UsageError
 from kdump.render.decoders import DEFAULT_DECODER_CLASS
 from kdump.render.output import Output
 from kdump.storage import naming
@@ -197,7 +197,7 @@ def _long_option(parsed: jopt.ParsedArgs, name: str) -> int | None:
     try:
         return naming.parse_java_long(raw)
     except naming.NumberFormatError:
-        raise UsageError(f"--{name}: not a number: {raw!r}") from None
+        raise KdumpUsageError(f"--{name}: not a number: {raw!r}") from None
 
 
 def parse_time(raw: str, name: str = "time") -> int:
@@ -205,7 +205,7 @@ def parse_time(raw: str, name: str = "time") -> int:
     try:
         return parse_timestamp(raw)
     except ValueError as e:
-        raise UsageError(f"--{name}: {e}") from None
+        raise KdumpUsageError(f"--{name}: {e}") from None
 
 
 def build_filter(parsed: jopt.ParsedArgs) -> RecordFilter | None:
@@ -226,18 +226,26 @@ def build_filter(parsed: jopt.ParsedArgs) -> RecordFilter | None:
     try:
         compiled = None if regex is None else re.compile(regex)
     except re.error as e:
-        raise UsageError(f"--key-regex: {e}") from None
+        raise KdumpUsageError(f"--key-regex: {e}") from None
     key = parsed.value("key")
     max_records = _long_option(parsed, "max-records")
     if max_records is not None and max_records < 1:
-        raise UsageError("--max-records must be at least 1")
+        raise KdumpUsageError(f"--max-records must be at least 1, not {max_records}")
+    offsets = {n: _long_option(parsed, n) for n in ("from-offset", "to-offset")}
+    for name, offset in offsets.items():
+        if offset is not None and offset < 0:
+            raise KdumpUsageError(f"--{name} must be an offset (0 or more), not {offset}")
+    if None not in offsets.values() and offsets["from-offset"] > offsets["to-offset"]:  # type: ignore[operator]
+        raise KdumpUsageError(
+            f"--from-offset {offsets['from-offset']} is after --to-offset {offsets['to-offset']}: nothing to show"
+        )
     times = {
         n: None if parsed.value(n) is None else parse_time(parsed.value(n), n)
         for n in ("from-time", "to-time")
     }
     return RecordFilter(
-        from_offset=_long_option(parsed, "from-offset"),
-        to_offset=_long_option(parsed, "to-offset"),
+        from_offset=offsets["from-offset"],
+        to_offset=offsets["to-offset"],
         from_time=times["from-time"],
         to_time=times["to-time"],
         key=None if key is None else key.encode("utf-8"),

@@ -53,6 +53,12 @@ class InternalTopicParser:
         if decoder in _MISSING_KEY_NAMES:
             return self._parse_coordinator(record)
         if decoder == "transaction-log":
+            if record.key is None:  # Kafka dies of a NullPointerException here; say what it means
+                raise FatalDecodeError(
+                    f"the record at offset {record.offset} has no key, so this is not __transaction_state data "
+                    "(--transaction-log-decoder reads only that topic)",
+                    "java.lang.NullPointerException",
+                )
             return transaction_log_texts(decode_key_value(decoder, record.key, record.value))
         try:  # these read the value only, inside their try (a legacy message's value may be cut short)
             decoded = decode_key_value(decoder, None, record.value)

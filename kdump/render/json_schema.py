@@ -44,6 +44,9 @@ SCHEMA: dict[str, dict[str, tuple[str, ...]]] = {
         "isvalid": (BOOL,),
     },
     "record": {
+        "file": (STR,),
+        "topic": (STR, NULL),
+        "partition": (INT, NULL),
         "offset": (INT,),
         "timestampType": (STR,),
         "timestamp": (INT,),
@@ -65,6 +68,7 @@ SCHEMA: dict[str, dict[str, tuple[str, ...]]] = {
         "payloadEncoding": (STR,),
         "headers": (LIST,),
     },
+    "error": {"file": (STR, NULL), "position": (INT, NULL), "message": (STR,)},
     "invalidBytes": {"file": (STR,), "bytes": (INT,), "position": (INT,)},
     "offsetIndexEntry": {"file": (STR,), "entry": (INT,), "offset": (INT,), "position": (INT,)},
     "timeIndexEntry": {"file": (STR,), "entry": (INT,), "timestamp": (INT,), "offset": (INT,)},
