@@ -15,7 +15,7 @@ time index written by the pre-3.8 rule) and one :class:`Summary`.  ``--indexes-o
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -124,7 +124,15 @@ def select_partitions(paths: Iterable[str]) -> list[PartitionTarget]:
     return list(targets.values())
 
 
-def _segment_task(task: tuple[LogSegment, bool, frozenset[int]]) -> SegmentFacts:
+#: One segment to check: the segment, ``deep``, and the last offsets producer snapshots name.
+SegmentTask = tuple[LogSegment, bool, frozenset[int]]
+#: Runs :func:`segment_task` over a list of tasks, returning the facts in the same order (a process pool,
+#: Spark, or the builtin ``map``).
+SegmentMapper = Callable[[list[SegmentTask]], Iterable[SegmentFacts]]
+
+
+def segment_task(task: SegmentTask) -> SegmentFacts:
+    """Check one segment (what a pool worker or a Spark task runs)."""
     segment, deep, wanted = task
     return verify_log_segment(segment, deep=deep, wanted=wanted)
 
@@ -140,12 +148,16 @@ class Verify:
         deep: bool = False,
         gaps: bool = False,
         workers: int | None = None,
+        mapper: SegmentMapper | None = None,
     ) -> None:
         self.targets = targets
         self.sink = sink
         self.deep = deep
         self.gaps = gaps
         self.workers = workers if workers is not None else _default_workers()
+        #: Where the segments are checked: given (``kdump spark verify`` passes Spark's), else here or over a
+        #: process pool.
+        self.mapper = mapper
 
     def run(self) -> ExitStatus:
         summary = Summary(deep=self.deep)
@@ -210,22 +222,25 @@ class Verify:
     def _checked_segments(self) -> Iterator[tuple[PartitionTarget, list[SegmentFacts]]]:
         """Each target with its segments' facts, in order; segments are checked ahead over a process pool
         when that pays."""
-        tasks: list[tuple[LogSegment, bool, frozenset[int]]] = []
+        tasks: list[SegmentTask] = []
         owners: list[int] = []
         for i, target in enumerate(self.targets):
             wanted = snapshot_wanted_offsets(target.log) if target.base_offsets is None else frozenset()
             for segment in target.segments:
                 tasks.append((segment, self.deep, wanted))
                 owners.append(i)
+        if self.mapper is not None:
+            yield from self._grouped(owners, iter(self.mapper(tasks)))
+            return
         total = sum(t[0].log_size for t in tasks)
         if self.workers > 1 and len(tasks) > 1 and total >= MIN_PARALLEL_BYTES:
             import multiprocessing
 
             context = multiprocessing.get_context("fork")
             with context.Pool(self.workers) as pool:
-                yield from self._grouped(owners, pool.imap(_segment_task, tasks))
+                yield from self._grouped(owners, pool.imap(segment_task, tasks))
         else:
-            yield from self._grouped(owners, map(_segment_task, tasks))
+            yield from self._grouped(owners, map(segment_task, tasks))
 
     def _grouped(
         self, owners: list[int], results: Iterator[SegmentFacts]
@@ -276,4 +291,14 @@ def _log_dir_state(log_dir: str) -> tuple[dict[str, dict] | None, object | None]
     return checkpoints, config
 
 
-__all__ = ["PartitionTarget", "RuleNote", "Sink", "Summary", "Verify", "select_partitions"]
+__all__ = [
+    "PartitionTarget",
+    "RuleNote",
+    "SegmentMapper",
+    "SegmentTask",
+    "Sink",
+    "Summary",
+    "Verify",
+    "segment_task",
+    "select_partitions",
+]

@@ -283,7 +283,9 @@ def decoded_jsonable(decoded: DecodedRecord) -> dict[str, Any]:
     if decoded.api_key is not None:
         out["apiKey"] = decoded.api_key
         if decoded.decoder == "cluster-metadata":
-            out["type"] = metadata.record_type_name(metadata.BY_API_KEY[decoded.api_key])
+            out["type"] = metadata.record_type_name(metadata.BY_API_KEY_NEWEST[decoded.api_key])
+    if decoded.beyond_kafka40:
+        out["beyondKafka40"] = True
     return out
 
 
@@ -291,7 +293,7 @@ def decode_jsonable(decoder: str, key: bytes | None, value: bytes | None) -> dic
     """Decode a record's key and value with ``decoder`` and return :func:`decoded_jsonable`'s data, or
     ``{"decoder": ..., "error": <message>}`` when the record does not decode (a per-record column never fails)."""
     try:
-        return decoded_jsonable(decode_key_value(decoder, key, value))
+        return decoded_jsonable(decode_key_value(decoder, key, value, newest=True))
     except RecordDecodeError as e:
         return {"decoder": decoder, "error": e.java_text}
     except FatalDecodeError as e:

@@ -9,12 +9,11 @@ index written by the pre-3.8 rule, then one summary line.  JSON: one object per 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Protocol
 
 from kdump.commands.verify import RuleNote, Summary
 from kdump.render import plural
 from kdump.render import problems as index_report
-from kdump.render.output import Output
 from kdump.storage.index_verification import IndexProblem
 from kdump.storage.log_verification import Unchecked
 
@@ -22,8 +21,14 @@ from kdump.storage.log_verification import Unchecked
 JSON_SCHEMA_VERSION = 1
 
 
+class Writer(Protocol):
+    """Where a sink writes text: :class:`kdump.render.output.Output`, or any text stream."""
+
+    def write(self, text: str, /) -> object: ...
+
+
 class TextSink:
-    def __init__(self, out: Output) -> None:
+    def __init__(self, out: Writer) -> None:
         self.out = out
 
     def problem(self, problem: IndexProblem) -> None:
@@ -65,7 +70,7 @@ class TextSink:
 
 
 class JsonSink:
-    def __init__(self, out: Output) -> None:
+    def __init__(self, out: Writer) -> None:
         self.out = out
 
     def _write(self, obj: dict[str, Any]) -> None:
@@ -104,3 +109,26 @@ class JsonSink:
                 "kinds": dict(sorted(s.kinds.items())),
             }
         )
+
+
+class TeeSink:
+    """Every fact to several sinks (``kdump spark verify -o``: text on the terminal, JSON lines to a file)."""
+
+    def __init__(self, *sinks: TextSink | JsonSink) -> None:
+        self.sinks = sinks
+
+    def problem(self, problem: IndexProblem) -> None:
+        for s in self.sinks:
+            s.problem(problem)
+
+    def unchecked(self, item: Unchecked) -> None:
+        for s in self.sinks:
+            s.unchecked(item)
+
+    def note(self, note: RuleNote) -> None:
+        for s in self.sinks:
+            s.note(note)
+
+    def summary(self, summary: Summary) -> None:
+        for s in self.sinks:
+            s.summary(summary)

@@ -163,7 +163,8 @@ def is_log_dir(directory: str | os.PathLike[str]) -> bool:
     checkpoint file, or a partition directory directly below it."""
     try:
         with os.scandir(os.fspath(directory)) as entries:
-            files, subdirs = [], []
+            files: list[str] = []
+            subdirs: list[str] = []
             for e in entries:
                 (subdirs if e.is_dir(follow_symlinks=False) else files).append(e.name)
     except OSError:

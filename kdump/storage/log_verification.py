@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from typing import cast
 
 from kdump.errors import KdumpError
 from kdump.storage import checkpoint, naming
@@ -38,6 +39,7 @@ from kdump.storage.record_batch import (
     CONTROL_FLAG_MASK,
     DELETE_HORIZON_FLAG_MASK,
     RECORD_BATCH_OVERHEAD,
+    DefaultRecordBatch,
 )
 from kdump.storage.transaction_index import AbortedTxn, TransactionIndex
 
@@ -134,6 +136,7 @@ class _LogChecker:
         facts.batches += 1
         magic = batch.magic
         if magic == 2:
+            batch = cast(DefaultRecordBatch, batch)
             # DefaultRecordBatch.is_valid, inlined: this runs for every batch of every segment.
             position = batch.position
             size = batch.size_in_bytes
@@ -185,6 +188,7 @@ class _LogChecker:
             attributes = batch.attributes
             if attributes & DELETE_HORIZON_FLAG_MASK:
                 facts.cleaned = True
+            batch = cast(DefaultRecordBatch, batch)
             if last in self.wanted and batch.producer_id >= 0:
                 facts.wanted_batches[last] = (batch.producer_id, batch.producer_epoch, batch.last_sequence)
             if attributes & CONTROL_FLAG_MASK:
@@ -509,8 +513,8 @@ def _check_txn_indexes(log: LocalLog, segments: list[SegmentFacts], out: Partiti
         )
     for offset, pid in sorted(aborts.items()):
         if offset not in indexed:
-            segment = log.segment_for(offset)
-            path = segment.txn_index_path if segment is not None else log.directory
+            holder = log.segment_for(offset)
+            path = holder.txn_index_path if holder is not None else log.directory
             out.problems.append(
                 IndexProblem(
                     path,
