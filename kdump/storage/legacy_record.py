@@ -255,12 +255,11 @@ class LegacyRecordBatch:
     def timestamps(self) -> Iterator[int]:
         """The records' timestamps, as Kafka's time-index dump reads them: ``record.timestamp`` only -- of a lone
         message that is the whole of what is read (``LegacyRecord.timestamp``; no key or value size), of a
-        wrapper its inner messages, with the wrapper's checks and the inner-compression check."""
-        if not self.is_compressed:
-            return iter((self.timestamp,))
-        return self._deep_records(timestamps_only=True)
+        wrapper its inner messages, with the wrapper's checks and the inner-compression check.  (Records read
+        their key and value sizes only when asked, so nothing else is read.)"""
+        return (record.timestamp for record in self.records())
 
-    def _deep_records(self, timestamps_only: bool = False) -> Iterator:
+    def _deep_records(self) -> Iterator[Record]:
         wrapper_magic = self.magic
         if wrapper_magic not in (0, 1):
             raise InvalidRecordError(
@@ -326,18 +325,15 @@ class LegacyRecordBatch:
                         "not zero."
                     )
                 absolute_base = self.offset - last_inner
-        return self._yield_inner(inner, absolute_base, self.position, timestamps_only)
+        return self._yield_inner(inner, absolute_base, self.position)
 
     @staticmethod
     def _yield_inner(
-        inner: list[LegacyRecordBatch], absolute_base: int, wrapper_position: int, timestamps_only: bool
-    ) -> Iterator:
+        inner: list[LegacyRecordBatch], absolute_base: int, wrapper_position: int
+    ) -> Iterator[Record]:
         for entry in inner:
             if entry.is_compressed:
                 raise InvalidRecordError("Inner messages must not be compressed")
-            if timestamps_only:
-                yield entry.timestamp
-                continue
             try:
                 record = entry.as_record(absolute_base + entry.offset if absolute_base >= 0 else None)
             except InvalidRecordError as e:  # located in the decompressed value: locate it at the wrapper
