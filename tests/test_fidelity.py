@@ -35,11 +35,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from replay import run_kdump
 
 from kdump.storage import builder, record_batch
 from kdump.storage.builder import SimpleRecord
 from kdump.storage.compression import GZIP, LZ4, NONE, SNAPPY, ZSTD
+from tests.replay import run_kdump
 
 REPO = Path(__file__).resolve().parents[1]
 KAFKA = REPO.parent / "shared" / "kafka-4.0.0" / "kafka"
