@@ -325,6 +325,64 @@ def iterator_cases() -> list[Case]:
                         error=message,
                     )
                 )
+    cases += batch_size_cases()
+    return cases
+
+
+def batch_size_cases() -> list[Case]:
+    """The batch's size against its records: 3 bytes more (zeros after the records region) or fewer (the
+    region cut short) than the 3 declared records take.
+
+    Uncompressed, the records are read from the batch's buffer: bytes left after the last declared record are
+    ``records still remaining`` (that record not returned); a record cut short is ``Invalid record size: ...
+    the buffer has only N remaining bytes`` (the records before it returned).  Compressed, the whole batch is
+    decoded first (no record of it printed when anything fails) through the codec's stream, and bytes after the
+    stream's end are the stream's business: Java's ``GZIPInputStream`` ignores trailing bytes that are not a
+    gzip header, snappy-java's framing stops at an incomplete chunk header, ``KafkaLZ4BlockInputStream`` stops
+    at the end mark, while zstd reads them as the next frame and fails.  A stream cut short fails everywhere.
+    """
+    cases = []
+    for codec in (NONE, GZIP, SNAPPY, LZ4, ZSTD):
+        for extra in (3, -3):
+            records = builder.encode_v2_records(_records(1, 3, 1001), base_offset=1, base_timestamp=1001)
+            if codec != NONE:
+                records = builder._compress(codec, records, magic=2)
+            payload = records + b"\x00" * extra if extra > 0 else records[:extra]
+            head = _batch(0)
+            log = head + builder.build_v2_batch(
+                _records(1, 3, 1001), base_offset=1, compression=codec, payload=payload
+            )
+            out = (
+                _dumping(LOG)
+                + "Log starting offset: 0\n"
+                + v2_batch_line(log, 0)
+                + record_line(0, 1000, b"k", b"v0", data=False)
+                + v2_batch_line(log, len(head))
+            )
+            tolerated = extra > 0 and codec in (GZIP, SNAPPY, LZ4)
+            if codec == NONE or tolerated:
+                shown = 3 if tolerated else 2
+                out += "".join(
+                    record_line(1 + i, 1001 + i, b"k", b"v%d" % (1 + i), data=False) for i in range(shown)
+                )
+            if codec == NONE:
+                error = (
+                    "records still remaining"
+                    if extra > 0
+                    else "Invalid record size: expected 9 bytes in record payload, but instead the buffer has only 6"
+                )
+            else:
+                error = None if tolerated else "ecompress"
+            cases.append(
+                Case(
+                    f"batch-size-codec{codec}{extra:+d}",
+                    {LOG: log},
+                    ["--files", LOG, "--deep-iteration"],
+                    out,
+                    0 if error is None else 1,
+                    error=error,
+                )
+            )
     return cases
 
 
@@ -487,6 +545,13 @@ def _on_the_real_tool(name: str) -> bool:
             "codec0" in name
             or "codec1" in name
             or name in ("iterator-codec2-count4-d", "iterator-codec3-count2-d", "iterator-codec4-count2-d")
+        )
+    if name.startswith("batch-size-"):
+        return name in (
+            "batch-size-codec0+3",
+            "batch-size-codec0-3",
+            "batch-size-codec1+3",
+            "batch-size-codec4+3",
         )
     if name.startswith("decoder-key-"):
         return False
