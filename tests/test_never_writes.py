@@ -24,7 +24,7 @@ LOG_OPTION_SETS = (
     ["--print-data-log", "--skip-record-metadata"],
     ["--deep-iteration", "--skip-record-metadata"],
     ["--max-bytes", "1000", "--print-data-log"],
-    ["--value-decoder-class", "kafka.serializer.IntegerDecoder", "--key-decoder-class"],
+    ["--value-decoder-class", "org.apache.kafka.tools.api.IntegerDecoder", "--key-decoder-class"],
     ["--offsets-decoder"],
     ["--transaction-log-decoder"],
     ["--cluster-metadata-decoder"],

@@ -251,16 +251,20 @@ class DumpLogSegments:
         opts = self.options
         if opts.internal_decoders:  # in Kafka's order of precedence: the first one wins
             return internal_topic_parser(opts.internal_decoders[0])
-        opts.check_option("value-decoder-class")  # Kafka reads (and loads) the value decoder, then the key's
-        value_decoder, old_value = resolve_decoder(opts.value_decoder_class or DEFAULT_DECODER_CLASS)
+        # Kafka's messageParser: the value decoder is read (and loaded) first, then the key decoder
+        opts.check_option("value-decoder-class")
+        value_decoder = resolve_decoder(_or_default(opts.value_decoder_class))
         opts.check_option("key-decoder-class")
-        key_decoder, old_key = resolve_decoder(opts.key_decoder_class or DEFAULT_DECODER_CLASS)
+        key_decoder = resolve_decoder(_or_default(opts.key_decoder_class))
         return DecoderMessageParser(key_decoder, value_decoder)
 
     def dump_log(self, file: JavaFile) -> None:
         opts = self.options
         out = self.out
-        parser = self._message_parser()
+        try:  # Kafka creates the parser (loading the decoder classes) for each log it dumps, before reading it
+            parser = self._message_parser()
+        except KdumpError as e:
+            raise e.located(file.path) from None
         opts.check_option("max-bytes")  # DumpLogSegments' arguments of dumpLog, in their order
         json_mode = opts.json
         if file.name.endswith(naming.LOG_FILE_SUFFIX):
@@ -578,16 +582,25 @@ class DumpLogSegments:
                 if entry.offset == base_offset and i > 0:
                     return
                 position = index.lookup(entry.offset).position
+                try:  # fileRecords.slice(position, Int.MaxValue): dies past the end of the log
+                    end = records.slice_end(position, INT_MAX)
+                except KdumpError as e:
+                    raise KdumpError(
+                        f"entry {i} (timestamp {entry.timestamp} offset {entry.offset}, log position {position} "
+                        f"from the offset index): {e.message}",
+                        path=file.path,
+                        position=i * TimeIndex.ENTRY_SIZE,
+                    ) from None
                 found = None
                 try:
-                    for batch in records.batches(position):
+                    for batch in records.batches(position, end):
                         if batch.last_offset >= entry.offset:
                             found = batch
                             break
                     max_timestamp = NO_TIMESTAMP
                     if found is not None and found.last_offset == entry.offset:
-                        for record in found.records():
-                            max_timestamp = max(max_timestamp, record.timestamp)
+                        for timestamp in found.timestamps():
+                            max_timestamp = max(max_timestamp, timestamp)
                 except KdumpError as e:  # Kafka dies of it here; say which file and where
                     e.located(records.path, getattr(found, "position", None))
                     raise KdumpError(
@@ -727,3 +740,8 @@ def _located(
 
 def _groups(found: dict[str, list[tuple[int, int]]], *, newest_first: bool = False) -> list:
     return [(k, found[k][::-1] if newest_first else found[k]) for k in scala_hashmap_order(list(found))]
+
+
+def _or_default(class_name: str | None) -> str:
+    """A decoder option's class: the default when the option is absent (an empty name is a name, as in Kafka)."""
+    return DEFAULT_DECODER_CLASS if class_name is None else class_name

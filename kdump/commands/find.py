@@ -256,5 +256,5 @@ class Find:
 
 
 def _string_parser() -> DecoderMessageParser:
-    decoder, _ = resolve_decoder(DEFAULT_DECODER_CLASS)
+    decoder = resolve_decoder(DEFAULT_DECODER_CLASS)
     return DecoderMessageParser(decoder, decoder)

@@ -1,7 +1,11 @@
 """Kafka's stock key/value decoders (``org.apache.kafka.tools.api.*Decoder``) and the tool's message parsers.
 
-Only the four stock classes exist here (kdump cannot load Java classes); each is accepted under its Kafka 3.8+
-name and its pre-3.8 ``kafka.serializer`` name.  The internal-topic parsers (``--offsets-decoder`` and the
+Only the four stock classes exist here (kdump cannot load Java classes), under exactly the names Kafka 4.0 can
+load: ``DumpLogSegments`` instantiates the class with ``CoreUtils.createObject`` (``Class.forName``, the public
+no-argument constructor, a cast to ``Decoder``), and the only ``org.apache.kafka.tools.api.Decoder``
+implementations in a 4.0 distribution are these four in ``kafka-tools-api``.  The pre-3.8 ``kafka.serializer``
+names -- still the default in the tool's own ``--help`` -- are gone from 4.0 (ClassNotFoundException), so they
+fail here too.  The internal-topic parsers (``--offsets-decoder`` and the
 others) are :class:`kdump.render.internal_topics.InternalTopicParser`; :func:`internal_topic_parser` makes one.
 """
 
@@ -56,17 +60,19 @@ STOCK_DECODERS: dict[str, Decoder] = {
 }
 
 
-def resolve_decoder(class_name: str) -> tuple[Decoder, bool]:
-    """The decoder for a Java class name, and whether the name is the pre-3.8 ``kafka.serializer`` one."""
-    for package, old in ((NEW_PACKAGE, False), (OLD_PACKAGE, True)):
-        if class_name.startswith(package):
-            decoder = STOCK_DECODERS.get(class_name[len(package) :])
-            if decoder is not None:
-                return decoder, old
+def resolve_decoder(class_name: str) -> Decoder:
+    """The decoder for a Java class name, as Kafka 4.0's tool loads it; any other name fails as in Kafka (which
+    dies there with ClassNotFoundException, NoSuchMethodException or ClassCastException, status 1)."""
+    if class_name.startswith(NEW_PACKAGE):
+        decoder = STOCK_DECODERS.get(class_name[len(NEW_PACKAGE) :])
+        if decoder is not None:
+            return decoder
+    hint = ""
+    if class_name.startswith(OLD_PACKAGE):
+        hint = f" ({OLD_PACKAGE} was removed in Kafka 4.0, although its --help still names it)"
     raise UsageError(
-        f"cannot load decoder class {class_name}: kdump provides only the stock decoders "
-        f"{', '.join(NEW_PACKAGE + n for n in STOCK_DECODERS)} (also under their {OLD_PACKAGE} names); "
-        "Kafka would fail here with java.lang.ClassNotFoundException"
+        f"cannot load decoder class {class_name!r}{hint}: the decoders Kafka 4.0 can load are "
+        f"{', '.join(NEW_PACKAGE + n for n in STOCK_DECODERS)}"
     )
 
 

@@ -6,7 +6,9 @@ The framing rules are Kafka's exactly, because they decide what a dump shows:
   when the declared batch does not fit in what remains (a torn tail);
 * a declared size below 14 (the smallest v0 message) is fatal (``CorruptRecordException``), which is what the
   zero-filled tail of a preallocated segment produces;
-* the magic byte at +16 picks the format: below 2 a legacy message, anything else a v2 batch;
+* the magic byte at +16, a signed Java byte, picks the format (``FileLogInputStream.nextBatch``): below 2 a
+  legacy message -- 0x80-0xff included, a negative magic that Kafka cannot read the header of -- anything else
+  a v2 batch;
 * ``max_bytes`` slices the file, as ``--max-bytes`` does.
 
 The file is memory-mapped read-only and never modified.  Pages behind the read position are released as the
@@ -40,7 +42,7 @@ MIN_RECORD_SIZE = 14  # LegacyRecord.RECORD_OVERHEAD_V0
 RecordBatch = DefaultRecordBatch | LegacyRecordBatch
 
 _LOG_HEADER = struct.Struct(">qi")
-_V2_HEADER = struct.Struct(">qiiBIhiqqqhii")
+_V2_HEADER = struct.Struct(">qiibIhiqqqhii")
 _RELEASE_EVERY = 64 * 1024 * 1024
 
 
@@ -180,6 +182,8 @@ class FileRecords:
             if position > end - LOG_OVERHEAD - size:
                 break
             magic = buf[position + MAGIC_OFFSET]
+            if magic > 127:  # a Java byte: 0x80-0xff is a negative magic, below 2, so a legacy entry
+                magic -= 256
             if magic < 2:
                 yield LegacyRecordBatch(buf, position, offset, size, magic, decompression_limit=limit)
             else:
@@ -197,18 +201,32 @@ class FileRecords:
         if watch:
             self.check_unchanged(position)
 
-    def first_batch_in(self, position: int, window: int) -> RecordBatch:
-        """The first batch of the slice ``[position, position + window)``, as Kafka's index dump reads it:
-        a position past the end, or no whole batch in the window, is an error."""
-        if position < 0 or position > self.file_size:
+    def _describe(self) -> str:
+        """Kafka's ``FileRecords.toString`` of the whole file opened by the dump (``end`` is Integer.MAX_VALUE)."""
+        return f"FileRecords(size={self.file_size}, file={self.path}, start=0, end={INT_MAX})"
+
+    def slice_end(self, position: int, size: int) -> int:
+        """Where the slice ``[position, position + size)`` of the file ends, after Kafka's preconditions of
+        ``FileRecords.slice`` (``availableBytes``), checked in its order: a negative position, a position past
+        the end of the file, a negative size.  The end is clamped to the file (an int overflow clamps too)."""
+        if position < 0:
+            raise KdumpError(f"Invalid position: {position} in read from {self._describe()}", path=self.path)
+        if position > self.file_size:
             raise KdumpError(
-                f"Slice from position {position} exceeds end position of the {self.file_size}-byte log",
-                path=self.path,
-                position=position,
+                f"Slice from position {position} exceeds end position of {self._describe()}", path=self.path
             )
-        if window < 0:
-            raise KdumpError(f"Invalid size: {window} in read from {self.path}", path=self.path)
-        for batch in self.batches(position, min(self.file_size, position + window)):
+        if size < 0:
+            raise KdumpError(f"Invalid size: {size} in read from {self._describe()}", path=self.path)
+        end = position + size
+        if end > INT_MAX or end > self.file_size:
+            end = self.file_size
+        return end
+
+    def first_batch_in(self, position: int, window: int) -> RecordBatch:
+        """The first batch of the slice ``[position, position + window)``, as Kafka's index dump reads it
+        (``slice(position, maxMessageSize).batches.iterator.next()``): the slice's preconditions
+        (:meth:`slice_end`), then no whole batch in the window, are errors."""
+        for batch in self.batches(position, self.slice_end(position, window)):
             return batch
         raise KdumpError(
             f"no whole batch starts within {window} bytes at position {position} (Kafka: NoSuchElementException; "

@@ -65,6 +65,7 @@ class LegacyRecordBatch:
         "wrapper_timestamp",
         "wrapper_timestamp_type",
         "decompression_limit",
+        "in_wrapper",
     )
 
     def __init__(
@@ -78,6 +79,7 @@ class LegacyRecordBatch:
         decompression_limit: int = compression.DEFAULT_DECOMPRESSION_LIMIT,
         wrapper_timestamp: int | None = None,
         wrapper_timestamp_type: str | None = None,
+        in_wrapper: bool = False,
     ) -> None:
         self.buf = buf
         self.position = position
@@ -89,6 +91,8 @@ class LegacyRecordBatch:
         self.wrapper_timestamp = wrapper_timestamp
         self.wrapper_timestamp_type = wrapper_timestamp_type
         self.decompression_limit = decompression_limit
+        #: A message read from inside a compressed wrapper (Kafka's ``BasicLegacyRecordBatch``), not a file entry.
+        self.in_wrapper = in_wrapper
 
     # -- message fields ---------------------------------------------------------------------------------------
 
@@ -119,8 +123,24 @@ class LegacyRecordBatch:
     def last_offset(self) -> int:
         return self.offset
 
+    def load_batch_header(self) -> None:
+        """Kafka's ``FileChannelRecordBatch.loadBatchHeader`` for a legacy entry: the header's size depends on the
+        magic (``LegacyRecord.headerSize``), which fails for a magic other than 0 and 1 -- a magic byte of
+        0x80-0xff is a negative Java byte, dispatched here because it is below 2.  The batch-level properties
+        that Kafka reads through the header (timestamp type, max timestamp, compression type, checksum) call
+        this; the message's own fields (``LegacyRecord``, what record iteration reads) do not."""
+        if self.magic != 0 and self.magic != 1 and not self.in_wrapper:
+            raise InvalidRecordError(
+                f"Invalid magic used in LegacyRecord: {self.magic}", position=self.position
+            )
+
     @property
     def checksum(self) -> int:
+        if self.magic != 0 and self.magic != 1:
+            self.load_batch_header()
+        return self._stored_checksum()
+
+    def _stored_checksum(self) -> int:
         return _UINT.unpack_from(self.buf, self._message_start + CRC_OFFSET)[0]
 
     def compute_checksum(self) -> int:
@@ -130,7 +150,7 @@ class LegacyRecordBatch:
         """Kafka's ``LegacyRecord.isValid``: at least 14 bytes and a matching CRC-32."""
         return (
             self.size_in_bytes - LOG_OVERHEAD >= RECORD_OVERHEAD_V0
-            and self.checksum == self.compute_checksum()
+            and self._stored_checksum() == self.compute_checksum()
         )
 
     @property
@@ -139,6 +159,8 @@ class LegacyRecordBatch:
 
     @property
     def compression_name(self) -> str:
+        if self.magic != 0 and self.magic != 1:
+            self.load_batch_header()
         return compression_name(self.compression_type_id)
 
     @property
@@ -147,10 +169,14 @@ class LegacyRecordBatch:
 
     @property
     def timestamp_type(self) -> str:
+        """``LegacyRecord.timestampType``: none for v0; inside a wrapper, the wrapper's type (whatever it is);
+        else from the attributes."""
         if self.magic == 0:
             return NO_TIMESTAMP_TYPE
-        if self.wrapper_timestamp_type == LOG_APPEND_TIME:
-            return LOG_APPEND_TIME
+        if self.magic != 1:
+            self.load_batch_header()
+        if self.wrapper_timestamp_type is not None:
+            return self.wrapper_timestamp_type
         return LOG_APPEND_TIME if self.attributes & TIMESTAMP_TYPE_MASK else CREATE_TIME
 
     @property
@@ -163,6 +189,8 @@ class LegacyRecordBatch:
 
     @property
     def max_timestamp(self) -> int:
+        if self.magic != 0 and self.magic != 1:
+            self.load_batch_header()
         return self.timestamp
 
     @property
@@ -223,6 +251,13 @@ class LegacyRecordBatch:
         if not self.is_compressed:
             return iter((self.as_record(),))
         return self._deep_records()
+
+    def timestamps(self) -> Iterator[int]:
+        """The records' timestamps, as Kafka's time-index dump reads them: ``record.timestamp`` only -- of a lone
+        message that is the whole of what is read (``LegacyRecord.timestamp``; no key or value size), of a
+        wrapper its inner messages, with the wrapper's checks and the inner-compression check.  (Records read
+        their key and value sizes only when asked, so nothing else is read.)"""
+        return (record.timestamp for record in self.records())
 
     def _deep_records(self) -> Iterator[Record]:
         wrapper_magic = self.magic
@@ -289,6 +324,8 @@ class LegacyRecordBatch:
         while pos < end:
             offset, size = _LOG_HEADER.unpack_from(plain, pos)
             magic = plain[pos + LOG_OVERHEAD + MAGIC_OFFSET]
+            if magic > 127:  # a signed Java byte
+                magic -= 256
             entry = LegacyRecordBatch(
                 plain,
                 pos,
@@ -298,6 +335,7 @@ class LegacyRecordBatch:
                 decompression_limit=limit,
                 wrapper_timestamp=wrapper_ts if magic == 1 else None,
                 wrapper_timestamp_type=wrapper_ts_type if magic == 1 else None,
+                in_wrapper=True,
             )
             pos += LOG_OVERHEAD + size
             if entry.is_compressed:
@@ -329,7 +367,7 @@ class LegacyRecord(Record):
         self.headers = ()
         self.attributes = message.attributes
         self.magic = message.magic
-        self.crc = message.checksum
+        self.crc = message._stored_checksum()  # no header check: a LegacyRecord reads its CRC
         self.valid = message.is_valid()
         self.position = message.position
         self.size_in_bytes = message.size_in_bytes

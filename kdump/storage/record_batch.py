@@ -5,7 +5,7 @@ Layout of the 61-byte batch header (big-endian)::
     0  baseOffset int64        27 baseTimestamp int64      53 baseSequence int32
     8  batchLength int32       35 maxTimestamp int64       57 recordsCount int32
     12 partitionLeaderEpoch    43 producerId int64         61 records ...
-    16 magic int8              51 producerEpoch int16
+    16 magic int8 (signed)     51 producerEpoch int16
     17 crc uint32 (CRC-32C of bytes 21..end)
     21 attributes int16        23 lastOffsetDelta int32
 
@@ -49,7 +49,7 @@ INT_MAX = 0x7FFFFFFF
 #: which keeps memory bounded for hostile batches that claim millions of records.
 EAGER_RECORDS = 65536
 
-_HEADER = struct.Struct(">qiiBIhiqqqhii")
+_HEADER = struct.Struct(">qiibIhiqqqhii")  # magic is a signed Java byte
 
 
 def _int32(value: int) -> int:
@@ -238,6 +238,11 @@ class DefaultRecordBatch:
             return _decode(self.buf, start, end, count, *args, stream=False)
         return self._compressed_records(self.buf[start:end], count, args)
 
+    def timestamps(self) -> Iterator[int]:
+        """The records' timestamps (Kafka's time-index dump reads ``record.timestamp``; v2 records are decoded
+        whole, as ``DefaultRecord.readFrom`` does)."""
+        return (record.timestamp for record in self.records())
+
     def _compressed_records(self, data: bytes, count: int, args: tuple) -> Iterator[Record]:
         compression_name(self.compression_type_id)  # ids 5-7: InvalidRecordError, as CompressionType.forId
         try:
@@ -350,9 +355,12 @@ def _read_records(
 
     ``stream`` selects the error wording of Kafka's stream reader (records of a compressed batch, where running
     out of data is "premature EOF") versus its buffer reader (uncompressed records).  Either way, bytes left
-    after the last record are an error, as in Kafka.
+    after the last declared record are an error, as in Kafka -- raised *instead of* that record, because
+    ``DefaultRecordBatch.RecordIterator.next`` checks ``ensureNoneRemaining`` after reading the last record
+    and before returning it.
     """
-    for _ in range(count):
+    last = count - 1
+    for i in range(count):
         record_start = pos
         try:
             # length (zigzag varint; one byte in the common case)
@@ -368,17 +376,27 @@ def _read_records(
                 pos += 2
             else:
                 size, pos = read_varint(buf, pos, end)
-        except VarintError:
-            if stream:
+        except VarintError as e:
+            # The length is read outside DefaultRecord's try block: running out of bytes is a
+            # BufferUnderflowException, which the uncompressed iterator reports as premature EOF, and the stream
+            # iterator reads EOF as 0xff bytes until the 5-byte limit (premature EOF too); a varint too long in
+            # the buffer is an IllegalArgumentException that nothing catches.
+            if stream or str(e).startswith("premature"):
                 raise InvalidRecordError(
                     "Incorrect declared batch size, premature EOF reached", position=record_start
                 ) from None
-            raise InvalidRecordError("Found invalid record structure", position=record_start) from None
+            raise InvalidRecordError(str(e), position=record_start) from None
         body_end = pos + size
-        if size < 0 or body_end > end:
+        if stream and size < 0:  # ByteBuffer.allocate(negative): IllegalArgumentException, premature EOF
+            raise InvalidRecordError(
+                "Incorrect declared batch size, premature EOF reached", position=record_start
+            )
+        if body_end > end:
             if stream:
                 raise InvalidRecordError(
-                    "Incorrect declared batch size, premature EOF reached", position=record_start
+                    f"Invalid record size: expected {size} bytes in record payload, but the record payload "
+                    "reached EOF.",
+                    position=record_start,
                 )
             raise InvalidRecordError(
                 f"Invalid record size: expected {size} bytes in record payload, but instead the buffer has only "
@@ -484,6 +502,10 @@ def _read_records(
                 f"{pos - body_start}",
                 position=record_start,
             )
+        if i == last and pos != end:
+            raise InvalidRecordError(
+                "Incorrect declared batch size, records still remaining in file", position=pos
+            )
         if base_sequence >= 0:
             sequence = (
                 base_sequence + offset_delta
@@ -507,8 +529,4 @@ def _read_records(
             None,
             record_start,
             pos - record_start,
-        )
-    if pos != end:
-        raise InvalidRecordError(
-            "Incorrect declared batch size, records still remaining in file", position=pos
         )

@@ -254,9 +254,9 @@ _LOG_OPTION_SETS = (
     ["--max-bytes", "{max_bytes}", "--print-data-log"],
     [
         "--value-decoder-class",
-        "kafka.serializer.IntegerDecoder",
+        "org.apache.kafka.tools.api.IntegerDecoder",
         "--key-decoder-class",
-        "kafka.serializer.LongDecoder",
+        "org.apache.kafka.tools.api.LongDecoder",
     ],
     ["--print-data-log", "--print-header-values"],
     ["--json", "--print-data-log"],
