@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import sys
+from typing import TYPE_CHECKING
 
 from kdump import KAFKA_COMPAT_VERSION
 from kdump.cli import jopt
@@ -15,6 +16,9 @@ from kdump.storage import naming
 from kdump.storage.file_records import INT_MAX
 from kdump.storage.record_filter import RecordFilter
 from kdump.storage.timestamp_type import parse_timestamp
+
+if TYPE_CHECKING:
+    from kdump.payload.sources import PayloadDecoding
 
 DESCRIPTION = (
     "This tool helps to parse a log file and dump its contents to the console, useful for debugging a "
@@ -119,6 +123,18 @@ KDUMP_OPTIONS: list[jopt.OptionSpec] = [
     ),
     jopt.OptionSpec("transactional-only", "Show only transactional batches.", hidden=True),
     jopt.OptionSpec("control-only", "Show only control batches.", hidden=True),
+    *(
+        jopt.OptionSpec(name, help_text, arg="required", hidden=True)
+        for name, help_text in (
+            ("decode-values", "Decode values framed for a schema registry (schema-registry)."),
+            ("decode-keys", "Decode keys framed for a schema registry (schema-registry)."),
+            (
+                "schemas",
+                "Where the schemas are: _schemas partition or log directories, schema directories, exports.",
+            ),
+            ("schema-id-map", "Schema files by id: ID=FILE,... or a JSON file of them."),
+        )
+    ),
 ]
 
 
@@ -170,6 +186,37 @@ def build_options(parsed: jopt.ParsedArgs) -> DumpOptions:
         json=parsed.has("json"),
         print_header_values=parsed.has("print-header-values"),
         record_filter=build_filter(parsed),
+        payload_decoding=build_payload_decoding(parsed),
+    )
+
+
+def build_payload_decoding(parsed: jopt.ParsedArgs) -> PayloadDecoding | None:
+    """``--decode-values``/``--decode-keys`` and their schema sources, or None when neither is given."""
+    from kdump.payload.registry import parse_id_map
+    from kdump.payload.sources import SCHEMA_REGISTRY, PayloadDecoding
+
+    parts = {}
+    for name in ("decode-keys", "decode-values"):
+        kind = parsed.value(name)
+        if kind is not None and kind != SCHEMA_REGISTRY:
+            raise UsageError(f"--{name}: unknown payload decoder {kind!r} (kdump knows {SCHEMA_REGISTRY})")
+        parts[name] = kind is not None
+    if not any(parts.values()):
+        for name in ("schemas", "schema-id-map"):
+            if parsed.has(name):
+                raise UsageError(f"--{name} needs --decode-values or --decode-keys")
+        return None
+    sources = parsed.value("schemas")
+    id_map = parsed.value("schema-id-map")
+    try:
+        pairs = tuple(parse_id_map(id_map)) if id_map is not None else ()
+    except ValueError as e:
+        raise UsageError(f"--schema-id-map: {e}") from None
+    return PayloadDecoding(
+        keys=parts["decode-keys"],
+        values=parts["decode-values"],
+        sources=tuple(_java_split(sources)) if sources else (),
+        id_map=pairs,
     )
 
 

@@ -105,14 +105,25 @@ def record_renderer(
     parser: MessageParser,
     *,
     header_values: bool = False,
+    payload_extra: Callable[[Record], str] | None = None,
 ) -> Callable[[Record], str]:
     """A function that renders one record line (newline included) of ``batch``.
 
     On a failure half-way through a line it raises :class:`PartialLineError` carrying the text Kafka would
     already have printed.  The common case (a v2 data batch with metadata and string decoding) gets a fused
     fast path; everything else goes through :func:`record_line`.  ``header_values`` (kdump's
-    ``--print-header-values``) adds ``headerValues: [...]`` after the header keys.
+    ``--print-header-values``) adds ``headerValues: [...]`` after the header keys.  ``payload_extra`` (kdump's
+    ``--decode-values``/``--decode-keys``) gives text appended to a data record's line when contents are printed
+    (:mod:`kdump.render.decoded_payload`).
     """
+    if payload_extra is not None and print_contents and not batch.is_control_batch:
+        plain = record_renderer(batch, print_contents, skip_metadata, parser, header_values=header_values)
+        extra = payload_extra
+
+        def with_extra(r: Record) -> str:
+            return plain(r)[:-1] + extra(r) + "\n"
+
+        return with_extra
     is_control = batch.is_control_batch
     if (
         batch.magic >= 2

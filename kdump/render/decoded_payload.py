@@ -1,0 +1,102 @@
+"""How decoded schema-registry payloads (:class:`kdump.payload.decoder.Decoded`) are shown: kdump-only fields
+after Kafka's ``payload:`` in the text, fields of the record object in JSON lines.
+
+Text (appended to the record line, after everything Kafka prints, keys first)::
+
+    ... payload: <Kafka's text> keySchemaId: 3 decodedKey: {...} valueSchemaId: 7 decodedValue: {...}
+    ... payload: <Kafka's text> kdumpNote: value not decoded: schema id 42 is not known (looked in: ...)
+
+JSON: ``keySchemaId``/``decodedKey``, ``valueSchemaId``/``decodedValue`` (the value as a JSON object or
+other JSON value), ``decodeNotes`` (a list of the same notes).  Avro ``bytes``/``fixed`` become strings of
+code points 0-255 (Avro's JSON encoding), timestamps ISO-8601, decimals and UUIDs strings.
+"""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+import json
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from kdump.payload.decoder import Decoded, PayloadDecoder
+from kdump.storage.record import Record
+
+
+def _jsonable(o: object) -> Any:
+    if isinstance(o, bytes | bytearray | memoryview):
+        return bytes(o).decode("latin-1")
+    if isinstance(o, datetime.datetime | datetime.date | datetime.time):
+        return o.isoformat()
+    if isinstance(o, decimal.Decimal | uuid.UUID):
+        return str(o)
+    if isinstance(o, set | frozenset | tuple):
+        return list(o)
+    return str(o)
+
+
+#: Compact, one line (control characters escaped), non-ASCII kept.
+to_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=_jsonable).encode
+
+_LABELS = {"key": ("keySchemaId", "decodedKey"), "value": ("valueSchemaId", "decodedValue")}
+
+
+def text_fields(part: str, d: Decoded) -> str:
+    """The text added for one decoded part (``"key"`` or ``"value"``)."""
+    out = ""
+    if d.has_value:
+        id_label, value_label = _LABELS[part]
+        out = f" {id_label}: {d.schema_id} {value_label}: {to_json(d.value)}"
+        if d.note is not None:
+            out += f" kdumpNote: {part}: {d.note}"
+        return out
+    return f" kdumpNote: {part} not decoded: {d.note}"
+
+
+def json_fields(obj: dict[str, Any], part: str, d: Decoded) -> None:
+    """Put one decoded part into a JSON record object."""
+    id_label, value_label = _LABELS[part]
+    if d.schema_id is not None:
+        obj[id_label] = d.schema_id
+    if d.has_value:
+        obj[value_label] = json.loads(to_json(d.value))
+        if d.note is not None:
+            obj.setdefault("decodeNotes", []).append(f"{part}: {d.note}")
+    else:
+        obj.setdefault("decodeNotes", []).append(f"{part} not decoded: {d.note}")
+
+
+def text_hook(decoder: PayloadDecoder, keys: bool, values: bool) -> Callable[[Record], str]:
+    """What the Kafka-text record renderer appends to a record line."""
+    decode = decoder.decode
+    if values and not keys:
+
+        def value_only(r: Record) -> str:
+            v = r.value
+            return "" if v is None else text_fields("value", decode(v))
+
+        return value_only
+
+    def both(r: Record) -> str:
+        out = ""
+        if keys and r.key is not None:
+            out += text_fields("key", decode(r.key))
+        if values and r.value is not None:
+            out += text_fields("value", decode(r.value))
+        return out
+
+    return both
+
+
+def json_hook(decoder: PayloadDecoder, keys: bool, values: bool) -> Callable[[Record, dict[str, Any]], None]:
+    """What the JSON record renderer adds to a record object."""
+    decode = decoder.decode
+
+    def add(r: Record, obj: dict[str, Any]) -> None:
+        if keys and r.key is not None:
+            json_fields(obj, "key", decode(r.key))
+        if values and r.value is not None:
+            json_fields(obj, "value", decode(r.value))
+
+    return add
