@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kdump import parallel
-from kdump.errors import CorruptSnapshotError, KdumpError
+from kdump.errors import CorruptSnapshotError, KdumpError, UsageError
 from kdump.render import json_lines, kafka_text, state_files
 from kdump.render.decoders import (
     DEFAULT_DECODER_CLASS,
@@ -83,6 +83,15 @@ class DumpOptions:
     record_filter: RecordFilter | None = None
     #: ``--decode-keys``/``--decode-values schema-registry`` (implies printing the data, as Kafka's decoders do)
     payload_decoding: PayloadDecoding | None = None
+    #: Integer options whose argument does not convert: Kafka converts them lazily, where it first uses them
+    #: (``--max-bytes`` for each .log/.checkpoint, ``--max-message-size`` for each .index), and dies there.
+    option_errors: dict[str, str] = field(default_factory=dict)
+
+    def check_option(self, name: str) -> None:
+        """Fail as Kafka does on the first use of option ``name`` when its argument did not convert."""
+        message = self.option_errors.get(name)
+        if message is not None:
+            raise UsageError(message)
 
     @property
     def should_print_data_log(self) -> bool:
@@ -140,12 +149,37 @@ class DumpLogSegments:
         self.time_mismatches: dict[str, list[tuple[int, int]]] = {}
         self.time_out_of_order: dict[str, list[tuple[int, int]]] = {}
         self.time_not_found: dict[str, list[tuple[int, int]]] = {}
+        selector = options.record_filter
+        #: Records (batches without deep iteration) still to show under ``--max-records``: one count for the
+        #: whole run, not per file.
+        self.remaining: int | None = None if selector is None else selector.max_records
+        #: Filtered text: a .log file's ``Dumping``/``Log starting offset`` lines, held back until the file
+        #: shows something (files without a match stay silent).
+        self.pending_header: str | None = None
 
     def run(self) -> int:
-        for arg in self.options.files:
-            self.dump_file(arg)
+        try:
+            for arg in self.options.files:
+                if self.remaining is not None and self.remaining <= 0:
+                    break
+                self.dump_file(arg)
+        except KdumpError as e:
+            if self.options.json:  # the stream ends with what stopped it
+                self.out.write(json_lines.error_object(e))
+            raise
         self.print_summaries()
         return 0
+
+    def _header(self, text: str) -> None:
+        if self.pending_header is not None:
+            self.pending_header += text
+        else:
+            self.out.write(text)
+
+    def _release_header(self) -> None:
+        if self.pending_header is not None:
+            self.out.write(self.pending_header)
+            self.pending_header = None
 
     def _begin(self, file: JavaFile, kind: str, **facts: object) -> None:
         """JSON mode: the ``file`` object that stands for the ``Dumping`` line and the file's header lines."""
@@ -154,8 +188,20 @@ class DumpLogSegments:
 
     def dump_file(self, arg: str) -> None:
         file = JavaFile(arg)
+        self.pending_header = None
         if not self.options.json:
-            self.out.write(f"Dumping {file.path}\n")
+            if self.options.record_filter is not None and file.name.endswith(naming.LOG_FILE_SUFFIX):
+                self.pending_header = f"Dumping {file.path}\n"
+            else:
+                self.out.write(f"Dumping {file.path}\n")
+        if os.path.isdir(file.path):
+            self._begin(file, "directory")
+            self._release_header()
+            raise KdumpError(
+                "is a directory; give the segment, index or snapshot files in it "
+                "(Kafka's tool dies with java.lang.StringIndexOutOfBoundsException)",
+                path=file.path,
+            )
         if file.name in STATE_FILES:
             self.dump_state_file(file)
             return
@@ -167,6 +213,24 @@ class DumpLogSegments:
                 "(it dies with java.lang.StringIndexOutOfBoundsException)",
                 path=file.path,
             )
+        try:
+            self._dump_by_suffix(file, suffix)
+        except UsageError:
+            raise
+        except KdumpError as e:
+            # an error in the records of the .log read for an index names that .log; any other, the file
+            if e.path is None:
+                index = suffix in (naming.INDEX_FILE_SUFFIX, naming.TIME_INDEX_FILE_SUFFIX)
+                e.path = self._segment_log_path(file) if index and e.position is not None else file.path
+            raise
+
+    @staticmethod
+    def _segment_log_path(file: JavaFile) -> str:
+        """The .log of an index's segment, spelled relative as the index was given."""
+        name = file.name.split(".", 1)[0] + naming.LOG_FILE_SUFFIX
+        return file.path[: len(file.path) - len(file.name)] + name
+
+    def _dump_by_suffix(self, file: JavaFile, suffix: str) -> None:
         if suffix in (naming.LOG_FILE_SUFFIX, naming.SNAPSHOT_SUFFIX):
             self.dump_log(file)
         elif suffix == naming.INDEX_FILE_SUFFIX:
@@ -190,7 +254,9 @@ class DumpLogSegments:
         opts = self.options
         if opts.internal_decoders:  # in Kafka's order of precedence: the first one wins
             return internal_topic_parser(opts.internal_decoders[0])
+        opts.check_option("value-decoder-class")  # Kafka reads (and loads) the value decoder, then the key's
         value_decoder, old_value = resolve_decoder(opts.value_decoder_class or DEFAULT_DECODER_CLASS)
+        opts.check_option("key-decoder-class")
         key_decoder, old_key = resolve_decoder(opts.key_decoder_class or DEFAULT_DECODER_CLASS)
         return DecoderMessageParser(key_decoder, value_decoder)
 
@@ -198,13 +264,14 @@ class DumpLogSegments:
         opts = self.options
         out = self.out
         parser = self._message_parser()
+        opts.check_option("max-bytes")  # DumpLogSegments' arguments of dumpLog, in their order
         json_mode = opts.json
         if file.name.endswith(naming.LOG_FILE_SUFFIX):
             start_offset = naming.offset_from_file(file.path)
             if json_mode:
                 self._begin(file, "log", logStartingOffset=start_offset)
             else:
-                out.write(f"Log starting offset: {start_offset}\n")
+                self._header(f"Log starting offset: {start_offset}\n")
         elif file.name == naming.BOOTSTRAP_CHECKPOINT:
             if json_mode:
                 self._begin(file, "bootstrap-snapshot")
@@ -225,8 +292,14 @@ class DumpLogSegments:
             else:
                 out.write(f"Snapshot end offset: {snapshot_id.end_offset}, epoch: {snapshot_id.epoch}\n")
         if json_mode or opts.record_filter is not None or opts.print_header_values:
-            with FileRecords(file.path, max_bytes=opts.max_bytes) as records:
-                self._dump_batches_selected(file, records, parser)
+            try:
+                with FileRecords(file.path, max_bytes=opts.max_bytes) as records:
+                    self._dump_batches_selected(file, records, parser)
+            except KdumpError:
+                self._release_header()
+                raise
+            finally:
+                self.pending_header = None
             return
 
         with FileRecords(file.path, max_bytes=opts.max_bytes) as records:
@@ -329,7 +402,8 @@ class DumpLogSegments:
         look_inside = deep or (selector is not None and selector.needs_records)
         payload_json = self._payload_json_hook(file) if json_mode else None
         payload_extra = None if json_mode else self._payload_text_hook(file)
-        remaining = None if selector is None else selector.max_records
+        remaining = self.remaining
+        context = json_lines.record_context(file.path, file.absolute_path) if json_mode else None
         start = 0 if selector is None else selector.start_position(file.path, records)
         last_offset = -1
         pairs: list[tuple[int, int]] | None = None
@@ -357,6 +431,7 @@ class DumpLogSegments:
                             parser,
                             decoder=getattr(parser, "decoder", None),
                             payload_json=payload_json,
+                            context=context,
                         )
                     else:
                         render = kafka_text.record_renderer(
@@ -387,6 +462,7 @@ class DumpLogSegments:
                         continue
                 elif remaining is not None:
                     kept = 1
+                self._release_header()
                 if json_mode:
                     out.write(json_lines.batch_line(batch, batch.position, file.path))
                 else:
@@ -396,6 +472,7 @@ class DumpLogSegments:
                 out.write("".join(lines))
                 if remaining is not None:
                     remaining -= kept
+                    self.remaining = remaining
                     if remaining <= 0:
                         reached_end = False
                         break
@@ -404,6 +481,7 @@ class DumpLogSegments:
         if reached_end and opts.max_bytes == INT_MAX:
             trailing = records.size_in_bytes - end
             if trailing > 0:
+                self._release_header()
                 if json_mode:
                     out.write(json_lines.fact("invalidBytes", file.path, bytes=trailing, position=end))
                 else:
@@ -435,6 +513,7 @@ class DumpLogSegments:
 
     def dump_index(self, file: JavaFile) -> None:
         opts = self.options
+        opts.check_option("max-message-size")  # an argument of DumpLogSegments.dumpIndex
         base_offset = naming.offset_from_file(file.path)
         self._begin(file, "offset-index")
         with self._open_log(file) as records:

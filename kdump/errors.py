@@ -7,6 +7,8 @@ nothing in the storage core prints.
 
 from __future__ import annotations
 
+from kdump.exit_status import ExitStatus
+
 
 class KdumpError(Exception):
     """Base class of every error kdump reports to a user.
@@ -16,6 +18,8 @@ class KdumpError(Exception):
     """
 
     kafka_class = "org.apache.kafka.common.KafkaException"
+    #: The status a run ends with when this error stops it.
+    exit_status = ExitStatus.PROBLEMS
 
     def __init__(self, message: str, *, path: str | None = None, position: int | None = None) -> None:
         super().__init__(message)
@@ -64,7 +68,13 @@ class DecompressionLimitError(DecompressionError):
 
 
 class UsageError(KdumpError):
-    """Bad command-line arguments."""
+    """Bad command-line arguments (of Kafka's own options: status 1, as Kafka's tool exits)."""
+
+
+class KdumpUsageError(UsageError):
+    """A bad value of one of kdump's own options (not Kafka's): a usage error, status 2."""
+
+    exit_status = ExitStatus.USAGE
 
 
 class CorruptIndexError(KdumpError):

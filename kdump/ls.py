@@ -7,7 +7,7 @@ import os
 from kdump.render import log_summary as render
 from kdump.render.output import Output
 from kdump.render.progress import ProgressBar
-from kdump.storage.local_log import find_partition_dirs
+from kdump.storage.local_log import find_partition_dirs, no_kafka_data
 from kdump.storage.log_summary import PartitionSummary, read_log_dir_checkpoints, summarize_partition
 
 #: Above this much log to read, a progress bar is shown (when asked for: on a terminal only).
@@ -20,7 +20,7 @@ class ListPartitions:
         for path in paths:
             found = list(find_partition_dirs([path]))
             if not found:
-                raise ValueError(f"{path}: no partition directory in it or below it")
+                raise ValueError(no_kafka_data(path))
             self.directories.extend(found)
 
     def summaries(self, progress: bool = False) -> list[PartitionSummary]:

@@ -23,7 +23,7 @@ from kdump.storage.index_recovery import (
     RecoveredIndexes,
     recover_indexes,
 )
-from kdump.storage.local_log import LocalLog, find_partition_dirs
+from kdump.storage.local_log import LocalLog, find_partition_dirs, no_kafka_data
 from kdump.storage.log_segment import LogSegment
 
 if TYPE_CHECKING:
@@ -75,7 +75,7 @@ def select_targets(paths: list[str] | tuple[str, ...]) -> list[Target]:
                 found = True
                 targets[os.path.normpath(directory)] = Target(directory)
             if not found:
-                raise ValueError(f"{path}: no partition directory (with .log files) in it")
+                raise ValueError(no_kafka_data(path))
         else:
             raise ValueError(f"{path}: no such file or directory")
     return list(targets.values())

@@ -15,7 +15,7 @@ from kdump.render.output import Output
 from kdump.render.progress import ProgressBar
 from kdump.storage import naming
 from kdump.storage.index_verification import verify_segment
-from kdump.storage.local_log import LocalLog, find_partition_dirs
+from kdump.storage.local_log import LocalLog, find_partition_dirs, no_kafka_data
 from kdump.storage.log_segment import LogSegment
 
 #: Above this much log to read, a progress bar is shown (when asked for: on a terminal only).
@@ -54,7 +54,7 @@ def select_segments(paths: Iterable[str]) -> tuple[list[Target], int]:
                 for segment in LocalLog.scan(directory).segments:
                     add(directory, segment)
             if not found:
-                raise ValueError(f"{path}: no partition directory in it or below it")
+                raise ValueError(no_kafka_data(path))
         else:
             try:
                 segment = LogSegment.of_file(path)
@@ -62,6 +62,9 @@ def select_segments(paths: Iterable[str]) -> tuple[list[Target], int]:
                 raise ValueError(e.describe()) from None
             add(segment.directory, segment)
     return targets, len(partitions)
+
+
+_RULE_COUNTS = {"last-offset": "lastOffsetTimeIndexes", "pre-3.8": "preKafka38TimeIndexes"}
 
 
 class VerifyIndex:
@@ -90,6 +93,8 @@ class VerifyIndex:
             "logBytes": 0,
             "problems": 0,
             "filesWithProblems": 0,
+            "lastOffsetTimeIndexes": 0,
+            "preKafka38TimeIndexes": 0,
         }
         files_with_problems: set[str] = set()
         line = render.problem_json if self.as_json else render.problem_line
@@ -114,6 +119,12 @@ class VerifyIndex:
                     summary["problems"] += 1
                     files_with_problems.add(problem.path)
                     self.out.write(line(problem))
+                rule = result.time_index_rule
+                if rule is not None:
+                    summary[_RULE_COUNTS[rule]] += 1
+                    if rule == "pre-3.8":
+                        note = render.rule_note_json if self.as_json else render.rule_note_line
+                        self.out.write(note(target.segment.time_index_path, rule))
         finally:
             if bar is not None:
                 bar.close()

@@ -470,13 +470,13 @@ def test_no_schemas_anywhere(tmp_path: Path) -> None:
 
 def test_usage_errors(topic_log: Path) -> None:
     code, _, err = _run("--files", str(topic_log), "--decode-values", "avro")
-    assert code == 1 and "unknown payload decoder" in err
+    assert code == 2 and "unknown payload decoder" in err
     code, _, err = _run("--files", str(topic_log), "--schemas", "x")
-    assert code == 1 and "--decode-values" in err
+    assert code == 2 and "--decode-values" in err
     code, _, err = _run(
         "--files", str(topic_log), "--decode-values", "schema-registry", "--schema-id-map", "x=y"
     )
-    assert code == 1 and "schema id" in err
+    assert code == 2 and "schema id" in err
 
 
 def test_corrupt_schemas_topic_is_a_note_not_a_failure(tmp_path: Path) -> None:

@@ -40,7 +40,7 @@ def run_guarded(
     except KdumpError as e:
         _flush_quietly(out)
         _report(err, e.describe())
-        return EXIT_ERROR
+        return int(e.exit_status)
     except KeyboardInterrupt:
         _flush_quietly(out)
         _report(err, "interrupted")

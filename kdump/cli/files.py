@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from kdump import KAFKA_COMPAT_VERSION
 from kdump.cli import jopt
 from kdump.dumplog import DEFAULT_MAX_MESSAGE_SIZE, INTERNAL_DECODERS, DumpLogSegments, DumpOptions
-from kdump.errors import UsageError
+from kdump.errors import KdumpUsageError, UsageError
 from kdump.render.decoders import DEFAULT_DECODER_CLASS
 from kdump.render.output import Output
 from kdump.storage import naming
@@ -167,19 +167,36 @@ def _int_option(parsed: jopt.ParsedArgs, name: str, default: int) -> int:
 
 def build_options(parsed: jopt.ParsedArgs) -> DumpOptions:
     files_value = parsed.value("files")
-    files = _java_split(files_value) if files_value is not None else []
-    files.extend(parsed.non_options)
+    # Kafka reads --files only and ignores other arguments; files given without --files are kdump's
+    # convenience, where Kafka would stop with 'Missing required argument "[files]"'
+    files = _java_split(files_value) if files_value is not None else list(parsed.non_options)
+    # Kafka's options are lazy vals: an integer argument is converted (and fails) only where it is first used
+    integers = {"max-message-size": DEFAULT_MAX_MESSAGE_SIZE, "max-bytes": INT_MAX}
+    errors = {}
+    for name, default in integers.items():
+        try:
+            integers[name] = _int_option(parsed, name, default)
+        except UsageError as e:
+            errors[name] = e.message
+    classes: dict[str, str | None] = {}
+    for name in ("key-decoder-class", "value-decoder-class"):
+        try:
+            classes[name] = parsed.value(name)
+        except UsageError as e:  # given twice: Kafka fails where it first reads it (for a .log)
+            classes[name] = None
+            errors[name] = e.message
     return DumpOptions(
+        option_errors=errors,
         files=files,
         print_data_log=parsed.has("print-data-log"),
         deep_iteration=parsed.has("deep-iteration"),
         verify_index_only=parsed.has("verify-index-only"),
         index_sanity_check=parsed.has("index-sanity-check"),
         skip_record_metadata=parsed.has("skip-record-metadata"),
-        max_message_size=_int_option(parsed, "max-message-size", DEFAULT_MAX_MESSAGE_SIZE),
-        max_bytes=_int_option(parsed, "max-bytes", INT_MAX),
-        key_decoder_class=parsed.value("key-decoder-class"),
-        value_decoder_class=parsed.value("value-decoder-class"),
+        max_message_size=integers["max-message-size"],
+        max_bytes=integers["max-bytes"],
+        key_decoder_class=classes["key-decoder-class"],
+        value_decoder_class=classes["value-decoder-class"],
         key_decoder_given=parsed.has("key-decoder-class"),
         value_decoder_given=parsed.has("value-decoder-class"),
         internal_decoders=tuple(d for d in INTERNAL_DECODERS if parsed.has(d)),
@@ -199,19 +216,21 @@ def build_payload_decoding(parsed: jopt.ParsedArgs) -> PayloadDecoding | None:
     for name in ("decode-keys", "decode-values"):
         kind = parsed.value(name)
         if kind is not None and kind != SCHEMA_REGISTRY:
-            raise UsageError(f"--{name}: unknown payload decoder {kind!r} (kdump knows {SCHEMA_REGISTRY})")
+            raise KdumpUsageError(
+                f"--{name}: unknown payload decoder {kind!r} (kdump knows {SCHEMA_REGISTRY})"
+            )
         parts[name] = kind is not None
     if not any(parts.values()):
         for name in ("schemas", "schema-id-map"):
             if parsed.has(name):
-                raise UsageError(f"--{name} needs --decode-values or --decode-keys")
+                raise KdumpUsageError(f"--{name} needs --decode-values or --decode-keys")
         return None
     sources = parsed.value("schemas")
     id_map = parsed.value("schema-id-map")
     try:
         pairs = tuple(parse_id_map(id_map)) if id_map is not None else ()
     except ValueError as e:
-        raise UsageError(f"--schema-id-map: {e}") from None
+        raise KdumpUsageError(f"--schema-id-map: {e}") from None
     return PayloadDecoding(
         keys=parts["decode-keys"],
         values=parts["decode-values"],
@@ -227,7 +246,7 @@ def _long_option(parsed: jopt.ParsedArgs, name: str) -> int | None:
     try:
         return naming.parse_java_long(raw)
     except naming.NumberFormatError:
-        raise UsageError(f"--{name}: not a number: {raw!r}") from None
+        raise KdumpUsageError(f"--{name}: not a number: {raw!r}") from None
 
 
 def parse_time(raw: str, name: str = "time") -> int:
@@ -235,7 +254,7 @@ def parse_time(raw: str, name: str = "time") -> int:
     try:
         return parse_timestamp(raw)
     except ValueError as e:
-        raise UsageError(f"--{name}: {e}") from None
+        raise KdumpUsageError(f"--{name}: {e}") from None
 
 
 def build_filter(parsed: jopt.ParsedArgs) -> RecordFilter | None:
@@ -256,18 +275,26 @@ def build_filter(parsed: jopt.ParsedArgs) -> RecordFilter | None:
     try:
         compiled = None if regex is None else re.compile(regex)
     except re.error as e:
-        raise UsageError(f"--key-regex: {e}") from None
+        raise KdumpUsageError(f"--key-regex: {e}") from None
     key = parsed.value("key")
     max_records = _long_option(parsed, "max-records")
     if max_records is not None and max_records < 1:
-        raise UsageError("--max-records must be at least 1")
+        raise KdumpUsageError(f"--max-records must be at least 1, not {max_records}")
+    offsets = {n: _long_option(parsed, n) for n in ("from-offset", "to-offset")}
+    for name, offset in offsets.items():
+        if offset is not None and offset < 0:
+            raise KdumpUsageError(f"--{name} must be an offset (0 or more), not {offset}")
+    if None not in offsets.values() and offsets["from-offset"] > offsets["to-offset"]:  # type: ignore[operator]
+        raise KdumpUsageError(
+            f"--from-offset {offsets['from-offset']} is after --to-offset {offsets['to-offset']}: nothing to show"
+        )
     times = {
         n: None if parsed.value(n) is None else parse_time(parsed.value(n), n)
         for n in ("from-time", "to-time")
     }
     return RecordFilter(
-        from_offset=_long_option(parsed, "from-offset"),
-        to_offset=_long_option(parsed, "to-offset"),
+        from_offset=offsets["from-offset"],
+        to_offset=offsets["to-offset"],
         from_time=times["from-time"],
         to_time=times["to-time"],
         key=None if key is None else key.encode("utf-8"),

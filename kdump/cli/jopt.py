@@ -55,7 +55,7 @@ class ParsedArgs:
         if not vals:
             return None
         present = [v for v in vals if v is not None]
-        if len(set(present)) > 1:
+        if len(present) > 1:  # jopt-simple's OptionSet.valueOf: more than one argument, even equal ones
             raise UsageError(f"Found multiple arguments for option {name}, but you asked for only one")
         return present[0] if present else None
 
@@ -101,15 +101,9 @@ def parse(specs: list[OptionSpec], argv: list[str]) -> ParsedArgs:
 
 
 def _looks_like_option(token: str) -> bool:
-    return token.startswith("-") and len(token) > 1 and not _is_number(token)
-
-
-def _is_number(token: str) -> bool:
-    try:
-        float(token)
-    except ValueError:
-        return False
-    return True
+    """jopt-simple's ParserRules: anything starting with a dash but "-" itself (a negative number too: a
+    required argument takes it all the same, elsewhere it is a cluster of short options)."""
+    return token.startswith("-") and len(token) > 1
 
 
 def help_table(specs: list[OptionSpec]) -> str:

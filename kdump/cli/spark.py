@@ -154,9 +154,10 @@ def export_command(
 def verify_command(
     paths: tuple[str, ...], output: str | None, deep: bool, gaps: bool, master: str | None
 ) -> None:
-    """Check every segment under PATH... in parallel: batch CRCs, indexes against the log, offset order.
+    """Run `kdump verify` on Spark: the same checks with the same code, one task per segment.
 
-    Prints one line per problem and a summary; exits 0 when nothing was found, 1 when problems were found.
+    Prints what `kdump verify` prints; exits 0 when nothing was found, 1 when problems were found, 2 on usage
+    errors.
     """
     _check_spark()
     from kdump.spark.jobs import verify
@@ -166,6 +167,8 @@ def verify_command(
         found = verify(
             list(paths), master=_default_master(master), deep=deep, gaps=gaps, out=sys.stdout, report=report
         )
+    except ValueError as e:  # no Kafka data below a path, or a file that is not a segment file
+        raise click.UsageError(str(e)) from None
     except Exception as e:
         raise click.ClickException(_first_line(e)) from None
     finally:

@@ -22,6 +22,7 @@ from kdump.storage.internal_topics import (
     UnknownRecordTypeError,
     decode_key_value,
 )
+from kdump.storage.legacy_record import LegacyFieldError
 from kdump.storage.message import Struct
 from kdump.storage.record import Record
 from kdump.storage.schemas import metadata, remote_log_metadata, transaction_log
@@ -52,10 +53,16 @@ class InternalTopicParser:
         if decoder in _MISSING_KEY_NAMES:
             return self._parse_coordinator(record)
         if decoder == "transaction-log":
+            if record.key is None:  # Kafka dies of a NullPointerException here; say what it means
+                raise FatalDecodeError(
+                    f"the record at offset {record.offset} has no key, so this is not __transaction_state data "
+                    "(--transaction-log-decoder reads only that topic)",
+                    "java.lang.NullPointerException",
+                )
             return transaction_log_texts(decode_key_value(decoder, record.key, record.value))
-        try:
-            decoded = decode_key_value(decoder, record.key, record.value)
-        except RecordDecodeError as e:
+        try:  # these read the value only, inside their try (a legacy message's value may be cut short)
+            decoded = decode_key_value(decoder, None, record.value)
+        except (RecordDecodeError, LegacyFieldError) as e:
             if decoder == "cluster-metadata":
                 return None, f"Error at {record.offset}, skipping. {e.java_text}"
             return None, f"Error at offset {record.offset}, skipping. {e.java_text}"
@@ -67,7 +74,7 @@ class InternalTopicParser:
             return None, f"Error at offset {record.offset}, skipping. {e.java_text}"
 
     def _parse_coordinator(self, record: Record) -> tuple[str | None, str | None]:
-        if record.key is None:
+        if record.key_size < 0:  # Record.hasKey: the key's size only
             raise FatalDecodeError(
                 f"Failed to decode message at offset {record.offset} using {_MISSING_KEY_NAMES[self.decoder]} "
                 "(message had a missing key)"
@@ -76,7 +83,7 @@ class InternalTopicParser:
             decoded = decode_key_value(self.decoder, record.key, record.value)
         except UnknownRecordTypeError as e:
             return f"Unknown record type {e.record_type} at offset {record.offset}, skipping.", None
-        except RecordDecodeError as e:
+        except (RecordDecodeError, LegacyFieldError) as e:
             return f"Error at offset {record.offset}, skipping. {e.java_text}", None
         return coordinator_record_texts(decoded)
 
@@ -276,7 +283,9 @@ def decoded_jsonable(decoded: DecodedRecord) -> dict[str, Any]:
     if decoded.api_key is not None:
         out["apiKey"] = decoded.api_key
         if decoded.decoder == "cluster-metadata":
-            out["type"] = metadata.record_type_name(metadata.BY_API_KEY[decoded.api_key])
+            out["type"] = metadata.record_type_name(metadata.BY_API_KEY_NEWEST[decoded.api_key])
+    if decoded.beyond_kafka40:
+        out["beyondKafka40"] = True
     return out
 
 
@@ -284,7 +293,7 @@ def decode_jsonable(decoder: str, key: bytes | None, value: bytes | None) -> dic
     """Decode a record's key and value with ``decoder`` and return :func:`decoded_jsonable`'s data, or
     ``{"decoder": ..., "error": <message>}`` when the record does not decode (a per-record column never fails)."""
     try:
-        return decoded_jsonable(decode_key_value(decoder, key, value))
+        return decoded_jsonable(decode_key_value(decoder, key, value, newest=True))
     except RecordDecodeError as e:
         return {"decoder": decoder, "error": e.java_text}
     except FatalDecodeError as e:

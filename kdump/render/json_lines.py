@@ -10,14 +10,17 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 from collections.abc import Callable
 from typing import Any
 
+from kdump.errors import KdumpError
 from kdump.render.decoders import DecoderMessageParser
 from kdump.render.jdk_text import decode_utf8_jdk
 from kdump.render.kafka_json import struct_to_json
 from kdump.storage.control_record import decode_control_record
 from kdump.storage.file_records import RecordBatch
+from kdump.storage.naming import parse_partition_dir
 from kdump.storage.producer_snapshot import ProducerSnapshotEntry
 from kdump.storage.record import Record
 from kdump.storage.transaction_index import AbortedTxn
@@ -101,19 +104,22 @@ def record_renderer(
     *,
     decoder: str | None = None,
     payload_json: Callable[[Record, dict[str, Any]], None] | None = None,
+    context: dict[str, Any] | None = None,
 ) -> Callable[[Record], str]:
     """The JSON counterpart of :func:`kdump.render.kafka_text.record_renderer`.  ``skip_metadata`` keeps only
     ``offset`` among the metadata (a JSON record without its offset would be useless).  ``decoder``: an
     internal-topic decoder name; the record then carries ``decoded``, the decoded key and value as data
-    (:func:`kdump.render.internal_topics.decode_jsonable`), besides the raw key and payload.  ``payload_json``
-    (``--decode-values``/``--decode-keys``) adds the decoded schema-registry payloads to a data record's object
-    (:func:`kdump.render.decoded_payload.json_hook`)."""
+    (:func:`kdump.render.internal_topics.decode_jsonable`), besides the raw key and payload.  ``context``
+    (:func:`record_context`): fields every record object starts with (its file, topic and partition).
+    ``payload_json`` (``--decode-values``/``--decode-keys``) adds the decoded schema-registry payloads to a data
+    record's object (:func:`kdump.render.decoded_payload.json_hook`)."""
     is_control = batch.is_control_batch
     magic = batch.magic
     timestamp_type = batch.timestamp_type
+    prefix = context or {}
 
     def render(r: Record) -> str:
-        obj: dict[str, Any] = {"type": "record", "offset": r.offset}
+        obj: dict[str, Any] = {"type": "record", **prefix, "offset": r.offset}
         if not skip_metadata:
             obj["timestampType"] = timestamp_type
             obj["timestamp"] = r.timestamp
@@ -146,6 +152,23 @@ def record_renderer(
         return line(obj)
 
     return render
+
+
+def record_context(path: str, absolute_path: str) -> dict[str, Any]:
+    """``file``, ``topic`` and ``partition`` of the records of segment ``path`` (topic and partition from the
+    name of its directory, ``<topic>-<partition>``; null when it is not named so), so that a stream over many
+    files says where each record comes from."""
+    parsed = parse_partition_dir(os.path.basename(os.path.dirname(absolute_path)))
+    return {
+        "file": path,
+        "topic": None if parsed is None else parsed.topic,
+        "partition": None if parsed is None else parsed.partition,
+    }
+
+
+def error_object(e: KdumpError) -> str:
+    """The last object of a stream that an error stopped (the same error is the line on standard error)."""
+    return line({"type": "error", "file": e.path, "position": e.position, "message": e.message})
 
 
 def control_facts(record: Record) -> dict[str, Any]:

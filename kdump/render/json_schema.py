@@ -47,6 +47,9 @@ SCHEMA: dict[str, dict[str, tuple[str, ...]]] = {
         "isvalid": (BOOL,),
     },
     "record": {
+        "file": (STR,),
+        "topic": (STR, NULL),
+        "partition": (INT, NULL),
         "offset": (INT,),
         "timestampType": (STR,),
         "timestamp": (INT,),
@@ -73,6 +76,7 @@ SCHEMA: dict[str, dict[str, tuple[str, ...]]] = {
         "decodeNotes": (LIST,),
         "headers": (LIST,),
     },
+    "error": {"file": (STR, NULL), "position": (INT, NULL), "message": (STR,)},
     "invalidBytes": {"file": (STR,), "bytes": (INT,), "position": (INT,)},
     "offsetIndexEntry": {"file": (STR,), "entry": (INT,), "offset": (INT,), "position": (INT,)},
     "timeIndexEntry": {"file": (STR,), "entry": (INT,), "timestamp": (INT,), "offset": (INT,)},
@@ -139,7 +143,10 @@ SCHEMA: dict[str, dict[str, tuple[str, ...]]] = {
         "logBytes": (INT,),
         "problems": (INT,),
         "filesWithProblems": (INT,),
+        "lastOffsetTimeIndexes": (INT,),
+        "preKafka38TimeIndexes": (INT,),
     },
+    "note": {"kind": (STR,), "file": (STR,), "rule": (STR,), "message": (STR,)},
     # kdump find
     "location": {
         "version": (INT,),

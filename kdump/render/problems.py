@@ -37,17 +37,49 @@ def problem_json(problem: IndexProblem) -> str:
     return json.dumps(obj, ensure_ascii=False) + "\n"
 
 
+#: What each time-index rule (``SegmentVerification.time_index_rule``) is called in the notes.
+TIME_INDEX_RULES = {
+    "pre-3.8": "entries name the first record holding a batch's max timestamp, as brokers before Kafka 3.8 "
+    "wrote them (KAFKA-16310); accepted",
+}
+
+
+def rule_note_line(path: str, rule: str) -> str:
+    """``<file>: note: time-index rule <rule>: <what it means>``: said of a time index that follows the
+    pre-3.8 rule, so that nobody takes it for a damaged one."""
+    return f"{path}: note: time-index rule {rule}: {TIME_INDEX_RULES[rule]}\n"
+
+
+def rule_note_json(path: str, rule: str) -> str:
+    obj = {
+        "type": "note",
+        "kind": "time-index-rule",
+        "file": path,
+        "rule": rule,
+        "message": TIME_INDEX_RULES[rule],
+    }
+    return json.dumps(obj, ensure_ascii=False) + "\n"
+
+
 def summary_line(summary: dict[str, int]) -> str:
     checked = (
         f"Checked {plural(summary['segments'], 'segment')} in {plural(summary['partitions'], 'partition')} "
         f"({plural(summary['indexFiles'], 'index file')}, {plural(summary['entries'], 'entry', 'entries')}, "
         f"{summary['logBytes']} log bytes): "
     )
+    rules = ""
+    if summary.get("preKafka38TimeIndexes"):
+        rules = (
+            f" Time indexes by the pre-3.8 rule: {summary['preKafka38TimeIndexes']}, naming batches' last "
+            f"offsets: {summary.get('lastOffsetTimeIndexes', 0)}."
+        )
     if summary["problems"] == 0:
-        return checked + "no problems found.\n"
+        return checked + "no problems found." + rules + "\n"
     return (
         checked
-        + f"{plural(summary['problems'], 'problem')} in {plural(summary['filesWithProblems'], 'file')}.\n"
+        + f"{plural(summary['problems'], 'problem')} in {plural(summary['filesWithProblems'], 'file')}."
+        + rules
+        + "\n"
     )
 
 

@@ -11,9 +11,7 @@ from collections.abc import Mapping
 from typing import Any, TextIO
 
 from kdump.spark import prepare_environment, session
-from kdump.spark.planning import partition_dirs, topic_partition
-from kdump.spark.verify import across_segments, verify_one
-from kdump.storage.local_log import LocalLog
+from kdump.spark.planning import expand_paths
 
 
 def export(
@@ -79,21 +77,6 @@ def _read_reports(directory: str) -> list[dict[str, Any]]:
     return rows
 
 
-def verify_tasks(paths: list[str], deep: bool, gaps: bool) -> list[tuple]:
-    """One task per segment (with or without its ``.log``) under ``paths``, largest first."""
-    tasks = []
-    for directory in partition_dirs(paths):
-        try:
-            log = LocalLog.scan(directory)
-        except OSError:
-            continue
-        topic, partition = topic_partition(log)
-        for segment in log.segments:
-            tasks.append((topic, partition, segment, deep, gaps))
-    tasks.sort(key=lambda t: -t[2].log_size)
-    return tasks
-
-
 def verify(
     paths: list[str],
     *,
@@ -103,58 +86,40 @@ def verify(
     out: TextIO,
     report: TextIO | None = None,
 ) -> int:
-    """Check every segment under ``paths`` in parallel; print one line per problem and a summary (and write
-    JSON lines to ``report``).  Returns the number of problems."""
-    tasks = verify_tasks(paths, deep, gaps)
-    results: list[dict[str, Any]] = []
-    if tasks:
+    """``kdump verify`` on Spark: the same checks with the same code (:class:`kdump.commands.verify.Verify`),
+    each segment one Spark task (:func:`kdump.commands.verify.segment_task`), the partition-level checks on the
+    driver.  Prints what ``kdump verify`` prints (and writes its JSON lines to ``report``); returns the number
+    of problems."""
+    from kdump.commands.verify import SegmentTask, Verify, segment_task, select_partitions
+    from kdump.render.verify_report import JsonSink, TeeSink, TextSink
+    from kdump.storage.log_verification import SegmentFacts
+
+    targets = select_partitions(expand_paths(paths))
+
+    def spark_map(tasks: list[SegmentTask]) -> list[SegmentFacts]:
+        if not tasks:
+            return []
         created = _no_session(master)
         spark = session(master, "kdump spark verify", log_level="OFF")
         try:
-            rdd = spark.sparkContext.parallelize(tasks, len(tasks))
-            results = rdd.map(verify_one).collect()
+            return spark.sparkContext.parallelize(tasks, len(tasks)).map(segment_task).collect()
         finally:
             if created:
                 spark.stop()
-    problems = [p for r in results for p in r["problems"]] + across_segments(results, gaps)
-    problems.sort(key=lambda p: (p["path"], p["position"] if p["position"] is not None else -1, p["kind"]))
-    for p in problems:
-        where = [p["path"]]
-        if p["entry"] is not None:
-            where.append(
-                f"entry {p['entry']}" + ("" if p["position"] is None else f" (byte {p['position']})")
-            )
-        elif p["position"] is not None:
-            where.append(f"byte {p['position']}")
-        out.write(f"{': '.join(where)}: {p['kind']}: {p['message']}\n")
-    kinds: dict[str, int] = {}
-    for p in problems:
-        kinds[p["kind"]] = kinds.get(p["kind"], 0) + 1
-    summary = {
-        "type": "summary",
-        "partitions": len({r["directory"] for r in results}),
-        "segments": len(results),
-        "batches": sum(r["batches"] for r in results),
-        "logBytes": sum(r["log_bytes"] for r in results),
-        "problems": len(problems),
-        "filesWithProblems": len({p["path"] for p in problems}),
-        "kinds": kinds,
-    }
-    text = (
-        f"Checked {summary['segments']} segments in {summary['partitions']} partitions "
-        f"({summary['batches']} batches, {summary['logBytes']} log bytes): "
-    )
-    if problems:
-        text += (
-            f"{len(problems)} problems in {summary['filesWithProblems']} files ("
-            + ", ".join(f"{k}: {v}" for k, v in sorted(kinds.items()))
-            + ").\n"
-        )
-    else:
-        text += "no problems found.\n"
-    out.write(text)
-    if report is not None:
-        for p in problems:
-            report.write(json.dumps({"type": "problem", **p}, ensure_ascii=False) + "\n")
-        report.write(json.dumps(summary) + "\n")
-    return len(problems)
+
+    counted = _CountingSink(TextSink(out) if report is None else TeeSink(TextSink(out), JsonSink(report)))
+    Verify(targets, counted, deep=deep, gaps=gaps, mapper=spark_map).run()
+    return counted.problems
+
+
+class _CountingSink:
+    def __init__(self, sink: Any) -> None:
+        self.sink = sink
+        self.problems = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.sink, name)
+
+    def problem(self, problem: Any) -> None:
+        self.problems += 1
+        self.sink.problem(problem)

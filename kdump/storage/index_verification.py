@@ -6,8 +6,11 @@ the offset and time indexes against the batches of the ``.log``, in one shallow 
 
 * an offset-index entry ``(offset, position)`` must name a position where a batch starts, and that batch's last
   offset must be ``offset`` (what Kafka writes, and what DumpLogSegments checks);
-* a time-index entry ``(timestamp, offset)`` must name the last offset of a batch whose max timestamp is
-  ``timestamp``, and no earlier batch may have a later timestamp (the index records the max so far);
+* a time-index entry ``(timestamp, offset)`` must name an offset of a batch whose max timestamp is
+  ``timestamp``: its last offset (Kafka 3.8+, KAFKA-16310) or, as brokers before 3.8 wrote for uncompressed
+  batches, the first record holding that timestamp (checked by decoding that one batch); which rule each
+  segment follows is counted in :attr:`SegmentVerification.time_index_rules`.  No earlier batch may have a
+  later timestamp (the index records the max so far);
 * offsets and positions strictly increase, time-index timestamps strictly increase and offsets never decrease;
 * nothing points past the end of the log; a zero-filled tail (a preallocated index never trimmed) is reported;
 * a ``.log`` without its ``.index``/``.timeindex``, or index files without a ``.log``, are reported;
@@ -24,11 +27,19 @@ from dataclasses import dataclass, field
 
 from kdump.errors import KdumpError
 from kdump.storage import naming
+from kdump.storage.file_records import RecordBatch
 from kdump.storage.log_segment import LogSegment
 from kdump.storage.offset_index import ENTRY_SIZE as OFFSET_ENTRY_SIZE
 from kdump.storage.offset_index import OffsetIndex
 from kdump.storage.time_index import ENTRY_SIZE as TIME_ENTRY_SIZE
-from kdump.storage.time_index import NO_TIMESTAMP, TimeIndex
+from kdump.storage.time_index import (
+    NO_TIMESTAMP,
+    RULE_LAST_OFFSET,
+    RULE_MAX_TIMESTAMP_RECORD,
+    TimeIndex,
+    entry_rule,
+    first_record_with_timestamp,
+)
 from kdump.storage.transaction_index import ENTRY_SIZE as TXN_ENTRY_SIZE
 from kdump.storage.transaction_index import TransactionIndex
 
@@ -76,6 +87,21 @@ class SegmentVerification:
     index_files: int = 0
     entries: int = 0
     log_bytes: int = 0
+    #: Time-index entries on batches of more than one record, by the rule they follow (``time_index.RULE_*``).
+    time_index_rules: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def time_index_rule(self) -> str | None:
+        """``"pre-3.8"`` when some entry names the first record holding its batch's max timestamp before the
+        batch's end (only brokers before Kafka 3.8 wrote those), ``"last-offset"`` when every entry names a
+        batch's last offset (what 3.8+ writes, and what older brokers wrote for compressed batches or when the
+        max was on the last record: the two rules cannot be told apart without the records), None when the
+        segment has no entry on a batch of more than one record."""
+        if self.time_index_rules.get(RULE_MAX_TIMESTAMP_RECORD):
+            return "pre-3.8"
+        if self.time_index_rules.get(RULE_LAST_OFFSET):
+            return "last-offset"
+        return None
 
 
 @dataclass
@@ -86,13 +112,20 @@ class _Batch:
     last_offset: int
     max_timestamp: int
     magic: int
+    #: Decodes the batch's records (used only for a time-index entry in the middle of the batch).
+    records: Callable[[], Iterator] | None = None
 
 
 def verify_segment(
-    segment: LogSegment, *, progress: Callable[[int], None] | None = None
+    segment: LogSegment,
+    *,
+    progress: Callable[[int], None] | None = None,
+    visit: Callable[[RecordBatch], None] | None = None,
 ) -> SegmentVerification:
     """Check the index files of ``segment`` against its log.  Never raises for bad content: every finding is
-    an :class:`IndexProblem`.  ``progress(n)`` is called with the number of log bytes read so far."""
+    an :class:`IndexProblem`.  ``progress(n)`` is called with the number of log bytes read so far;
+    ``visit(batch)`` with every batch of the log's one pass (how ``kdump verify`` checks the log itself in
+    the same pass)."""
     result = SegmentVerification(segment)
     problems = result.problems
     has_log = segment.has(naming.LOG_FILE_SUFFIX)
@@ -133,7 +166,7 @@ def verify_segment(
         checks.append(_OffsetIndexChecker(offset_index, problems))
         result.entries += offset_index.entry_count
     if isinstance(time_index, TimeIndex):
-        checks.append(_TimeIndexChecker(time_index, problems))
+        checks.append(_TimeIndexChecker(time_index, problems, result.time_index_rules))
         result.entries += time_index.entry_count
 
     last: _Batch | None = None
@@ -149,9 +182,12 @@ def verify_segment(
                     batch.last_offset,
                     batch.max_timestamp,
                     batch.magic,
+                    batch.records,
                 )
                 for check in checks:
                     check.batch(b)
+                if visit is not None:
+                    visit(batch)
                 last = b
                 if progress is not None and b.position >= next_report:
                     progress(b.position)
@@ -338,9 +374,10 @@ class _OffsetIndexChecker(_Checker):
 class _TimeIndexChecker(_Checker):
     """Streams the log's batches past the time-index entries sorted by offset."""
 
-    def __init__(self, index: TimeIndex, problems: list[IndexProblem]) -> None:
+    def __init__(self, index: TimeIndex, problems: list[IndexProblem], rules: dict[str, int]) -> None:
         self.path = index.path or "<memory>"
         self.problems = problems
+        self.rules = rules
         entries = _without_zero_tail(index, TIME_ENTRY_SIZE, self.path, problems)
         for i in range(1, len(entries)):
             prev, cur = entries[i - 1], entries[i]
@@ -367,21 +404,26 @@ class _TimeIndexChecker(_Checker):
         pending = self.pending
         while pending and pending[-1][0] <= b.last_offset:
             offset, i, timestamp = pending.pop()
-            if offset != b.last_offset:
-                self._problem(
-                    i,
-                    "offset-mismatch",
-                    f"timestamp {timestamp} offset {offset}: not the last offset of a batch (the batch holding it "
-                    f"has offsets {b.base_offset}..{b.last_offset})"
-                    if offset >= b.base_offset
-                    else f"timestamp {timestamp} offset {offset}: no batch holds this offset",
-                    offset,
-                )
-            elif b.max_timestamp != timestamp:
+            rule = entry_rule(offset, timestamp, b.base_offset, b.last_offset, b.max_timestamp)
+            if rule == RULE_MAX_TIMESTAMP_RECORD:
+                rule = self._check_record(i, offset, timestamp, b)
+                if rule is None:
+                    continue
+            if rule is None and offset == b.last_offset:
                 self._problem(
                     i,
                     "timestamp-mismatch",
                     f"timestamp {timestamp} offset {offset}: the batch's max timestamp is {b.max_timestamp}",
+                    offset,
+                )
+            elif rule is None:
+                self._problem(
+                    i,
+                    "offset-mismatch",
+                    f"timestamp {timestamp} offset {offset}: not the last offset of a batch (the batch holding it "
+                    f"has offsets {b.base_offset}..{b.last_offset} and max timestamp {b.max_timestamp})"
+                    if offset >= b.base_offset
+                    else f"timestamp {timestamp} offset {offset}: no batch holds this offset",
                     offset,
                 )
             elif self.max_so_far > timestamp:
@@ -392,6 +434,36 @@ class _TimeIndexChecker(_Checker):
                     f"has the later timestamp {self.max_so_far}",
                     offset,
                 )
+            elif b.last_offset > b.base_offset:
+                self.rules[rule] = self.rules.get(rule, 0) + 1
+
+    def _check_record(self, i: int, offset: int, timestamp: int, b: _Batch) -> str | None:
+        """An entry inside batch ``b`` (the pre-3.8 rule): the record at ``offset`` must be the first to hold
+        the batch's max timestamp.  Returns the rule, or None after reporting a problem."""
+        if b.records is None:
+            return RULE_MAX_TIMESTAMP_RECORD
+        try:
+            first = first_record_with_timestamp(b.records(), timestamp)
+        except KdumpError as e:
+            self._problem(
+                i,
+                "offset-mismatch",
+                f"timestamp {timestamp} offset {offset}: inside the batch at position {b.position} (offsets "
+                f"{b.base_offset}..{b.last_offset}), whose records cannot be decoded to check it: {e.message}",
+                offset,
+            )
+            return None
+        if first == offset:
+            return RULE_MAX_TIMESTAMP_RECORD
+        self._problem(
+            i,
+            "offset-mismatch",
+            f"timestamp {timestamp} offset {offset}: neither the last offset of its batch (offsets "
+            f"{b.base_offset}..{b.last_offset}) nor the first record holding the batch's max timestamp "
+            + ("(no record holds it)" if first is None else f"(offset {first})"),
+            offset,
+        )
+        return None
 
     def finish(self, valid_bytes: int, end_offset: int | None) -> None:
         for offset, i, timestamp in reversed(self.pending):

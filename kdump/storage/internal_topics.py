@@ -31,6 +31,7 @@ from kdump.storage.message import (
     read_unsigned_varint_java,
 )
 from kdump.storage.schemas import (
+    NEWEST_KAFKA_SOURCE,
     group_coordinator,
     metadata,
     remote_log_metadata,
@@ -97,14 +98,21 @@ class DecodedRecord:
     value: Struct | None
     value_version: int | None
     api_key: int | None = None
+    #: Decoded with a schema newer than Kafka 4.0's: a record type or version 4.0 does not know (only when
+    #: decoding with ``newest``).
+    beyond_kafka40: bool = False
 
     @property
     def is_tombstone(self) -> bool:
         return self.key is not None and self.value is None
 
 
-def decode_key_value(decoder: str, key: bytes | None, value: bytes | None) -> DecodedRecord:
-    """Decode one record's key and value as Kafka 4.0's ``--<decoder>-decoder`` does.
+def decode_key_value(
+    decoder: str, key: bytes | None, value: bytes | None, *, newest: bool = False
+) -> DecodedRecord:
+    """Decode one record's key and value as Kafka 4.0's ``--<decoder>-decoder`` does; with ``newest`` (kdump's
+    own modes) with the newest schemas kdump holds, marking what Kafka 4.0 would not have decoded
+    (:attr:`DecodedRecord.beyond_kafka40`) and naming versions newer than kdump knows.
 
     Raises :class:`RecordDecodeError` (with :class:`UnknownRecordTypeError`) for the failures Kafka reports
     and skips, :class:`FatalDecodeError` for those it dies of; ``ValueError`` for an unknown decoder name.
@@ -112,7 +120,12 @@ def decode_key_value(decoder: str, key: bytes | None, value: bytes | None) -> De
     """
     if decoder == "offsets":
         decoded = decode_coordinator_record(
-            decoder, group_coordinator.RECORD_TYPES, group_coordinator.SCHEMAS, key, value
+            decoder,
+            group_coordinator.RECORD_TYPES,
+            group_coordinator.NEWEST_SCHEMAS if newest else group_coordinator.SCHEMAS,
+            key,
+            value,
+            newest=newest,
         )
         if decoded.kind == "GroupMetadata" and decoded.value is not None:
             decoded.value = expand_consumer_protocol(decoded.value)
@@ -122,9 +135,14 @@ def decode_key_value(decoder: str, key: bytes | None, value: bytes | None) -> De
             decoder, share_coordinator.RECORD_TYPES, share_coordinator.SCHEMAS, key, value
         )
     if decoder == "transaction-log":
-        return decode_transaction_log(key, value)
+        return decode_transaction_log(key, value, newest=newest)
     if decoder == "cluster-metadata":
-        return decode_framed(decoder, metadata.BY_API_KEY, value)
+        if not newest:
+            return decode_framed(decoder, metadata.BY_API_KEY, value)
+        decoded = decode_framed(decoder, metadata.BY_API_KEY_NEWEST, value, newest=True)
+        known = metadata.BY_API_KEY.get(decoded.api_key or 0)
+        decoded.beyond_kafka40 = known is None or decoded.value_version not in known.version_range
+        return decoded
     if decoder == "remote-log-metadata":
         if value is None:
             raise RecordDecodeError(
@@ -144,6 +162,8 @@ def decode_coordinator_record(
     schemas: dict[str, MessageSchema],
     key: bytes | None,
     value: bytes | None,
+    *,
+    newest: bool = False,
 ) -> DecodedRecord:
     """``CoordinatorRecordSerde.deserialize``: record type, key at that version, value version, value."""
     if key is None:
@@ -163,6 +183,8 @@ def decode_coordinator_record(
         raise RecordDecodeError("Could not read version from value's buffer.")
     value_version = _SHORT.unpack_from(value, 0)[0]
     if value_version not in value_schema.version_range:
+        if newest:
+            raise RecordDecodeError(_newer_than_kdump(value_schema, value_version))
         raise RecordDecodeError(f"Found an unknown record version {value_version} for {record_type} type")
     value_struct = _read_coordinator_message(value_schema, value, value_version, "value")
     return DecodedRecord(decoder, kind, key_struct, record_type, value_struct, value_version)
@@ -213,7 +235,7 @@ def _decode_embedded(schema: MessageSchema, data: bytes) -> Struct | None:
 # -- __transaction_state ---------------------------------------------------------------------------------------
 
 
-def decode_transaction_log(key: bytes | None, value: bytes | None) -> DecodedRecord:
+def decode_transaction_log(key: bytes | None, value: bytes | None, *, newest: bool = False) -> DecodedRecord:
     """Kafka 4.0's ``TransactionLog.readTxnRecordKey``/``readTxnRecordValue`` (its failures are fatal)."""
     if key is None:
         raise FatalDecodeError(
@@ -227,9 +249,13 @@ def decode_transaction_log(key: bytes | None, value: bytes | None) -> DecodedRec
     key_struct = _fatal_read(key_schema, key, key_version)
     if value is None:
         return DecodedRecord("transaction-log", "TransactionLog", key_struct, key_version, None, None)
-    value_schema = transaction_log.SCHEMAS["TransactionLogValue"]
+    value_schema = (transaction_log.NEWEST_SCHEMAS if newest else transaction_log.SCHEMAS)[
+        "TransactionLogValue"
+    ]
     value_version = _fatal_short(value, "value")
     if value_version not in value_schema.version_range:
+        if newest:
+            raise RecordDecodeError(_newer_than_kdump(value_schema, value_version))
         raise FatalDecodeError(
             f"Unknown version {value_version} from the transaction log message value",
             "java.lang.IllegalStateException",
@@ -276,7 +302,16 @@ def _fatal_read(schema: MessageSchema, data: bytes, version: int) -> Struct:
 # -- varint-framed records (__cluster_metadata, __remote_log_metadata) ----------------------------------------
 
 
-def decode_framed(decoder: str, by_api_key: dict[int, MessageSchema], value: bytes | None) -> DecodedRecord:
+def _newer_than_kdump(schema: MessageSchema, version: int) -> str:
+    return (
+        f"{schema.name} version {version} is newer than kdump knows (versions {schema.valid_versions}, as of "
+        f"{NEWEST_KAFKA_SOURCE})"
+    )
+
+
+def decode_framed(
+    decoder: str, by_api_key: dict[int, MessageSchema], value: bytes | None, *, newest: bool = False
+) -> DecodedRecord:
     """``AbstractApiMessageSerde.read``: frame version 1, apiKey, version, the record, nothing after it."""
     data = b"" if value is None else value
     pos = 0
@@ -307,6 +342,8 @@ def decode_framed(decoder: str, by_api_key: dict[int, MessageSchema], value: byt
         raise RecordDecodeError(
             f"org.apache.kafka.common.errors.UnsupportedVersionException: Unknown metadata id {api_key}"
         )
+    if newest and version not in schema.version_range:
+        raise RecordDecodeError(_newer_than_kdump(schema, version))
     try:
         record, end = read_message_prefix(schema, data, version, pos)
     except MessageFormatError:

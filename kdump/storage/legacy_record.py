@@ -38,6 +38,16 @@ _LONG = struct.Struct(">q")
 _UINT = struct.Struct(">I")
 
 
+class LegacyFieldError(InvalidRecordError):
+    """A key/value size field of a message that lies outside it, or a key/value that runs past its end, as
+    Kafka's ``LegacyRecord`` finds out when the field is used.  ``java_text`` is the message of the Java
+    exception (what the internal-topic decoders print in their ``Error at offset ..., skipping.`` text)."""
+
+    def __init__(self, message: str, *, java_text: str, position: int | None = None) -> None:
+        super().__init__(message, position=position)
+        self.java_text = java_text
+
+
 class LegacyRecordBatch:
     """One legacy log entry at ``position`` in ``buf`` (a lone message or a compressed wrapper).
 
@@ -92,9 +102,11 @@ class LegacyRecordBatch:
 
     def _int_at(self, rel: int) -> int:
         at = self._message_start + rel
+        size = self.size_in_bytes - LOG_OVERHEAD
         if rel < 0 or at + 4 > self._message_end:
-            raise InvalidRecordError(
-                f"Message field at byte {rel} lies outside the {self.size_in_bytes - LOG_OVERHEAD}-byte message",
+            raise LegacyFieldError(
+                f"Message field at byte {rel} lies outside the {size}-byte message",
+                java_text=f"Range [{rel}, {rel} + 4) out of bounds for length {size}",
                 position=self.position,
             )
         return _INT.unpack_from(self.buf, at)[0]
@@ -168,8 +180,9 @@ class LegacyRecordBatch:
             return None
         at = self._message_start + size_rel + 4
         if at + size > self._message_end:
-            raise InvalidRecordError(
+            raise LegacyFieldError(
                 f"Message declares a {size}-byte field that runs past the end of the message",
+                java_text=f"newLimit > capacity: ({size} > {self._message_end - at})",  # ByteBuffer.limit
                 position=self.position,
             )
         return self.buf[at : at + size]
@@ -192,27 +205,11 @@ class LegacyRecordBatch:
     partition_leader_epoch = -1
 
     def as_record(self, offset: int | None = None) -> Record:
-        """This message as a :class:`Record` (key/value sizes as stored, CRC and validity included)."""
-        key_size = self.key_size
-        value_size = self.value_size
-        key = self.key
-        value = self.value
-        return Record(
-            self.offset if offset is None else offset,
-            self.timestamp,
-            -1,
-            key,
-            value,
-            (),
-            self.attributes,
-            key_size,
-            value_size,
-            self.magic,
-            self.checksum,
-            self.is_valid(),
-            self.position,
-            self.size_in_bytes,
-        )
+        """This message as a :class:`Record` (key/value sizes as stored, CRC and validity included).
+
+        The key, value and their sizes are read when asked for, as Kafka's ``LegacyRecord`` reads them: a
+        size field that lies outside the message fails only the output that needs it."""
+        return LegacyRecord(self, self.offset if offset is None else offset)
 
     # -- records ---------------------------------------------------------------------------------------------
 
@@ -309,4 +306,61 @@ class LegacyRecordBatch:
         return (
             f"LegacyRecordBatch(position={self.position}, offset={self.offset}, magic={self.magic}, "
             f"size={self.size_in_bytes})"
+        )
+
+
+class LegacyRecord(Record):
+    """A v0/v1 message as a :class:`Record` whose key, value and sizes are read from the message on access
+    (each access may raise :class:`InvalidRecordError`, as Kafka's ``LegacyRecord`` throws on use)."""
+
+    __slots__ = ("_message",)
+
+    def __init__(self, message: LegacyRecordBatch, offset: int) -> None:  # noqa: D107 - no Record.__init__
+        self._message = message
+        self.offset = offset
+        self.timestamp = message.timestamp
+        self.sequence = -1
+        self.headers = ()
+        self.attributes = message.attributes
+        self.magic = message.magic
+        self.crc = message.checksum
+        self.valid = message.is_valid()
+        self.position = message.position
+        self.size_in_bytes = message.size_in_bytes
+
+    @property  # type: ignore[override]
+    def key(self) -> bytes | None:
+        return self._message.key
+
+    @property  # type: ignore[override]
+    def value(self) -> bytes | None:
+        return self._message.value
+
+    @property  # type: ignore[override]
+    def key_size(self) -> int:
+        return self._message.key_size
+
+    @property  # type: ignore[override]
+    def value_size(self) -> int:
+        return self._message.value_size
+
+    def __reduce__(self):  # noqa: ANN204 - pickled (to other processes) with its fields read
+        return (
+            Record,
+            (
+                self.offset,
+                self.timestamp,
+                -1,
+                self.key,
+                self.value,
+                (),
+                self.attributes,
+                self.key_size,
+                self.value_size,
+                self.magic,
+                self.crc,
+                self.valid,
+                self.position,
+                self.size_in_bytes,
+            ),
         )

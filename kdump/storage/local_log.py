@@ -108,23 +108,85 @@ def _java_long_or_none(digits: str) -> int | None:
         return None
 
 
+#: Files only a log directory (a ``log.dirs`` entry) holds, never a partition directory: Kafka's
+#: ``meta.properties``, the per-log-directory checkpoints and the clean-shutdown marker.
+LOG_DIR_FILES = (
+    "meta.properties",
+    "recovery-point-offset-checkpoint",
+    "replication-offset-checkpoint",
+    "log-start-offset-checkpoint",
+    "cleaner-offset-checkpoint",
+    ".kafka_cleanshutdown",
+)
+_TRANSIENT_SEGMENT_FILE = re.compile(
+    r"^[0-9]+\.(log|index|timeindex|txnindex|snapshot)(\.deleted|\.cleaned|\.swap)$"
+)
+
+
+def holds_partition_files(names: Iterable[str]) -> bool:
+    """True when a directory listing ``names`` is a partition directory's: a segment file (``<offset>.log``,
+    ``.index``, ``.timeindex``, ``.txnindex``, also mid-deletion, cleaning or swap), a producer snapshot, a
+    KRaft snapshot, or a partition's state file (``leader-epoch-checkpoint``, ``partition.metadata``,
+    ``quorum-state``).  What the directory is called plays no part."""
+    for name in names:
+        if (
+            _SEGMENT_FILE.match(name)
+            or _PRODUCER_SNAPSHOT.match(name)
+            or _KRAFT_SNAPSHOT.match(name)
+            or name in STATE_FILES
+            or _TRANSIENT_SEGMENT_FILE.match(name)
+        ):
+            return True
+    return False
+
+
+def holds_log_dir_files(names: Iterable[str]) -> bool:
+    """True when a directory listing ``names`` holds a file only a log directory has (:data:`LOG_DIR_FILES`)."""
+    return any(name in LOG_DIR_FILES for name in names)
+
+
 def is_partition_dir(directory: str | os.PathLike[str]) -> bool:
-    """True when the directory's name is ``<topic>-<partition>`` (in any of its forms) or it directly holds
-    segment files."""
-    path = os.fspath(directory)
-    if naming.parse_partition_dir(os.path.basename(os.path.normpath(path))) is not None:
-        return True
+    """True when the directory holds a partition's files (:func:`holds_partition_files`) and none of a log
+    directory's.  Recognised by content, never by name: Kafka's multi-broker quickstart keeps its logs in
+    ``/tmp/kafka-logs-1``, Docker images in ``kafka-1``, Strimzi in ``data-0/kafka-log0``; all of them are
+    named like partitions and none of them is one."""
     try:
-        with os.scandir(path) as entries:
-            return any(_SEGMENT_FILE.match(e.name) for e in entries)
+        with os.scandir(os.fspath(directory)) as entries:
+            names = [e.name for e in entries if not e.is_dir(follow_symlinks=False)]
     except OSError:
         return False
+    return holds_partition_files(names) and not holds_log_dir_files(names)
+
+
+def is_log_dir(directory: str | os.PathLike[str]) -> bool:
+    """True when the directory is a Kafka log directory: it holds ``meta.properties`` or a log directory's
+    checkpoint file, or a partition directory directly below it."""
+    try:
+        with os.scandir(os.fspath(directory)) as entries:
+            files: list[str] = []
+            subdirs: list[str] = []
+            for e in entries:
+                (subdirs if e.is_dir(follow_symlinks=False) else files).append(e.name)
+    except OSError:
+        return False
+    if holds_log_dir_files(files):
+        return True
+    return any(is_partition_dir(os.path.join(os.fspath(directory), d)) for d in subdirs)
+
+
+def no_kafka_data(path: str | os.PathLike[str]) -> str:
+    """What the commands that walk directories say (and exit 2 on) when nothing Kafka-like is below a path."""
+    return (
+        f"{os.fspath(path)}: no Kafka data found (no partition directory, recognised by its segment, snapshot "
+        "or checkpoint files, in it or below it)"
+    )
 
 
 def find_partition_dirs(paths: Iterable[str | os.PathLike[str]]) -> Iterator[str]:
     """Every partition directory at or below each of ``paths``, in name order (a pre-order walk).
 
-    A path that is itself a partition directory yields only itself; otherwise the tree below it is walked.
+    A path that is itself a partition directory (by its files: :func:`is_partition_dir`) yields only itself;
+    otherwise the tree below it is walked.
     Symbolic links to directories are not followed, so a loop cannot trap the walk; unreadable directories are
     skipped.
     """
@@ -150,6 +212,11 @@ __all__ = [
     "SEGMENT_SUFFIXES",
     "STATE_FILES",
     "TRANSIENT_SUFFIXES",
+    "LOG_DIR_FILES",
     "find_partition_dirs",
+    "holds_log_dir_files",
+    "holds_partition_files",
+    "is_log_dir",
     "is_partition_dir",
+    "no_kafka_data",
 ]

@@ -47,7 +47,7 @@ from kdump.storage.offset_index import OffsetIndex
 from kdump.storage.record import Record
 from kdump.storage.record_batch import RECORD_BATCH_OVERHEAD
 from kdump.storage.time_index import ENTRY_SIZE as TIME_ENTRY_SIZE
-from kdump.storage.time_index import NO_TIMESTAMP, TimeIndex
+from kdump.storage.time_index import NO_TIMESTAMP, TimeIndex, entry_rule
 
 __all__ = [
     "FOUND",
@@ -427,13 +427,23 @@ class PartitionLog:
         """Kafka's ``FileRecords.searchForTimestamp`` from ``start``: the first record, in a batch whose max
         timestamp is at or after ``timestamp``, with a timestamp at or after it and an offset at or after
         ``start_offset``.  The second value says the batches contradict the time-index ``entry`` (which says
-        the batch ending at its offset is the first to reach its timestamp); the scan then stops with nothing."""
+        the batch holding its offset, at its end or (before Kafka 3.8) at the first record with the batch's max
+        timestamp, is the first to reach its timestamp); the scan then stops with nothing."""
         batch = None
         try:
             for batch in records.batches(start):
                 result.scanned_bytes += batch.size_in_bytes
                 if entry is not None and batch.last_offset >= entry.offset:
-                    if batch.last_offset != entry.offset or batch.max_timestamp != entry.timestamp:
+                    if (
+                        entry_rule(
+                            entry.offset,
+                            entry.timestamp,
+                            batch.base_offset,
+                            batch.last_offset,
+                            batch.max_timestamp,
+                        )
+                        is None
+                    ):
                         return None, True
                     entry = None
                 if batch.max_timestamp >= timestamp:
@@ -460,7 +470,8 @@ def offset_start_position(segment: LogSegment, records: FileRecords, offset: int
 def timestamp_start_position(segment: LogSegment, records: FileRecords, timestamp: int) -> int:
     """Where a forward scan for the first record at or after ``timestamp`` may start in ``segment``: the time
     index's largest entry at or below it, then the offset index's position for that entry's offset, used only
-    when the batch ending at the entry's offset has the entry's timestamp as its max (the time index records
+    when the batch holding the entry's offset (as its last offset or, before Kafka 3.8, as the first record with
+    the max timestamp) has the entry's timestamp as its max (the time index records
     the largest timestamp so far, so no earlier batch can hold a later one); else 0."""
     scratch = SearchResult("timestamp", timestamp, EMPTY, 0, "")
     entry = PartitionLog._time_index_entry(segment, timestamp, scratch)
@@ -472,8 +483,10 @@ def timestamp_start_position(segment: LogSegment, records: FileRecords, timestam
     try:
         for batch in records.batches(position):
             if batch.last_offset >= entry.offset:
-                ok = batch.last_offset == entry.offset and batch.max_timestamp == entry.timestamp
-                return position if ok else 0
+                rule = entry_rule(
+                    entry.offset, entry.timestamp, batch.base_offset, batch.last_offset, batch.max_timestamp
+                )
+                return 0 if rule is None else position
     except KdumpError:
         return 0
     return 0

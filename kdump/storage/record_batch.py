@@ -22,6 +22,7 @@ from itertools import islice
 
 from kdump.errors import DecompressionError, InvalidRecordError
 from kdump.storage import compression
+from kdump.storage.abstract_index import wrap_int64
 from kdump.storage.checksum import crc32c
 from kdump.storage.record import Header, Record
 from kdump.storage.timestamp_type import CREATE_TIME, LOG_APPEND_TIME
@@ -148,7 +149,7 @@ class DefaultRecordBatch:
 
     @property
     def last_offset(self) -> int:
-        return self.base_offset + self.last_offset_delta
+        return wrap_int64(self.base_offset + self.last_offset_delta)  # Java long arithmetic
 
     @property
     def next_offset(self) -> int:
@@ -478,8 +479,8 @@ def _read_records(
         else:
             sequence = -1
         yield Record(
-            base_offset + offset_delta,
-            base_timestamp + timestamp_delta if log_append_time is None else log_append_time,
+            wrap_int64(base_offset + offset_delta),  # Java long arithmetic wraps
+            wrap_int64(base_timestamp + timestamp_delta) if log_append_time is None else log_append_time,
             sequence,
             key,
             value,

@@ -18,7 +18,15 @@ from typing import NamedTuple
 from kdump.errors import CorruptIndexError
 from kdump.storage.abstract_index import AbstractIndex, largest_lower_bound_slot, wrap_int64
 
-__all__ = ["NO_TIMESTAMP", "TimeIndex", "TimestampOffset"]
+__all__ = [
+    "NO_TIMESTAMP",
+    "RULE_LAST_OFFSET",
+    "RULE_MAX_TIMESTAMP_RECORD",
+    "TimeIndex",
+    "TimestampOffset",
+    "entry_rule",
+    "first_record_with_timestamp",
+]
 
 ENTRY_SIZE = 12
 """Bytes per time-index slot: timestamp int64, relative offset int32."""
@@ -27,6 +35,42 @@ NO_TIMESTAMP = -1
 """Kafka's ``RecordBatch.NO_TIMESTAMP``."""
 
 _SLOT = struct.Struct(">qi")
+
+#: Which offset a broker writes beside a batch's max timestamp.  Kafka 3.8 and later (KAFKA-16310) write the
+#: last offset of the batch (its "shallow" offset), as did every broker for compressed or re-built batches.
+RULE_LAST_OFFSET = "last-offset"
+#: Before 3.8, a leader appending an uncompressed batch wrote the offset of the *first record holding the
+#: batch's max timestamp* (``LogValidator.assignOffsetsNonCompressed``: ``record.timestamp() > max`` keeps the
+#: first of equal timestamps; with LogAppendTime every record holds it, so the base offset).  Both name an
+#: offset inside the batch whose max timestamp the entry records; a broker's lookup
+#: (``LogSegment.findOffsetByTimestamp``) only uses the entry's offset to find a position to scan from, so both
+#: answer lookups correctly.
+RULE_MAX_TIMESTAMP_RECORD = "max-timestamp-record"
+
+
+def entry_rule(
+    entry_offset: int, entry_timestamp: int, base_offset: int, last_offset: int, max_timestamp: int
+) -> str | None:
+    """Which rule a time-index entry ``(entry_timestamp, entry_offset)`` follows for the batch holding
+    ``entry_offset`` (offsets ``base_offset..last_offset``, max timestamp ``max_timestamp``): one of
+    :data:`RULE_LAST_OFFSET` and :data:`RULE_MAX_TIMESTAMP_RECORD`, or None when it follows neither (the
+    timestamp is not the batch's max, or the offset is outside it).  Whether the record at a mid-batch offset
+    really is the first to hold the max timestamp needs the records: :func:`first_record_with_timestamp`."""
+    if entry_timestamp != max_timestamp:
+        return None
+    if entry_offset == last_offset:
+        return RULE_LAST_OFFSET
+    if base_offset <= entry_offset < last_offset:
+        return RULE_MAX_TIMESTAMP_RECORD
+    return None
+
+
+def first_record_with_timestamp(records: Iterator, timestamp: int) -> int | None:
+    """The offset of the first of ``records`` (a batch's decoded records) whose timestamp is ``timestamp``."""
+    for record in records:
+        if record.timestamp == timestamp:
+            return int(record.offset)
+    return None
 
 
 class TimestampOffset(NamedTuple):

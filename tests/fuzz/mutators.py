@@ -492,3 +492,213 @@ def mutate_text(data: bytes, rng: random.Random) -> bytes:
     if kind == 3:  # a very long line
         return data + b"x" * rng.choice((1000, 100000)) + b"\n"
     return generic(data, rng)
+
+
+# -- structural attacks of the differential harness (tests/differential) ----------------------------------------
+# Each keeps the rest of the file well formed (lengths and CRCs repaired unless the CRC is the target), so the
+# damage reaches the check Kafka makes for it and the run goes on to show what follows.
+
+_MAGICS = (0, 1, 2, 3, 0x7F, 0x80, 0x81, 0xFE, 0xFF)
+
+
+def _v2_frames(data: bytes) -> list[tuple[int, int, int]]:
+    return [f for f in frames(data) if f[2] == 2 and f[1] >= 61]
+
+
+def _reframe_v2(data: bytes, pos: int, total: int, body: bytes) -> bytes:
+    """Replace the bytes after the v2 header (61) of the entry at ``pos``, fixing its length and CRC."""
+    head = bytearray(data[pos : pos + 61])
+    _I32.pack_into(head, 8, len(body) + 49)
+    struct.pack_into(">I", head, 17, crc32c.crc32c(bytes(head[21:]) + body))
+    return data[:pos] + bytes(head) + body + data[pos + total :]
+
+
+def attack_magic(data: bytes, rng: random.Random) -> bytes:
+    """Any magic byte (a signed Java byte: 0x80-0xff is negative) on an entry of any version."""
+    frame = _pick_frame(data, rng)
+    if frame is None:
+        return set_bytes(data, rng)
+    out = bytearray(data)
+    out[frame[0] + 16] = rng.choice(_MAGICS) if rng.random() < 0.8 else rng.randrange(256)
+    return bytes(out)
+
+
+def attack_codec(data: bytes, rng: random.Random) -> bytes:
+    """Re-encode a v2 batch's records with another codec (or claim one without re-encoding: codec ids 5-7,
+    a codec over plain bytes), attributes, length and CRC made consistent."""
+    found = _v2_frames(data)
+    if not found:
+        return attack_legacy(data, rng)
+    pos, total, _ = rng.choice(found)
+    attributes = struct.unpack_from(">h", data, pos + 21)[0]
+    codec = attributes & 7
+    body = data[pos + 61 : pos + total]
+    new_codec = rng.randrange(8)
+    if rng.random() < 0.7 and codec <= 4 and new_codec <= 4:
+        try:
+            plain = compression.decompress(codec, body)
+            body = compression.compress(new_codec, plain)
+        except (KdumpError, Exception):  # noqa: BLE001 - a damaged payload stays as it is
+            pass
+    out = _reframe_v2(data, pos, total, body)
+    fixed = bytearray(out)
+    struct.pack_into(">h", fixed, pos + 21, (attributes & ~7) | new_codec)
+    struct.pack_into(
+        ">I",
+        fixed,
+        pos + 17,
+        crc32c.crc32c(bytes(fixed[pos + 21 : pos + 12 + _I32.unpack_from(fixed, pos + 8)[0]])),
+    )
+    return bytes(fixed)
+
+
+def attack_count(data: bytes, rng: random.Random) -> bytes:
+    """The v2 record count one off, zero, negative or huge (CRC repaired): the iterators' order of checks."""
+    found = _v2_frames(data)
+    if not found:
+        return set_int32(data, rng)
+    pos, total, _ = rng.choice(found)
+    count = _I32.unpack_from(data, pos + 57)[0]
+    value = rng.choice((count - 1, count + 1, count - 2, count + 2, 0, -1, 1 << 20, 0x7FFFFFFF))
+    out = bytearray(data)
+    _I32.pack_into(out, pos + 57, _wrap32(value))
+    struct.pack_into(">I", out, pos + 17, crc32c.crc32c(bytes(out[pos + 21 : pos + total])))
+    return bytes(out)
+
+
+def attack_crc(data: bytes, rng: random.Random) -> bytes:
+    """A wrong CRC on an otherwise intact entry (the only damage)."""
+    frame = _pick_frame(data, rng)
+    if frame is None:
+        return flip_bits(data, rng)
+    pos, _, magic = frame
+    at = pos + (17 if magic >= 2 else 12)
+    out = bytearray(data)
+    if at + 4 <= len(out):
+        out[at + rng.randrange(4)] ^= 1 << rng.randrange(8)
+    return bytes(out)
+
+
+def truncate_in_entry(data: bytes, rng: random.Random) -> bytes:
+    """Cut the file inside an entry at a field boundary (log overhead, magic, CRC, header, first record)."""
+    frame = _pick_frame(data, rng)
+    if frame is None:
+        return truncate(data, rng)
+    pos, total, _ = frame
+    cut = rng.choice((1, 8, 11, 12, 16, 17, 21, 22, 57, 60, 61, 62, total - 1, rng.randrange(1, total)))
+    return data[: pos + min(cut, total - 1)]
+
+
+def attack_record_varints(data: bytes, rng: random.Random) -> bytes:
+    """One varint of a record of an uncompressed v2 batch (its length, a delta, key/value/header sizes) set to
+    an interesting value; length and CRC repaired."""
+    found = [f for f in _v2_frames(data) if struct.unpack_from(">h", data, f[0] + 21)[0] & 7 == 0]
+    if not found:
+        return attack_v2_records(data, rng)
+    pos, total, _ = rng.choice(found)
+    body = bytearray(data[pos + 61 : pos + total])
+    # the record starts: walk the length varints
+    starts = []
+    i = 0
+    while i < len(body):
+        value, n = _read_varint(body, i)
+        if n == 0:
+            break
+        starts.append(i)
+        i += n + max(0, value)
+    if not starts:
+        return attack_v2_records(data, rng)
+    at = rng.choice(starts)
+    if rng.random() < 0.5:  # the record's length
+        _, n = _read_varint(body, at)
+        replacement = _zigzag(rng.choice((-1, 0, 1, 5, 1 << 20, -(1 << 31))))
+        body[at : at + n] = replacement
+    else:  # a varint inside: attributes, timestamp delta, offset delta, key length
+        _, n = _read_varint(body, at)
+        inner = at + n + 1  # past the attributes byte
+        k = rng.randrange(3)
+        for _ in range(k):
+            _, m = _read_varint(body, inner)
+            if m == 0:
+                break
+            inner += m
+        _, m = _read_varint(body, inner)
+        if m:
+            body[inner : inner + m] = _zigzag(rng.choice((-2, -1, 0, 1, 1 << 16, (1 << 31) - 1, -(1 << 31))))
+    return _reframe_v2(data, pos, total, bytes(body))
+
+
+def _read_varint(buf: bytes | bytearray, pos: int) -> tuple[int, int]:
+    """A zigzag varint at ``pos``: (value, bytes used); (0, 0) when it does not end within 5 bytes."""
+    raw = 0
+    for k in range(5):
+        if pos + k >= len(buf):
+            return 0, 0
+        b = buf[pos + k]
+        raw |= (b & 0x7F) << (7 * k)
+        if not b & 0x80:
+            return (raw >> 1) ^ -(raw & 1), k + 1
+    return 0, 0
+
+
+def _zigzag(value: int) -> bytes:
+    return encode_unsigned_varint(((value << 1) ^ (value >> 31)) & 0xFFFFFFFF)
+
+
+STRUCTURAL: tuple[Mutator, ...] = (
+    attack_magic,
+    attack_codec,
+    attack_codec,
+    attack_count,
+    attack_count,
+    attack_crc,
+    truncate_in_entry,
+    attack_record_varints,
+    attack_record_varints,
+)
+
+
+def mutate_segment_structural(data: bytes, rng: random.Random) -> bytes:
+    """The segment mutations plus the structural attacks; the differential harness's mutator of logs."""
+    if rng.random() < 0.5:
+        return mutate_segment(data, rng)
+    data = rng.choice(STRUCTURAL)(data, rng)
+    if rng.random() < 0.2:
+        data = rng.choice(STRUCTURAL)(data, rng)
+    return data
+
+
+def index_entry_mutator(entry_size: int, key: str, value_at: int) -> Mutator:
+    """Mutations of an index's entries that keep it looking sane at a glance: a key repeated or going back,
+    a position or offset near a neighbour's, zero-filled tails, a partial entry, the last entry dropped."""
+    fields = slot_mutator(entry_size, ((0, key), (value_at, ">i")))
+    key_size = struct.calcsize(key)
+
+    def mutate(data: bytes, rng: random.Random) -> bytes:
+        count = len(data) // entry_size
+        kind = rng.randrange(7)
+        if kind == 0 or count == 0:
+            return fields(data, rng)
+        i = rng.randrange(count)
+        out = bytearray(data)
+        if kind == 1 and count >= 2:  # the key of one entry copied from another (repeated, going back)
+            j = rng.randrange(count)
+            out[i * entry_size : i * entry_size + key_size] = data[j * entry_size : j * entry_size + key_size]
+        elif kind == 2:  # a value off by a little
+            v = _I32.unpack_from(data, i * entry_size + value_at)[0]
+            _I32.pack_into(out, i * entry_size + value_at, _wrap32(v + rng.choice((-13, -1, 1, 12, 61))))
+        elif kind == 3:  # a zero-filled tail (preallocated, never trimmed)
+            out += bytes(entry_size * rng.choice((1, 2, 5)))
+        elif kind == 4:  # a partial entry at the end
+            out += data[i * entry_size : i * entry_size + rng.randrange(1, entry_size)]
+        elif kind == 5:  # entries dropped at the end
+            del out[rng.randrange(count) * entry_size :]
+        else:  # one entry zeroed in the middle
+            out[i * entry_size : (i + 1) * entry_size] = bytes(entry_size)
+        return bytes(out)
+
+    return mutate
+
+
+mutate_offset_index = index_entry_mutator(8, ">i", 4)
+mutate_time_index = index_entry_mutator(12, ">q", 8)

@@ -227,5 +227,27 @@ ConsumerProtocolAssignment 0-3 flexible=none
 """
 
 SCHEMAS: dict[str, MessageSchema] = parse_schemas(SCHEMA_TEXT)
+
+#: Newer than Kafka 4.0 (see :mod:`kdump.storage.schemas`): tagged fields added to versions 4.0 knows.  The
+#: share-group values that changed their untagged layout at the same version (early access in 4.0) and the
+#: streams-group records (types 17..23) are not here yet.
+NEWEST_SCHEMA_TEXT = """
+OffsetCommitValue 0-4 flexible=4+
+  offset int64 0+
+  leaderEpoch int32 3+ default=-1
+  metadata string 0+
+  commitTimestamp int64 0+
+  expireTimestamp int64 1 default=-1
+  topicId uuid 4+ tag=0
+
+ConsumerGroupMetadataValue 0 flexible=0+
+  Epoch int32 0+
+  MetadataHash int64 0+ tag=0 default=0
+
+ConsumerGroupTargetAssignmentMetadataValue 0 flexible=0+
+  AssignmentEpoch int32 0+
+  AssignmentTimestamp int64 0+ tag=0 default=0
+"""
+NEWEST_SCHEMAS: dict[str, MessageSchema] = {**SCHEMAS, **parse_schemas(NEWEST_SCHEMA_TEXT)}
 #: ``ConsumerProtocolSubscription`` and ``ConsumerProtocolAssignment`` (the bytes of classic group members).
 CONSUMER_PROTOCOL: dict[str, MessageSchema] = parse_schemas(CONSUMER_PROTOCOL_TEXT)

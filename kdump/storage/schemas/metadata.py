@@ -177,8 +177,52 @@ ClearElrRecord 0 flexible=0+ apiKey=28
 
 SCHEMAS: dict[str, MessageSchema] = parse_schemas(SCHEMA_TEXT)
 
-#: apiKey → schema (``MetadataRecordType``).
+#: apiKey → schema (``MetadataRecordType``), as Kafka 4.0 knows them: what the default text decodes with.
 BY_API_KEY: dict[int, MessageSchema] = {s.api_key: s for s in SCHEMAS.values() if s.api_key is not None}
+
+#: The records newer Kafka releases changed or added, whole, as of the newest Kafka source read
+#: (:data:`kdump.storage.schemas.NEWEST_KAFKA_SOURCE`): kdump's own modes (JSON) decode with these, and say
+#: so, where Kafka 4.0 fails.
+NEWEST_SCHEMA_TEXT = """
+# Version 4 adds CordonedLogDirs (KIP-1066).
+RegisterBrokerRecord 0-4 flexible=0+ apiKey=0
+  BrokerId int32 0+
+  IsMigratingZkBroker bool 2+ default=false
+  IncarnationId uuid 0+
+  BrokerEpoch int64 0+
+  EndPoints []BrokerEndpoint 0+
+    Name string 0+
+    Host string 0+
+    Port uint16 0+
+    SecurityProtocol int16 0+
+  Features []BrokerFeature 0+
+    Name string 0+
+    MinSupportedVersion int16 0+
+    MaxSupportedVersion int16 0+
+  Rack string 0+ nullable=0+
+  Fenced bool 0+ default=true
+  InControlledShutdown bool 1+ default=false
+  LogDirs []uuid 3+ tag=0
+  CordonedLogDirs []uuid 4+ nullable=4+ tag=1 default=null
+
+# Version 3 adds CordonedLogDirs (KIP-1066).
+BrokerRegistrationChangeRecord 0-3 flexible=0+ apiKey=17
+  BrokerId int32 0+
+  BrokerEpoch int64 0+
+  Fenced int8 0+ tag=0
+  InControlledShutdown int8 1+ tag=1
+  LogDirs []uuid 2+ tag=2
+  CordonedLogDirs []uuid 3+ nullable=3+ tag=3 default=null
+
+UnregisterControllerRecord 0 flexible=0+ apiKey=29
+  ControllerId int32 0+
+"""
+
+NEWEST_SCHEMAS: dict[str, MessageSchema] = {**SCHEMAS, **parse_schemas(NEWEST_SCHEMA_TEXT)}
+#: apiKey → schema at the newest Kafka source read.
+BY_API_KEY_NEWEST: dict[int, MessageSchema] = {
+    s.api_key: s for s in NEWEST_SCHEMAS.values() if s.api_key is not None
+}
 
 
 def record_type_name(schema: MessageSchema) -> str:

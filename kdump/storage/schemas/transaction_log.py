@@ -29,6 +29,25 @@ TransactionLogValue 0-1 flexible=1+
 
 SCHEMAS: dict[str, MessageSchema] = parse_schemas(SCHEMA_TEXT)
 
+#: Newer than Kafka 4.0 (see :mod:`kdump.storage.schemas`): NextProducerEpoch, a tagged field of version 1.
+NEWEST_SCHEMA_TEXT = """
+TransactionLogValue 0-1 flexible=1+
+  ProducerId int64 0+
+  PreviousProducerId int64 1+ tag=0 default=-1
+  NextProducerId int64 1+ tag=1 default=-1
+  ProducerEpoch int16 0+
+  NextProducerEpoch int16 1+ tag=3 default=-1
+  TransactionTimeoutMs int32 0+
+  TransactionStatus int8 0+
+  TransactionPartitions []PartitionsSchema 0+ nullable=0+
+    Topic string 0+
+    PartitionIds []int32 0+
+  TransactionLastUpdateTimestampMs int64 0+
+  TransactionStartTimestampMs int64 0+
+  ClientTransactionVersion int16 1+ tag=2 default=0
+"""
+NEWEST_SCHEMAS: dict[str, MessageSchema] = {**SCHEMAS, **parse_schemas(NEWEST_SCHEMA_TEXT)}
+
 #: ``TransactionState`` names by id (the ``TransactionStatus`` field).
 TRANSACTION_STATES: dict[int, str] = {
     0: "Empty",

@@ -1,0 +1,61 @@
+"""``kdump verify``: check logs, indexes and partition state below the given paths."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+
+@click.command("verify")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, file_okay=True, dir_okay=True))
+@click.option(
+    "--json", "as_json", is_flag=True, help="One JSON object per fact (problem, unchecked, note, summary)."
+)
+@click.option("--deep", is_flag=True, help="Also decode every record of every batch.")
+@click.option("--gaps", is_flag=True, help="Report offset gaps even where the topic may be compacted.")
+@click.option(
+    "--indexes-only", is_flag=True, help="Check the indexes only: exactly what `kdump verify-index` does."
+)
+@click.option("--no-progress", is_flag=True, help="Never show a progress bar (with --indexes-only).")
+def command(
+    paths: tuple[str, ...], as_json: bool, deep: bool, gaps: bool, indexes_only: bool, no_progress: bool
+) -> None:
+    """Check every partition below PATH...: batch framing and CRCs, offsets, segment names, indexes,
+    producer snapshots, .txnindex entries, checkpoints and leader epochs against the log.
+
+    PATH is a segment file, a partition directory or a log directory (searched recursively). Prints one line
+    per problem, what could not be checked, and a summary; exits 0 when everything is clean, 1 when problems
+    were found, 2 on usage errors (including no Kafka data below PATH).
+    """
+    from kdump.cli import run_guarded
+
+    if indexes_only:
+        if deep or gaps:
+            raise click.UsageError(
+                "--deep and --gaps check the log, not the indexes: not with --indexes-only"
+            )
+        from kdump.verify import VerifyIndex, select_segments
+
+        try:
+            targets, partitions = select_segments(paths)
+        except ValueError as e:
+            raise click.UsageError(str(e)) from None
+        show_progress = not no_progress and not as_json and sys.stderr.isatty()
+        sys.exit(
+            run_guarded(lambda out, err: VerifyIndex(targets, partitions, out, as_json, show_progress).run())
+        )
+    from kdump.commands.verify import Verify, select_partitions
+    from kdump.render.verify_report import JsonSink, TextSink
+
+    try:
+        partitions_ = select_partitions(paths)
+    except ValueError as e:
+        raise click.UsageError(str(e)) from None
+    sys.exit(
+        run_guarded(
+            lambda out, err: int(
+                Verify(partitions_, JsonSink(out) if as_json else TextSink(out), deep=deep, gaps=gaps).run()
+            )
+        )
+    )

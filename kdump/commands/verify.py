@@ -1,0 +1,304 @@
+"""``kdump verify``: every check of every partition found below the given paths, as typed facts.
+
+A run resolves its arguments to partitions (:func:`kdump.storage.local_log.find_partition_dirs`; a segment file
+stands for its segment alone), checks every segment (:func:`kdump.storage.log_verification.verify_log_segment`:
+indexes and log in one pass) -- over a pool of processes when there is enough to do and more than one core --
+then each partition as a whole (:func:`kdump.storage.log_verification.check_partition`), and hands the facts to
+a sink (:mod:`kdump.render.verify_report`) partition by partition, in argument and name order.
+
+The facts: :class:`~kdump.storage.index_verification.IndexProblem` (one per problem),
+:class:`~kdump.storage.log_verification.Unchecked` (what could not be checked, and why), :class:`RuleNote` (a
+time index written by the pre-3.8 rule) and one :class:`Summary`.  ``--indexes-only`` is ``kdump verify-index``
+(:mod:`kdump.verify`), unchanged.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from kdump.errors import KdumpError
+from kdump.exit_status import ExitStatus
+from kdump.storage import naming
+from kdump.storage.index_verification import IndexProblem
+from kdump.storage.local_log import LOG_DIR_FILES, LocalLog, find_partition_dirs, no_kafka_data
+from kdump.storage.log_segment import LogSegment
+from kdump.storage.log_verification import (
+    SegmentFacts,
+    Unchecked,
+    check_partition,
+    cleanup_policy,
+    snapshot_wanted_offsets,
+    verify_log_segment,
+)
+
+#: Below this much log in all, segments are checked in this process (a pool costs more than it saves).
+MIN_PARALLEL_BYTES = 64 << 20
+
+
+@dataclass(frozen=True)
+class RuleNote:
+    """A time index whose entries follow the rule brokers before Kafka 3.8 wrote (healthy, said so)."""
+
+    path: str
+    rule: str
+
+
+@dataclass
+class Summary:
+    """What was checked, in numbers, and what was found."""
+
+    partitions: int = 0
+    segments: int = 0
+    batches: int = 0
+    records: int = 0
+    log_bytes: int = 0
+    index_files: int = 0
+    index_entries: int = 0
+    producer_snapshots: int = 0
+    txn_index_entries: int = 0
+    checkpoint_values: int = 0
+    leader_epochs: int = 0
+    kraft_snapshots: int = 0
+    pre_38_time_indexes: int = 0
+    unchecked: int = 0
+    problems: int = 0
+    files_with_problems: int = 0
+    deep: bool = False
+    kinds: dict[str, int] = field(default_factory=dict)
+
+
+class Sink(Protocol):
+    """Where the facts of a run go (:mod:`kdump.render.verify_report`)."""
+
+    def problem(self, problem: IndexProblem) -> None: ...
+    def unchecked(self, item: Unchecked) -> None: ...
+    def note(self, note: RuleNote) -> None: ...
+    def summary(self, summary: Summary) -> None: ...
+
+
+@dataclass
+class PartitionTarget:
+    """A partition to check: its directory listing, and the segments asked for (None: all of them)."""
+
+    log: LocalLog
+    base_offsets: set[int] | None = None
+
+    @property
+    def segments(self) -> list[LogSegment]:
+        if self.base_offsets is None:
+            return self.log.segments
+        return [s for s in self.log.segments if s.base_offset in self.base_offsets]
+
+
+def select_partitions(paths: Iterable[str]) -> list[PartitionTarget]:
+    """The partitions named by ``paths`` (a directory: every partition directory at or below it; a segment
+    file: that segment of its partition), each once, in argument order.  ValueError when a path holds no Kafka
+    data or names no segment."""
+    targets: dict[str, PartitionTarget] = {}
+    for path in paths:
+        if os.path.isdir(path):
+            found = False
+            for directory in find_partition_dirs([path]):
+                found = True
+                key = os.path.realpath(directory)
+                if key not in targets:
+                    targets[key] = PartitionTarget(LocalLog.scan(directory))
+                else:
+                    targets[key].base_offsets = None
+            if not found:
+                raise ValueError(no_kafka_data(path))
+        else:
+            try:
+                segment = LogSegment.of_file(path)
+            except naming.NumberFormatError as e:
+                raise ValueError(e.describe()) from None
+            key = os.path.realpath(segment.directory)
+            target = targets.get(key)
+            if target is None:
+                target = targets[key] = PartitionTarget(LocalLog.scan(segment.directory), set())
+            if target.base_offsets is not None:
+                target.base_offsets.add(segment.base_offset)
+    return list(targets.values())
+
+
+#: One segment to check: the segment, ``deep``, and the last offsets producer snapshots name.
+SegmentTask = tuple[LogSegment, bool, frozenset[int]]
+#: Runs :func:`segment_task` over a list of tasks, returning the facts in the same order (a process pool,
+#: Spark, or the builtin ``map``).
+SegmentMapper = Callable[[list[SegmentTask]], Iterable[SegmentFacts]]
+
+
+def segment_task(task: SegmentTask) -> SegmentFacts:
+    """Check one segment (what a pool worker or a Spark task runs)."""
+    segment, deep, wanted = task
+    return verify_log_segment(segment, deep=deep, wanted=wanted)
+
+
+class Verify:
+    """One ``kdump verify`` run; :meth:`run` writes the facts to ``sink`` and returns the exit status."""
+
+    def __init__(
+        self,
+        targets: list[PartitionTarget],
+        sink: Sink,
+        *,
+        deep: bool = False,
+        gaps: bool = False,
+        workers: int | None = None,
+        mapper: SegmentMapper | None = None,
+    ) -> None:
+        self.targets = targets
+        self.sink = sink
+        self.deep = deep
+        self.gaps = gaps
+        self.workers = workers if workers is not None else _default_workers()
+        #: Where the segments are checked: given (``kdump spark verify`` passes Spark's), else here or over a
+        #: process pool.
+        self.mapper = mapper
+
+    def run(self) -> ExitStatus:
+        summary = Summary(deep=self.deep)
+        files: set[str] = set()
+        log_dirs: dict[str, tuple[dict[str, dict] | None, object | None]] = {}
+        for target, facts in self._checked_segments():
+            log = target.log
+            parent = os.path.dirname(os.path.abspath(log.directory))
+            if parent not in log_dirs:
+                log_dirs[parent] = _log_dir_state(parent)
+            checkpoints, config = log_dirs[parent]
+            partition = check_partition(
+                log,
+                facts,
+                log_dir_checkpoints=checkpoints,
+                log_dir=parent if checkpoints is not None else None,
+                policy=cleanup_policy(log, config),
+                gaps=self.gaps,
+                whole=target.base_offsets is None,
+            )
+            summary.partitions += 1
+            for s in facts:
+                summary.segments += 1
+                summary.batches += s.batches
+                summary.records += s.records
+                summary.log_bytes += s.log_bytes
+                summary.index_files += s.index_files
+                summary.index_entries += s.index_entries
+                for p in s.problems:
+                    self._problem(p, summary, files)
+                if s.time_index_rule == "pre-3.8":
+                    summary.pre_38_time_indexes += 1
+                    self.sink.note(
+                        RuleNote(
+                            os.path.join(
+                                s.directory,
+                                naming.offset_to_filename(s.base_offset, naming.TIME_INDEX_FILE_SUFFIX),
+                            ),
+                            "pre-3.8",
+                        )
+                    )
+            for p in partition.problems:
+                self._problem(p, summary, files)
+            for u in partition.unchecked:
+                summary.unchecked += 1
+                self.sink.unchecked(u)
+            summary.producer_snapshots += partition.producer_snapshots
+            summary.txn_index_entries += partition.txn_index_entries
+            summary.checkpoint_values += partition.checkpoint_values
+            summary.leader_epochs += partition.leader_epochs
+            summary.kraft_snapshots += partition.kraft_snapshots
+        summary.files_with_problems = len(files)
+        self.sink.summary(summary)
+        return ExitStatus.PROBLEMS if summary.problems else ExitStatus.OK
+
+    def _problem(self, problem: IndexProblem, summary: Summary, files: set[str]) -> None:
+        summary.problems += 1
+        summary.kinds[problem.kind] = summary.kinds.get(problem.kind, 0) + 1
+        files.add(problem.path)
+        self.sink.problem(problem)
+
+    def _checked_segments(self) -> Iterator[tuple[PartitionTarget, list[SegmentFacts]]]:
+        """Each target with its segments' facts, in order; segments are checked ahead over a process pool
+        when that pays."""
+        tasks: list[SegmentTask] = []
+        owners: list[int] = []
+        for i, target in enumerate(self.targets):
+            wanted = snapshot_wanted_offsets(target.log) if target.base_offsets is None else frozenset()
+            for segment in target.segments:
+                tasks.append((segment, self.deep, wanted))
+                owners.append(i)
+        if self.mapper is not None:
+            yield from self._grouped(owners, iter(self.mapper(tasks)))
+            return
+        total = sum(t[0].log_size for t in tasks)
+        if self.workers > 1 and len(tasks) > 1 and total >= MIN_PARALLEL_BYTES:
+            import multiprocessing
+
+            context = multiprocessing.get_context("fork")
+            with context.Pool(self.workers) as pool:
+                yield from self._grouped(owners, pool.imap(segment_task, tasks))
+        else:
+            yield from self._grouped(owners, map(segment_task, tasks))
+
+    def _grouped(
+        self, owners: list[int], results: Iterator[SegmentFacts]
+    ) -> Iterator[tuple[PartitionTarget, list[SegmentFacts]]]:
+        by_target: list[list[SegmentFacts]] = [[] for _ in self.targets]
+        done = 0
+        for owner, facts in zip(owners, results, strict=True):
+            while done < owner:
+                yield self.targets[done], by_target[done]
+                by_target[done] = []
+                done += 1
+            by_target[owner].append(facts)
+        while done < len(self.targets):
+            yield self.targets[done], by_target[done]
+            by_target[done] = []
+            done += 1
+
+
+def _default_workers() -> int:
+    env = os.environ.get("KDUMP_WORKERS")
+    if env is not None and env.isdigit():
+        return max(1, int(env))
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+def _log_dir_state(log_dir: str) -> tuple[dict[str, dict] | None, object | None]:
+    """The log directory's offset checkpoints (None when ``log_dir`` is not a log directory) and its cluster
+    metadata's topic configs (None when it has none or they cannot be read)."""
+    from kdump.storage.log_summary import read_log_dir_checkpoints
+
+    try:
+        names = set(os.listdir(log_dir))
+    except OSError:
+        return None, None
+    if not names.intersection(LOG_DIR_FILES):
+        return None, None
+    checkpoints = read_log_dir_checkpoints(log_dir)
+    config = None
+    try:
+        from kdump.storage.topic_config import read_cluster_config
+
+        config = read_cluster_config(log_dir)
+    except (KdumpError, OSError):  # the metadata is optional here: without it gaps are not judged
+        config = None
+    return checkpoints, config
+
+
+__all__ = [
+    "PartitionTarget",
+    "RuleNote",
+    "SegmentMapper",
+    "SegmentTask",
+    "Sink",
+    "Summary",
+    "Verify",
+    "segment_task",
+    "select_partitions",
+]

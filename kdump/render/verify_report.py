@@ -1,0 +1,134 @@
+"""The sinks of ``kdump verify``'s facts (:mod:`kdump.commands.verify`): Kafka-style text lines and JSON lines.
+
+Text: one line per problem, in ``kdump verify-index``'s form (``<file>: entry <n> (byte <p>): <kind>:
+<message>``), one ``<path>: not checked: <why>`` line per thing that could not be checked, a note per time
+index written by the pre-3.8 rule, then one summary line.  JSON: one object per fact (``problem``,
+``unchecked``, ``note``, ``summary``), each with a ``type``; see man kdump-verify.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Protocol
+
+from kdump.commands.verify import RuleNote, Summary
+from kdump.render import plural
+from kdump.render import problems as index_report
+from kdump.storage.index_verification import IndexProblem
+from kdump.storage.log_verification import Unchecked
+
+#: Version of the JSON objects; bumped when a field changes meaning or disappears.
+JSON_SCHEMA_VERSION = 1
+
+
+class Writer(Protocol):
+    """Where a sink writes text: :class:`kdump.render.output.Output`, or any text stream."""
+
+    def write(self, text: str, /) -> object: ...
+
+
+class TextSink:
+    def __init__(self, out: Writer) -> None:
+        self.out = out
+
+    def problem(self, problem: IndexProblem) -> None:
+        self.out.write(index_report.problem_line(problem))
+
+    def unchecked(self, item: Unchecked) -> None:
+        self.out.write(f"{item.path}: not checked: {item.message}\n")
+
+    def note(self, note: RuleNote) -> None:
+        self.out.write(index_report.rule_note_line(note.path, note.rule))
+
+    def summary(self, s: Summary) -> None:
+        parts = [
+            f"{plural(s.segments, 'segment')} ({plural(s.batches, 'batch', 'batches')}"
+            + (f", {plural(s.records, 'record')} decoded" if s.deep else "")
+            + f", {s.log_bytes} log bytes)",
+            f"{plural(s.index_files, 'index file')} ({plural(s.index_entries, 'entry', 'entries')})",
+        ]
+        for count, one, many in (
+            (s.producer_snapshots, "producer snapshot", "producer snapshots"),
+            (s.txn_index_entries, ".txnindex entry", ".txnindex entries"),
+            (s.checkpoint_values, "checkpoint value", "checkpoint values"),
+            (s.leader_epochs, "leader epoch", "leader epochs"),
+            (s.kraft_snapshots, "KRaft snapshot", "KRaft snapshots"),
+        ):
+            if count:
+                parts.append(plural(count, one, many))
+        text = f"Checked {plural(s.partitions, 'partition')}: {', '.join(parts)}"
+        if s.unchecked:
+            text += f"; {s.unchecked} not checked"
+        if s.problems:
+            kinds = ", ".join(f"{k}: {v}" for k, v in sorted(s.kinds.items()))
+            text += (
+                f": {plural(s.problems, 'problem')} in {plural(s.files_with_problems, 'file')} ({kinds}).\n"
+            )
+        else:
+            text += ": no problems found.\n"
+        self.out.write(text)
+
+
+class JsonSink:
+    def __init__(self, out: Writer) -> None:
+        self.out = out
+
+    def _write(self, obj: dict[str, Any]) -> None:
+        self.out.write(json.dumps(obj, ensure_ascii=False) + "\n")
+
+    def problem(self, problem: IndexProblem) -> None:
+        self.out.write(index_report.problem_json(problem))
+
+    def unchecked(self, item: Unchecked) -> None:
+        self._write({"type": "unchecked", "file": item.path, "message": item.message})
+
+    def note(self, note: RuleNote) -> None:
+        self.out.write(index_report.rule_note_json(note.path, note.rule))
+
+    def summary(self, s: Summary) -> None:
+        self._write(
+            {
+                "type": "summary",
+                "version": JSON_SCHEMA_VERSION,
+                "partitions": s.partitions,
+                "segments": s.segments,
+                "batches": s.batches,
+                "records": s.records if s.deep else None,
+                "logBytes": s.log_bytes,
+                "indexFiles": s.index_files,
+                "entries": s.index_entries,
+                "producerSnapshots": s.producer_snapshots,
+                "txnIndexEntries": s.txn_index_entries,
+                "checkpointValues": s.checkpoint_values,
+                "leaderEpochs": s.leader_epochs,
+                "kraftSnapshots": s.kraft_snapshots,
+                "preKafka38TimeIndexes": s.pre_38_time_indexes,
+                "unchecked": s.unchecked,
+                "problems": s.problems,
+                "filesWithProblems": s.files_with_problems,
+                "kinds": dict(sorted(s.kinds.items())),
+            }
+        )
+
+
+class TeeSink:
+    """Every fact to several sinks (``kdump spark verify -o``: text on the terminal, JSON lines to a file)."""
+
+    def __init__(self, *sinks: TextSink | JsonSink) -> None:
+        self.sinks = sinks
+
+    def problem(self, problem: IndexProblem) -> None:
+        for s in self.sinks:
+            s.problem(problem)
+
+    def unchecked(self, item: Unchecked) -> None:
+        for s in self.sinks:
+            s.unchecked(item)
+
+    def note(self, note: RuleNote) -> None:
+        for s in self.sinks:
+            s.note(note)
+
+    def summary(self, summary: Summary) -> None:
+        for s in self.sinks:
+            s.summary(summary)

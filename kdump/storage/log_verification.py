@@ -1,0 +1,690 @@
+"""Checking a partition's log and state against each other: what ``kdump verify`` (and ``kdump spark verify``)
+check, beyond the indexes.
+
+The work is cut in two so that it runs the same way in one process, over a pool of processes or as Spark
+tasks:
+
+* :func:`verify_log_segment` checks one segment, in the one pass over its log that
+  :func:`kdump.storage.index_verification.verify_segment` makes for the index checks: every batch's framing,
+  magic and CRC (the CRC covers the batch's bytes after the header fields it excludes; no record is decoded
+  unless ``deep``), the offset order of the batches, and that every batch lies inside the offsets the segment's
+  name gives it.  It also collects the few facts the partition-level checks need (ABORT markers, the batches
+  producer snapshots name, the leader-epoch changes): a :class:`SegmentFacts`, small and picklable.
+* :func:`check_partition` then checks what spans segments: offset order and gaps between segments, producer
+  snapshots against the log, ``.txnindex`` entries against the ABORT markers, the log directory's checkpoints
+  (recovery point, high watermark, log start, cleaner) against the log end, ``leader-epoch-checkpoint``
+  against the batches' epochs, and KRaft snapshots (``.checkpoint``) batch by batch.
+
+Every finding is an :class:`~kdump.storage.index_verification.IndexProblem` (the one problem type); what could
+not be checked is an :class:`Unchecked`.  Nothing here prints.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import cast
+
+from kdump.errors import KdumpError
+from kdump.storage import checkpoint, naming
+from kdump.storage.checksum import crc32c
+from kdump.storage.control_record import ControlRecordType, parse_type_id
+from kdump.storage.file_records import FileRecords, RecordBatch
+from kdump.storage.index_verification import IndexProblem, verify_segment
+from kdump.storage.local_log import LocalLog
+from kdump.storage.log_segment import LogSegment
+from kdump.storage.producer_snapshot import read_producer_snapshot
+from kdump.storage.record_batch import (
+    ATTRIBUTES_OFFSET,
+    CONTROL_FLAG_MASK,
+    DELETE_HORIZON_FLAG_MASK,
+    RECORD_BATCH_OVERHEAD,
+    DefaultRecordBatch,
+)
+from kdump.storage.transaction_index import AbortedTxn, TransactionIndex
+
+#: Problem kinds found here (those of the index checks are in ``index_verification.PROBLEM_KINDS``).
+PROBLEM_KINDS = {
+    "crc": "a batch whose stored CRC does not match its bytes",
+    "magic": "a batch whose magic byte is not 0, 1 or 2",
+    "offset-order": "a batch whose offsets do not follow the previous batch's, in its segment or across segments",
+    "segment-name": "a batch outside its segment's offsets: below the base offset in the file name, or at or "
+    "beyond the next segment's",
+    "offset-gap": "offsets missing between batches of a topic that is not compacted (or with --gaps)",
+    "decode": "a batch whose records cannot be decoded (with --deep)",
+    "producer-snapshot": "a producer snapshot that cannot be read, lies beyond the log end, or names a batch the "
+    "log contradicts",
+    "txn-index-mismatch": "a .txnindex entry without its ABORT marker in the log, or an ABORT marker without a "
+    ".txnindex entry",
+    "checkpoint": "a log-directory checkpoint (recovery point, high watermark, log start, cleaner) beyond the "
+    "log end",
+    "leader-epoch": "a leader-epoch-checkpoint that cannot be read, whose entries do not increase or point beyond "
+    "the log end, or that lacks an epoch the batches carry",
+    "kraft-snapshot": "a KRaft snapshot (.checkpoint) with a corrupt batch or not readable to its end",
+}
+
+#: Log-directory checkpoints compared with a partition's log end offset, and what their value is called.
+LOG_DIR_CHECKPOINTS = {
+    "recovery-point-offset-checkpoint": "recovery point",
+    "replication-offset-checkpoint": "high watermark",
+    "log-start-offset-checkpoint": "log start offset",
+    "cleaner-offset-checkpoint": "cleaner checkpoint",
+}
+#: Topics Kafka creates compacted.
+COMPACTED_INTERNAL_TOPICS = ("__consumer_offsets", "__transaction_state", "__share_group_state")
+
+
+@dataclass(frozen=True)
+class Unchecked:
+    """Something that could not be checked, and why."""
+
+    path: str
+    message: str
+
+
+@dataclass
+class SegmentFacts:
+    """What :func:`verify_log_segment` found in one segment: its problems, counts, and the facts the
+    partition-level checks need."""
+
+    directory: str
+    base_offset: int
+    has_log: bool
+    problems: list[IndexProblem] = field(default_factory=list)
+    index_files: int = 0
+    index_entries: int = 0
+    time_index_rule: str | None = None
+    log_bytes: int = 0
+    batches: int = 0
+    records: int = 0
+    first_offset: int | None = None
+    #: False when the first batch is a compressed v0/v1 wrapper (``first_offset`` is then its last offset).
+    first_offset_exact: bool = True
+    last_offset: int | None = None
+    #: Offset gaps between batches inside the segment: (first missing, last missing).
+    gaps: list[tuple[int, int]] = field(default_factory=list)
+    #: ABORT markers: (producer id, offset).
+    aborts: list[tuple[int, int]] = field(default_factory=list)
+    #: Batches that producer snapshots name, by last offset: (producer id, epoch, last sequence).
+    wanted_batches: dict[int, tuple[int, int, int]] = field(default_factory=dict)
+    #: Where the batches' partition leader epoch changes: (epoch, first offset).
+    epochs: list[tuple[int, int]] = field(default_factory=list)
+    #: Whether a batch carries a delete horizon (written by the log cleaner: the topic is compacted).
+    cleaned: bool = False
+
+
+class _LogChecker:
+    """Visits the batches of one segment (called by ``verify_segment``'s pass)."""
+
+    def __init__(self, segment: LogSegment, facts: SegmentFacts, deep: bool, wanted: frozenset[int]) -> None:
+        self.path = segment.log_path
+        self.base = segment.base_offset
+        self.next_base: int | None = None
+        self.facts = facts
+        self.deep = deep
+        self.wanted = wanted
+        self.previous_last: int | None = None
+        self.epoch = -2
+
+    def _problem(self, kind: str, message: str, batch: RecordBatch) -> None:
+        self.facts.problems.append(
+            IndexProblem(self.path, kind, message, position=batch.position, offset=batch.base_offset)
+        )
+
+    def __call__(self, batch: RecordBatch) -> None:
+        facts = self.facts
+        facts.batches += 1
+        magic = batch.magic
+        if magic == 2:
+            batch = cast(DefaultRecordBatch, batch)
+            # DefaultRecordBatch.is_valid, inlined: this runs for every batch of every segment.
+            position = batch.position
+            size = batch.size_in_bytes
+            if size < RECORD_BATCH_OVERHEAD or batch.checksum != crc32c(
+                memoryview(batch.buf)[position + ATTRIBUTES_OFFSET : position + size]
+            ):
+                self._crc(batch)
+            base = batch.base_offset
+            last = base + batch.last_offset_delta
+            inexact = False
+        elif magic == 0 or magic == 1:
+            if not batch.is_valid():
+                self._crc(batch)
+            base, last = batch.base_offset, batch.last_offset
+            # A compressed v0/v1 wrapper carries the offset of its last inner message only: where it starts is
+            # not known without decompressing, so no gap is judged before it.
+            inexact = batch.is_compressed
+        else:
+            self._problem(
+                "magic", f"magic {magic} (Kafka knows 0, 1 and 2); the batch is not checked further", batch
+            )
+            return
+        if base < self.base:
+            self._problem(
+                "segment-name",
+                f"offsets {base}..{last}: below the segment's base offset {self.base} (its file name)",
+                batch,
+            )
+        previous = self.previous_last
+        if previous is not None:
+            if base <= previous:
+                self._problem(
+                    "offset-order",
+                    f"offsets {base}..{last} do not follow the previous batch's last offset {previous}",
+                    batch,
+                )
+            elif base > previous + 1 and not inexact:
+                facts.gaps.append((previous + 1, base - 1))
+        elif facts.first_offset is None:
+            facts.first_offset = base
+            facts.first_offset_exact = not inexact
+        if previous is None or last > previous:
+            self.previous_last = last
+            facts.last_offset = last
+        if magic == 2:
+            if batch.partition_leader_epoch != self.epoch:
+                self.epoch = batch.partition_leader_epoch
+                facts.epochs.append((self.epoch, base))
+            attributes = batch.attributes
+            if attributes & DELETE_HORIZON_FLAG_MASK:
+                facts.cleaned = True
+            batch = cast(DefaultRecordBatch, batch)
+            if last in self.wanted and batch.producer_id >= 0:
+                facts.wanted_batches[last] = (batch.producer_id, batch.producer_epoch, batch.last_sequence)
+            if attributes & CONTROL_FLAG_MASK:
+                self._control(batch)
+        if self.deep:
+            try:
+                facts.records += sum(1 for _ in batch.records())
+            except KdumpError as e:
+                self._problem("decode", e.message, batch)
+
+    def _crc(self, batch: RecordBatch) -> None:
+        if batch.size_in_bytes < RECORD_BATCH_OVERHEAD:
+            message = f"{batch.size_in_bytes} bytes is shorter than a batch header ({RECORD_BATCH_OVERHEAD})"
+        else:
+            message = f"stored CRC {batch.checksum}, computed {batch.compute_checksum()} over the batch"
+        self._problem("crc", message, batch)
+
+    def _control(self, batch: RecordBatch) -> None:
+        try:
+            for record in batch.records():
+                if ControlRecordType.from_type_id(parse_type_id(record.key)) is ControlRecordType.ABORT:
+                    self.facts.aborts.append((batch.producer_id, record.offset))
+        except KdumpError as e:
+            self._problem("decode", f"control batch: {e.message}", batch)
+
+
+def verify_log_segment(
+    segment: LogSegment, *, deep: bool = False, wanted: frozenset[int] = frozenset()
+) -> SegmentFacts:
+    """Every check of one segment: its indexes (``verify_segment``) and its log, in one pass.  ``wanted``:
+    last offsets of batches that producer snapshots name (their producer fields are collected)."""
+    facts = SegmentFacts(segment.directory, segment.base_offset, segment.has(naming.LOG_FILE_SUFFIX))
+    checker = _LogChecker(segment, facts, deep, wanted)
+    result = verify_segment(segment, visit=checker)
+    facts.problems[:0] = result.problems
+    facts.index_files = result.index_files
+    facts.index_entries = result.entries
+    facts.time_index_rule = result.time_index_rule
+    facts.log_bytes = result.log_bytes
+    return facts
+
+
+@dataclass
+class PartitionFacts:
+    """What :func:`check_partition` found, with the counts of what it checked."""
+
+    directory: str
+    problems: list[IndexProblem] = field(default_factory=list)
+    unchecked: list[Unchecked] = field(default_factory=list)
+    log_end_offset: int | None = None
+    producer_snapshots: int = 0
+    txn_index_entries: int = 0
+    checkpoint_values: int = 0
+    leader_epochs: int = 0
+    kraft_snapshots: int = 0
+
+
+def snapshot_wanted_offsets(log: LocalLog) -> frozenset[int]:
+    """The last offsets of the batches the partition's producer snapshots name (unreadable snapshots are left
+    out here; :func:`check_partition` reports them)."""
+    wanted: set[int] = set()
+    for _, path in log.producer_snapshots:
+        try:
+            snapshot = read_producer_snapshot(path)
+        except (KdumpError, OSError):
+            continue
+        wanted.update(e.last_offset for e in snapshot.entries if e.has_batch_metadata)
+    return frozenset(wanted)
+
+
+def cleanup_policy(log: LocalLog, config: object | None = None) -> str | None:
+    """The topic's ``cleanup.policy`` when known: from the cluster metadata (``config``, a
+    :class:`kdump.storage.topic_config.ClusterConfig`), or ``compact`` for Kafka's compacted internal topics."""
+    topic = log.topic
+    if topic is None:
+        return None
+    if topic in COMPACTED_INTERNAL_TOPICS:
+        return "compact"
+    if topic == "__cluster_metadata":
+        return "delete"
+    if config is not None:
+        value = config.topic_value(topic, "cleanup.policy", "log.cleanup.policy")  # type: ignore[attr-defined]
+        if value is not None:
+            return str(value)
+    return None
+
+
+def check_partition(
+    log: LocalLog,
+    segments: list[SegmentFacts],
+    *,
+    log_dir_checkpoints: dict[str, dict] | None,
+    log_dir: str | None = None,
+    policy: str | None = None,
+    gaps: bool = False,
+    whole: bool = True,
+) -> PartitionFacts:
+    """The checks that span the segments of one partition, from the segments' facts (in base-offset order).
+    ``log_dir_checkpoints``: ``{file name: {(topic, partition): offset}}`` of the log directory above (None when
+    there is none).  ``policy``: the topic's cleanup.policy when known; offset gaps are problems when it is
+    known not to compact, or with ``gaps``.  ``whole``: False when only some segments were checked (the
+    partition-level checks are then skipped)."""
+    out = PartitionFacts(log.directory)
+    problems, unchecked = out.problems, out.unchecked
+    with_log = [s for s in segments if s.has_log]
+    if not whole:
+        unchecked.append(
+            Unchecked(
+                log.directory,
+                "only some segments were given: the checks across segments and of the "
+                "partition's state files were not made",
+            )
+        )
+        return out
+    # -- order and gaps across segments, segment names ------------------------------------------------------
+    gap_list = [(s, g) for s in with_log for g in s.gaps]
+    previous: SegmentFacts | None = None
+    for i, s in enumerate(with_log):
+        if s.first_offset is None:
+            continue
+        if previous is not None and previous.last_offset is not None:
+            path = os.path.join(log.directory, naming.offset_to_filename(s.base_offset))
+            if s.first_offset <= previous.last_offset:
+                problems.append(
+                    IndexProblem(
+                        path,
+                        "offset-order",
+                        f"first offset {s.first_offset} does not follow the previous segment's last offset "
+                        f"{previous.last_offset}",
+                        offset=s.first_offset,
+                    )
+                )
+            elif s.first_offset > previous.last_offset + 1 and s.first_offset_exact:
+                gap_list.append((s, (previous.last_offset + 1, s.first_offset - 1)))
+        nxt = next((n for n in with_log[i + 1 :]), None)
+        if nxt is not None and s.last_offset is not None and s.last_offset >= nxt.base_offset:
+            problems.append(
+                IndexProblem(
+                    os.path.join(log.directory, naming.offset_to_filename(s.base_offset)),
+                    "segment-name",
+                    f"last offset {s.last_offset} is at or beyond the next segment's base offset {nxt.base_offset}",
+                    offset=s.last_offset,
+                )
+            )
+        previous = s
+    last_with_batches = next((s for s in reversed(with_log) if s.last_offset is not None), None)
+    if last_with_batches is not None and last_with_batches.last_offset is not None:
+        out.log_end_offset = max(last_with_batches.last_offset + 1, with_log[-1].base_offset)
+    elif with_log:
+        out.log_end_offset = with_log[-1].base_offset
+    compacted = policy is not None and "compact" in policy or any(s.cleaned for s in with_log)
+    if gap_list:
+        if gaps or (policy is not None and not compacted):
+            for s, (a, b) in gap_list:
+                problems.append(
+                    IndexProblem(
+                        os.path.join(log.directory, naming.offset_to_filename(s.base_offset)),
+                        "offset-gap",
+                        f"offsets {a}..{b} are missing"
+                        + ("" if policy is None else f" (cleanup.policy={policy})"),
+                        offset=a,
+                    )
+                )
+        else:
+            first = ", ".join(f"{a}..{b}" for _, (a, b) in gap_list[:3]) + (
+                ", ..." if len(gap_list) > 3 else ""
+            )
+            why = (
+                f"the topic is compacted (cleanup.policy={policy})"
+                if compacted and policy is not None
+                else "the log cleaner has been here (compaction leaves gaps)"
+                if compacted
+                else "the topic's cleanup.policy is not known (compaction leaves gaps)"
+            )
+            unchecked.append(
+                Unchecked(
+                    log.directory,
+                    f"{len(gap_list)} offset gaps ({first}) not judged: {why}; --gaps reports them",
+                )
+            )
+    orphans = [s.base_offset for s in segments if not s.has_log]
+    if orphans and (not with_log or max(orphans) > with_log[-1].base_offset):
+        unchecked.append(
+            Unchecked(
+                log.directory,
+                f"the last segment ({naming.offset_to_filename(max(orphans))}) has index files but no .log: the log "
+                "end offset is not known, so checkpoints and epochs were not compared with it",
+            )
+        )
+        out.log_end_offset = None
+    leo = out.log_end_offset
+    first_offset = next((s.first_offset for s in with_log if s.first_offset is not None), None)
+    _check_producer_snapshots(log, with_log, leo, first_offset, out)
+    _check_txn_indexes(log, with_log, out)
+    _check_log_dir_checkpoints(log, leo, log_dir_checkpoints, log_dir, out)
+    log_start = None
+    if log_dir_checkpoints is not None and log.name is not None:
+        log_start = log_dir_checkpoints.get("log-start-offset-checkpoint", {}).get(
+            (log.name.topic, log.name.partition)
+        )
+    _check_leader_epochs(log, with_log, leo, log_start, out)
+    _check_kraft_snapshots(log, out)
+    return out
+
+
+def _check_producer_snapshots(
+    log: LocalLog,
+    segments: list[SegmentFacts],
+    leo: int | None,
+    first_offset: int | None,
+    out: PartitionFacts,
+) -> None:
+    found: dict[int, tuple[int, int, int]] = {}
+    for s in segments:
+        found.update(s.wanted_batches)
+    missing = 0
+    for offset, path in log.producer_snapshots:
+        out.producer_snapshots += 1
+        try:
+            snapshot = read_producer_snapshot(path)
+        except KdumpError as e:
+            out.problems.append(IndexProblem(path, "producer-snapshot", e.message, position=e.position))
+            continue
+        except OSError as e:
+            out.problems.append(IndexProblem(path, "unreadable", e.strerror or str(e)))
+            continue
+        if leo is not None and offset > leo:
+            out.problems.append(
+                IndexProblem(
+                    path,
+                    "producer-snapshot",
+                    f"taken at offset {offset}, beyond the log end offset {leo} (the log was truncated after it; a "
+                    "broker deletes it on start-up)",
+                    offset=offset,
+                )
+            )
+            continue
+        for i, entry in enumerate(snapshot.entries):
+            if not entry.has_batch_metadata:
+                continue
+            if entry.last_offset >= offset:
+                out.problems.append(
+                    IndexProblem(
+                        path,
+                        "producer-snapshot",
+                        f"producer {entry.producer_id}: last offset {entry.last_offset} is not below the snapshot's "
+                        f"offset {offset}",
+                        entry=i,
+                        offset=entry.last_offset,
+                    )
+                )
+                continue
+            batch = found.get(entry.last_offset)
+            if batch is None:
+                missing += 1
+                continue
+            pid, epoch, last_sequence = batch
+            expected = (entry.producer_id, entry.producer_epoch, entry.last_sequence)
+            if (pid, epoch, last_sequence) != expected:
+                out.problems.append(
+                    IndexProblem(
+                        path,
+                        "producer-snapshot",
+                        f"producer {entry.producer_id} epoch {entry.producer_epoch} last sequence "
+                        f"{entry.last_sequence} at offset {entry.last_offset}: the log's batch ending there has "
+                        f"producer {pid} epoch {epoch} last sequence {last_sequence}",
+                        entry=i,
+                        offset=entry.last_offset,
+                    )
+                )
+    if missing:
+        out.unchecked.append(
+            Unchecked(
+                log.directory,
+                f"{missing} producer-snapshot entries name batches no longer in the log (removed by retention or "
+                "compaction)"
+                + ("" if first_offset is None else f"; the log starts at offset {first_offset}"),
+            )
+        )
+
+
+def _check_txn_indexes(log: LocalLog, segments: list[SegmentFacts], out: PartitionFacts) -> None:
+    entries: list[tuple[str, int, AbortedTxn]] = []
+    for segment in log.segments:
+        if not segment.has(naming.TXN_INDEX_FILE_SUFFIX):
+            continue
+        try:
+            index = TransactionIndex(segment.txn_index_path, segment.base_offset)
+        except OSError:
+            continue  # reported by the index checks
+        entries.extend((segment.txn_index_path, i, e) for i, e in enumerate(index))
+    out.txn_index_entries = len(entries)
+    aborts = {offset: pid for s in segments for pid, offset in s.aborts}
+    ranges = [(s.first_offset, s.last_offset) for s in segments if s.first_offset is not None]
+    indexed = set()
+    skipped = 0
+    for path, i, entry in entries:
+        indexed.add(entry.last_offset)
+        if not any(a <= entry.last_offset <= b for a, b in ranges if b is not None):
+            skipped += 1  # its marker is in no segment that was read (deleted, or its .log is missing)
+            continue
+        pid = aborts.get(entry.last_offset)
+        if pid != entry.producer_id:
+            out.problems.append(
+                IndexProblem(
+                    path,
+                    "txn-index-mismatch",
+                    f"{entry}: no ABORT marker of producer {entry.producer_id} at offset {entry.last_offset} in the "
+                    "log" + ("" if pid is None else f" (the marker there is producer {pid}'s)"),
+                    entry=i,
+                    position=i * 34,
+                    offset=entry.last_offset,
+                )
+            )
+    if skipped:
+        out.unchecked.append(
+            Unchecked(
+                log.directory,
+                f"{skipped} .txnindex entries name ABORT markers outside the segments read (deleted by retention, "
+                "or their .log is missing)",
+            )
+        )
+    for offset, pid in sorted(aborts.items()):
+        if offset not in indexed:
+            holder = log.segment_for(offset)
+            path = holder.txn_index_path if holder is not None else log.directory
+            out.problems.append(
+                IndexProblem(
+                    path,
+                    "txn-index-mismatch",
+                    f"the ABORT marker of producer {pid} at offset {offset} has no .txnindex entry (consumers "
+                    "reading committed data would see the aborted records)",
+                    offset=offset,
+                )
+            )
+
+
+def _check_log_dir_checkpoints(
+    log: LocalLog,
+    leo: int | None,
+    checkpoints: dict[str, dict] | None,
+    log_dir: str | None,
+    out: PartitionFacts,
+) -> None:
+    if checkpoints is None or log_dir is None:
+        out.unchecked.append(
+            Unchecked(
+                log.directory,
+                "no log directory above it (no meta.properties or checkpoint files): the "
+                "recovery point, high watermark and log start offset were not compared with the log",
+            )
+        )
+        return
+    if log.name is None:
+        out.unchecked.append(
+            Unchecked(
+                log.directory,
+                "its name is not <topic>-<partition>: its log directory's checkpoints do not name it",
+            )
+        )
+        return
+    if leo is None:
+        return
+    key = (log.name.topic, log.name.partition)
+    for name, what in LOG_DIR_CHECKPOINTS.items():
+        value = checkpoints.get(name, {}).get(key)
+        if value is None:
+            continue
+        out.checkpoint_values += 1
+        if value > leo:
+            out.problems.append(
+                IndexProblem(
+                    os.path.join(log_dir, name),
+                    "checkpoint",
+                    f"{log.name.topic}-{log.name.partition}: {what} {value} is beyond the log end offset {leo}",
+                    offset=value,
+                )
+            )
+
+
+def _check_leader_epochs(
+    log: LocalLog, segments: list[SegmentFacts], leo: int | None, log_start: int | None, out: PartitionFacts
+) -> None:
+    """The cache's entries must increase and point into the log; every epoch the batches carry at or above the
+    log start offset must be listed, starting no later than its first batch (Kafka clamps the first entry to
+    the log start offset when the log start moves: ``LeaderEpochFileCache.truncateFromStart``)."""
+    path = log.state_files.get("leader-epoch-checkpoint")
+    if path is None:
+        return
+    try:
+        cache = checkpoint.read_leader_epoch_checkpoint(path)
+    except KdumpError as e:
+        out.problems.append(IndexProblem(path, "leader-epoch", e.message, position=e.position))
+        return
+    except OSError as e:
+        out.problems.append(IndexProblem(path, "unreadable", e.strerror or str(e)))
+        return
+    entries = cache.entries
+    out.leader_epochs = len(entries)
+    for i, entry in enumerate(entries):
+        if i and (entry.epoch <= entries[i - 1].epoch or entry.start_offset < entries[i - 1].start_offset):
+            out.problems.append(
+                IndexProblem(
+                    path,
+                    "leader-epoch",
+                    f"entry {i} (epoch {entry.epoch}, start offset {entry.start_offset}) does not follow entry {i - 1} "
+                    f"(epoch {entries[i - 1].epoch}, start offset {entries[i - 1].start_offset}): epochs must increase "
+                    "and start offsets never decrease",
+                    entry=i,
+                    offset=entry.start_offset,
+                )
+            )
+        if leo is not None and entry.start_offset > leo:
+            out.problems.append(
+                IndexProblem(
+                    path,
+                    "leader-epoch",
+                    f"epoch {entry.epoch} starts at offset {entry.start_offset}, beyond the log end offset {leo}",
+                    entry=i,
+                    offset=entry.start_offset,
+                )
+            )
+    starts = {e.epoch: e.start_offset for e in entries}
+    first_seen: dict[int, int] = {}
+    for s in segments:
+        for epoch, offset in s.epochs:
+            if epoch >= 0 and (log_start is None or offset >= log_start or epoch not in first_seen):
+                first_seen.setdefault(epoch, offset if log_start is None else max(offset, log_start))
+    for epoch, offset in sorted(first_seen.items()):
+        start = starts.get(epoch)
+        if start is None:
+            if entries and epoch < entries[0].epoch:
+                continue  # an epoch from before the cache's first entry (its start was truncated away)
+            out.problems.append(
+                IndexProblem(
+                    path,
+                    "leader-epoch",
+                    f"batches carry leader epoch {epoch} (from offset {offset}), which the file does not list",
+                    offset=offset,
+                )
+            )
+        elif start > offset:
+            out.problems.append(
+                IndexProblem(
+                    path,
+                    "leader-epoch",
+                    f"epoch {epoch} starts at offset {start}, but a batch of that epoch is at offset {offset}",
+                    offset=offset,
+                )
+            )
+
+
+def _check_kraft_snapshots(log: LocalLog, out: PartitionFacts) -> None:
+    for path in log.kraft_snapshots:
+        out.kraft_snapshots += 1
+        valid = 0
+        position = 0
+        try:
+            with FileRecords(path) as records:
+                for batch in records.batches():
+                    position = batch.position
+                    if not batch.is_valid():
+                        out.problems.append(
+                            IndexProblem(
+                                path,
+                                "kraft-snapshot",
+                                f"stored CRC {batch.checksum}, computed {batch.compute_checksum()}",
+                                position=batch.position,
+                                offset=batch.base_offset,
+                            )
+                        )
+                    valid = batch.position + batch.size_in_bytes
+                size = records.file_size
+        except KdumpError as e:
+            out.problems.append(
+                IndexProblem(path, "kraft-snapshot", e.message, position=e.position or position)
+            )
+            continue
+        if valid < size:
+            out.problems.append(
+                IndexProblem(
+                    path,
+                    "kraft-snapshot",
+                    f"the last {size - valid} bytes are not a whole batch (a torn or truncated snapshot)",
+                    position=valid,
+                )
+            )
+
+
+__all__ = [
+    "PROBLEM_KINDS",
+    "PartitionFacts",
+    "SegmentFacts",
+    "Unchecked",
+    "check_partition",
+    "cleanup_policy",
+    "snapshot_wanted_offsets",
+    "verify_log_segment",
+]

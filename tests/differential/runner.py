@@ -1,0 +1,301 @@
+"""Running cases through both tools, in parallel, and keeping the ones that diverge as reproducers."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .cases import CASE_DIR, Case, make_case, uses_state_file
+from .kafka import DumpServer, KafkaTimeout, Outcome
+
+TESTS = Path(__file__).resolve().parents[1]
+if str(TESTS) not in sys.path:  # tests/replay.py and tests/corpus.py import as top-level modules
+    sys.path.insert(0, str(TESTS))
+
+from replay import differences, run_kdump  # noqa: E402
+
+KDUMP_TIMEOUT = 60.0
+ROOT_PLACEHOLDER = b"${CORPUS_ROOT}"
+
+
+@dataclass
+class Result:
+    seed: int
+    number: int
+    kind: str
+    label: str
+    argv: list[str]
+    status: str  # same | diverges | deliberate | kafka-timeout | kdump-timeout
+    problems: list[str] = field(default_factory=list)
+    kafka: Outcome | None = None
+    kdump: Outcome | None = None
+    kafka_seconds: float = 0.0
+    kdump_seconds: float = 0.0
+    shrunk: Case | None = None
+
+    @property
+    def name(self) -> str:
+        return f"{self.seed}-{self.number}"
+
+    def signature(self) -> str:
+        """A short class of the divergence (for the summary)."""
+        first = b""
+        if self.kafka is not None:
+            for line in self.kafka.err.splitlines():
+                if line.startswith(b"Exception in thread"):
+                    first = line.split(b":", 1)[0].rsplit(b" ", 1)[-1]
+                    break
+        what = "+".join(p.split(":")[0].split(",")[0] for p in self.problems)
+        return f"{self.kind}: {what}" + (f" (Kafka: {first.decode(errors='replace')})" if first else "")
+
+
+def deliberate(case: Case, kafka: Outcome, kdump: Outcome) -> str | None:
+    """The README's deliberate differences ("What differs"), or None."""
+    if uses_state_file(case):
+        return "deliberate: kdump parses checkpoint and state files"
+    if kafka.err.startswith(b'Missing required argument "[files]"') and kdump.out.startswith(b"Dumping "):
+        return "deliberate: files given without --files are dumped (Kafka: missing required argument)"
+    return None
+
+
+class _Timeout(BaseException):
+    pass
+
+
+@contextmanager
+def _time_limit(seconds: float) -> Iterator[None]:
+    def expire(signum, frame):  # noqa: ANN001, ANN202
+        raise _Timeout
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def write_case(workdir: Path, case: Case) -> None:
+    target = workdir / CASE_DIR
+    if target.exists():
+        shutil.rmtree(target)
+    target.mkdir(parents=True)
+    for name, data in case.files.items():
+        path = target / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+
+
+class Runner:
+    """Runs cases in ``workdir`` (kdump in this process, Kafka in a resident JVM whose cwd is ``workdir``)."""
+
+    def __init__(self, workdir: Path, *, kafka_timeout: float = 60.0) -> None:
+        self.workdir = workdir
+        self.server = DumpServer(workdir, timeout=kafka_timeout)
+
+    def close(self) -> None:
+        self.server.close()
+
+    def run_both(self, case: Case) -> tuple[Outcome | None, Outcome | None, float, float]:
+        """kdump first: Kafka's tool may create files (an index it does not find is created empty)."""
+        write_case(self.workdir, case)
+        previous = os.getcwd()
+        os.chdir(self.workdir)
+        started = time.monotonic()
+        try:
+            with _time_limit(KDUMP_TIMEOUT):
+                kdump: Outcome | None = Outcome(*run_kdump(list(case.argv)))
+        except _Timeout:
+            kdump = None
+        finally:
+            os.chdir(previous)
+        kdump_seconds = time.monotonic() - started
+        started = time.monotonic()
+        try:
+            kafka: Outcome | None = self.server.run(case.argv)
+        except (KafkaTimeout, EOFError, OSError):
+            kafka = None
+        return kafka, kdump, time.monotonic() - started, kdump_seconds
+
+    def check(self, case: Case, *, shrink: bool = True) -> Result:
+        kafka, kdump, ks, ds = self.run_both(case)
+        result = Result(case.seed, case.number, case.kind, case.label, list(case.argv), "same")
+        result.kafka, result.kdump, result.kafka_seconds, result.kdump_seconds = kafka, kdump, ks, ds
+        if kafka is None:
+            result.status = "kafka-timeout"
+        elif kdump is None:
+            result.status = "kdump-timeout"
+            result.problems = [f"kdump took more than {KDUMP_TIMEOUT:.0f} s"]
+        else:
+            result.problems = differences(kafka.triple(), kdump.triple(), case.paths)
+            if result.problems:
+                reason = deliberate(case, kafka, kdump)
+                result.status = "diverges" if reason is None else "deliberate"
+                if reason is not None:
+                    result.problems = [reason]
+        if result.status in ("diverges", "kdump-timeout") and shrink:
+            result.shrunk = self.shrink(case)
+        return result
+
+    def shrink(self, case: Case) -> Case | None:
+        """A smaller case that diverges the same way: one of several --files elements alone."""
+        paths = case.paths
+        if len(paths) < 2:
+            return None
+        joined = [a for a in case.argv if "," in a or a.startswith("--files=")]
+        for path in dict.fromkeys(paths):
+            argv = [
+                (("--files=" + path) if a.startswith("--files=") else path) if a in joined else a
+                for a in case.argv
+            ]
+            sub = path.split("/")[1] if path.count("/") >= 2 else None
+            files = {k: v for k, v in case.files.items() if sub is None or k.split("/")[0] == sub}
+            small = Case(case.seed, case.number, case.kind, case.label, files, argv)
+            kafka, kdump, _, _ = self.run_both(small)
+            if kafka and kdump and differences(kafka.triple(), kdump.triple(), small.paths):
+                return small
+        return None
+
+
+def save(result: Result, directory: Path, workdir: Path) -> Path:
+    """Keep a diverging case: its files (``case/...``), arguments and both tools' outputs."""
+    case = result.shrunk or make_case_from(result)
+    target = directory / result.name
+    if target.exists():
+        shutil.rmtree(target)
+    target.mkdir(parents=True)
+    for name, data in case.files.items():
+        path = target / CASE_DIR / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    root = str(workdir.resolve()).encode()
+    meta = {
+        "seed": result.seed,
+        "number": result.number,
+        "kind": result.kind,
+        "label": result.label,
+        "argv": case.argv,
+        "problems": result.problems,
+        "shrunk": result.shrunk is not None,
+    }
+    if result.shrunk is not None:  # the outputs of the smaller case
+        runner_outcomes = _rerun(case, workdir)
+    else:
+        runner_outcomes = (result.kafka, result.kdump)
+    for who, outcome in zip(("kafka", "kdump"), runner_outcomes, strict=True):
+        if outcome is None:
+            continue
+        meta[f"{who}_exit"] = outcome.code
+        (target / f"{who}.stdout").write_bytes(outcome.out.replace(root, ROOT_PLACEHOLDER))
+        (target / f"{who}.stderr").write_bytes(outcome.err.replace(root, ROOT_PLACEHOLDER))
+    (target / "case.json").write_text(json.dumps(meta, indent=1, ensure_ascii=False) + "\n")
+    return target
+
+
+_RUNNER: Runner | None = None
+_FULL_CORPUS: Path | None = None
+_KINDS: tuple[str, ...] = ()
+
+
+def _rerun(case: Case, workdir: Path) -> tuple[Outcome | None, Outcome | None]:
+    assert _RUNNER is not None
+    kafka, kdump, _, _ = _RUNNER.run_both(case)
+    return kafka, kdump
+
+
+def make_case_from(result: Result) -> Case:
+    return make_case(result.seed, result.number, _FULL_CORPUS, _KINDS)
+
+
+def _init(
+    base: str, full_corpus: Path | None, kinds: tuple[str, ...], save_dir: Path | None, save_all: bool = False
+) -> None:
+    global _RUNNER, _FULL_CORPUS, _KINDS, _SAVE, _SAVE_ALL
+    workdir = Path(tempfile.mkdtemp(prefix="kdump-difftest-", dir=base))
+    _RUNNER = Runner(workdir)
+    _FULL_CORPUS, _KINDS, _SAVE, _SAVE_ALL = full_corpus, kinds, save_dir, save_all
+    import atexit
+
+    atexit.register(_RUNNER.close)
+
+
+_SAVE: Path | None = None
+_SAVE_ALL = False
+
+
+def _work(chunk: tuple[int, list[int]]) -> list[Result]:
+    seed, numbers = chunk
+    assert _RUNNER is not None
+    out = []
+    for n in numbers:
+        case = make_case(seed, n, _FULL_CORPUS, _KINDS)
+        result = _RUNNER.check(case)
+        if _SAVE is not None and (_SAVE_ALL or result.status in ("diverges", "kdump-timeout")):
+            save(result, _SAVE, _RUNNER.workdir)
+        # keep only what the summary needs across the process boundary
+        if result.status == "same":
+            result.kafka = result.kdump = None
+        result.shrunk = None
+        out.append(result)
+    shutil.rmtree(_RUNNER.workdir / CASE_DIR, ignore_errors=True)
+    return out
+
+
+def run(
+    *,
+    seed: int,
+    start: int,
+    count: int,
+    jobs: int,
+    full_corpus: Path | None,
+    kinds: tuple[str, ...] = (),
+    save_dir: Path | None = None,
+    save_all: bool = False,
+    chunk: int = 20,
+    progress: Callable[[str], None] | None = None,
+    numbers: list[int] | None = None,
+) -> list[Result]:
+    """Run cases ``start .. start+count-1`` (or ``numbers``) of ``seed`` on ``jobs`` processes (each with its
+    own JVM)."""
+    shm = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+    base = tempfile.mkdtemp(prefix="kdump-difftest-", dir=shm)
+    wanted = list(range(start, start + count)) if numbers is None else numbers
+    count = len(wanted)
+    chunks = [(seed, wanted[i : i + chunk]) for i in range(0, count, chunk)]
+    results: list[Result] = []
+    started = time.monotonic()
+    try:
+        if jobs <= 1:
+            _init(base, full_corpus, kinds, save_dir, save_all)
+            iterator: Iterator[list[Result]] = map(_work, chunks)
+            pool = None
+        else:
+            ctx = multiprocessing.get_context("fork")
+            pool = ctx.Pool(jobs, _init, (base, full_corpus, kinds, save_dir, save_all))
+            iterator = pool.imap_unordered(_work, chunks)
+        for done in iterator:
+            results.extend(done)
+            if progress is not None:
+                bad = sum(r.status == "diverges" for r in results)
+                rate = len(results) / max(1e-9, time.monotonic() - started)
+                progress(f"{len(results)}/{count} cases, {bad} diverging, {rate:.1f} cases/s")
+        if pool is not None:
+            pool.close()
+            pool.join()
+    finally:
+        if jobs <= 1 and _RUNNER is not None:
+            _RUNNER.close()
+        shutil.rmtree(base, ignore_errors=True)
+    results.sort(key=lambda r: r.number)
+    return results
