@@ -499,3 +499,34 @@ def test_unknown_protobuf_fields_are_noted(data_dir: Path) -> None:
     assert (
         ' valueSchemaId: 5 decodedValue: {"id":"p"} kdumpNote: value: fields not in the schema: 100' in line
     )
+
+
+# -- kdump find --------------------------------------------------------------------------------------------
+
+
+def test_find_decodes_the_record(topic_log: Path) -> None:
+    from click.testing import CliRunner
+
+    from kdump.cli import cli
+
+    partition = str(topic_log.parent)
+    plain = CliRunner().invoke(cli, ["find", "--offset", "0", "--print-data-log", partition])
+    result = CliRunner().invoke(
+        cli, ["find", "--offset", "0", "--decode-values", "schema-registry", partition]
+    )
+    assert result.exit_code == plain.exit_code == 0
+    record_line = result.stdout.splitlines()[-1]
+    plain_line = plain.stdout.splitlines()[-1]
+    assert record_line.startswith(plain_line)
+    assert json.loads(record_line.split(" decodedValue: ", 1)[1]) == expected_order()
+    as_json = CliRunner().invoke(
+        cli, ["find", "--offset", "7", "--json", "--decode-values", "schema-registry", partition]
+    )
+    obj = json.loads(as_json.stdout)
+    assert validate(obj) == []
+    assert (
+        obj["record"]["valueSchemaId"] == 99
+        and "schema id 99 is not known" in obj["record"]["decodeNotes"][0]
+    )
+    bad = CliRunner().invoke(cli, ["find", "--offset", "0", "--schemas", "x", partition])
+    assert bad.exit_code == 2 and "--decode-values" in bad.output

@@ -209,34 +209,18 @@ def build_options(parsed: jopt.ParsedArgs) -> DumpOptions:
 
 def build_payload_decoding(parsed: jopt.ParsedArgs) -> PayloadDecoding | None:
     """``--decode-values``/``--decode-keys`` and their schema sources, or None when neither is given."""
-    from kdump.payload.registry import parse_id_map
-    from kdump.payload.sources import SCHEMA_REGISTRY, PayloadDecoding
+    from kdump.payload.sources import payload_decoding
 
-    parts = {}
-    for name in ("decode-keys", "decode-values"):
-        kind = parsed.value(name)
-        if kind is not None and kind != SCHEMA_REGISTRY:
-            raise KdumpUsageError(
-                f"--{name}: unknown payload decoder {kind!r} (kdump knows {SCHEMA_REGISTRY})"
-            )
-        parts[name] = kind is not None
-    if not any(parts.values()):
-        for name in ("schemas", "schema-id-map"):
-            if parsed.has(name):
-                raise KdumpUsageError(f"--{name} needs --decode-values or --decode-keys")
-        return None
     sources = parsed.value("schemas")
-    id_map = parsed.value("schema-id-map")
     try:
-        pairs = tuple(parse_id_map(id_map)) if id_map is not None else ()
+        return payload_decoding(
+            parsed.value("decode-keys"),
+            parsed.value("decode-values"),
+            _java_split(sources) if sources else [],
+            parsed.value("schema-id-map"),
+        )
     except ValueError as e:
-        raise KdumpUsageError(f"--schema-id-map: {e}") from None
-    return PayloadDecoding(
-        keys=parts["decode-keys"],
-        values=parts["decode-values"],
-        sources=tuple(_java_split(sources)) if sources else (),
-        id_map=pairs,
-    )
+        raise KdumpUsageError(str(e)) from None
 
 
 def _long_option(parsed: jopt.ParsedArgs, name: str) -> int | None:

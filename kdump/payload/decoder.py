@@ -13,7 +13,7 @@ from kdump.payload.registry import AVRO, JSON, PROTOBUF, Schema, SchemaStore
 from kdump.payload.wire import HEADER_SIZE, FramingError, schema_id_of
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Decoded:
     """One decoded key or value: ``value`` when ``has_value``; ``schema_id`` when the header was read; ``note``
     why it was not decoded (or, with a value, a warning: Protobuf fields the schema does not define)."""
@@ -74,6 +74,15 @@ class PayloadDecoder:
                 found = _Unusable(f"schema id {schema_id} ({schema.schema_type}, {schema.origin}): {e}")
         self._compiled[schema_id] = found
         return found
+
+    def function_for(self, schema_id: int) -> Callable[[bytes, int], Any] | None:
+        """The compiled decoder of a schema id (``(data, 5) -> value``; raises on data that does not fit), or
+        None when the id is unknown or its schema unusable.  For renderers' fast paths; :meth:`decode` is the
+        careful way."""
+        compiled = self._compiled.get(schema_id)
+        if compiled is None:
+            compiled = self._compile(schema_id)
+        return None if isinstance(compiled, _Unusable) else compiled[1]
 
     def decode(self, data: bytes) -> Decoded:
         try:

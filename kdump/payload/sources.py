@@ -14,6 +14,7 @@ from kdump.payload.registry import (
     load_schema_file,
     load_schemas_topic,
     load_source,
+    parse_id_map,
     schemas_topic_dirs,
 )
 
@@ -59,3 +60,25 @@ class PayloadDecoding:
             load_schema_file(schema_id, path, store)
             store.searched.append(path)
         return store
+
+
+def payload_decoding(
+    decode_keys: str | None, decode_values: str | None, schemas: list[str], id_map: str | None
+) -> PayloadDecoding | None:
+    """The decoding the options ask for (None when neither ``--decode-keys`` nor ``--decode-values`` is
+    given); ValueError with a message naming the option on a bad value."""
+    for name, kind in (("decode-keys", decode_keys), ("decode-values", decode_values)):
+        if kind is not None and kind != SCHEMA_REGISTRY:
+            raise ValueError(f"--{name}: unknown payload decoder {kind!r} (kdump knows {SCHEMA_REGISTRY})")
+    if decode_keys is None and decode_values is None:
+        for name, given in (("schemas", bool(schemas)), ("schema-id-map", id_map is not None)):
+            if given:
+                raise ValueError(f"--{name} needs --decode-values or --decode-keys")
+        return None
+    try:
+        pairs = tuple(parse_id_map(id_map)) if id_map is not None else ()
+    except ValueError as e:
+        raise ValueError(f"--schema-id-map: {e}") from None
+    return PayloadDecoding(
+        keys=decode_keys is not None, values=decode_values is not None, sources=tuple(schemas), id_map=pairs
+    )

@@ -36,9 +36,31 @@ def _jsonable(o: object) -> Any:
     return str(o)
 
 
-#: Compact, one line (control characters escaped), non-ASCII kept.
-to_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=_jsonable).encode
+def _make_to_json() -> Callable[[Any], str]:
+    """Compact JSON on one line (control characters escaped), non-ASCII kept.  The C encoder is made once
+    (``JSONEncoder.encode`` makes one per call, which costs as much as the encoding of a small record);
+    decoded payloads hold no reference cycles, so there are no markers."""
+    from json import encoder as std
 
+    encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=_jsonable)
+    c_make = getattr(std, "c_make_encoder", None)
+    c_basestring = getattr(std, "c_encode_basestring", None)
+    if c_make is None or c_basestring is None:
+        return encoder.encode
+    chunks = c_make(None, _jsonable, c_basestring, None, ":", ",", False, False, True)
+    join = "".join
+
+    def to_json(o: Any) -> str:
+        if isinstance(o, str):
+            return c_basestring(o)
+        return join(chunks(o, 0))
+
+    return to_json
+
+
+to_json = _make_to_json()
+
+_MISSING: Any = object()
 _LABELS = {"key": ("keySchemaId", "decodedKey"), "value": ("valueSchemaId", "decodedValue")}
 
 
@@ -70,11 +92,29 @@ def json_fields(obj: dict[str, Any], part: str, d: Decoded) -> None:
 def text_hook(decoder: PayloadDecoder, keys: bool, values: bool) -> Callable[[Record], str]:
     """What the Kafka-text record renderer appends to a record line."""
     decode = decoder.decode
+    function_for = decoder.function_for
+    functions: dict[int, Callable[[bytes, int], Any] | None] = {}
+    from_bytes = int.from_bytes
+
+    def value_fast(v: bytes) -> str:
+        """The common case without building a :class:`Decoded`: framed, a usable schema, data that fits."""
+        if len(v) >= 5 and v[0] == 0:
+            schema_id = from_bytes(v[1:5], "big", signed=True)
+            fn = functions.get(schema_id, _MISSING)
+            if fn is _MISSING:
+                fn = functions[schema_id] = function_for(schema_id)
+            if fn is not None:
+                try:
+                    return f" valueSchemaId: {schema_id} decodedValue: {to_json(fn(v, 5))}"
+                except Exception:  # noqa: BLE001, S110 -- the careful path says what went wrong
+                    pass
+        return text_fields("value", decode(v))
+
     if values and not keys:
 
         def value_only(r: Record) -> str:
             v = r.value
-            return "" if v is None else text_fields("value", decode(v))
+            return "" if v is None else value_fast(v)
 
         return value_only
 
@@ -83,7 +123,7 @@ def text_hook(decoder: PayloadDecoder, keys: bool, values: bool) -> Callable[[Re
         if keys and r.key is not None:
             out += text_fields("key", decode(r.key))
         if values and r.value is not None:
-            out += text_fields("value", decode(r.value))
+            out += value_fast(r.value)
         return out
 
     return both
