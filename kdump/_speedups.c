@@ -167,7 +167,7 @@ static PyObject *read_records(PyObject *self, PyObject *const *args, Py_ssize_t 
             goto decline;
         int64_t sequence = -1;
         if (base_sequence >= 0) {
-            if (base_sequence > INT32_MAX_ - offset_delta) /* Java int wrap-around: leave it to Python */
+            if (offset_delta < 0 || base_sequence > INT32_MAX_ - offset_delta) /* Java int wrap-around: Python */
                 goto decline;
             sequence = base_sequence + offset_delta;
         }
@@ -242,4 +242,14 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "kdump._speedups", NULL, -1, methods};
 
-PyMODINIT_FUNC PyInit__speedups(void) { return PyModule_Create(&module); }
+/* Bumped with every change of behaviour: kdump ignores a build whose REVISION differs (a stale build). */
+#define SPEEDUPS_REVISION 2
+
+PyMODINIT_FUNC PyInit__speedups(void) {
+    PyObject *m = PyModule_Create(&module);
+    if (m != NULL && PyModule_AddIntConstant(m, "REVISION", SPEEDUPS_REVISION) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

@@ -217,6 +217,14 @@ class DefaultRecordBatch:
         batch is decompressed and decoded before its first record is returned, so a corrupt compressed batch
         yields none.  Errors raise :class:`InvalidRecordError` or :class:`DecompressionError`.
         """
+        if self.size_in_bytes < RECORD_BATCH_OVERHEAD:
+            # Kafka loads the batch's own bytes and reads its record count from them first (count(), before
+            # anything else): past the end of a batch shorter than the header, an IndexOutOfBoundsException
+            raise InvalidRecordError(
+                f"The {self.size_in_bytes}-byte batch is shorter than the {RECORD_BATCH_OVERHEAD}-byte v2 header "
+                "(Kafka: java.lang.IndexOutOfBoundsException reading its record count)",
+                position=self.position,
+            )
         count = self.records_count
         if count == 0:
             return iter(())
@@ -280,15 +288,21 @@ def compression_name(codec_id: int) -> str:
     return name
 
 
+#: The ``REVISION`` of ``kdump/_speedups.c`` this decoder agrees with (2: Java int sequences, negative deltas).
+SPEEDUPS_REVISION = 2
+
+
 def _load_accelerator():  # noqa: ANN202
     """The optional C decoder (``kdump/_speedups.c``), unless absent or ``KDUMP_PURE_PYTHON`` is set."""
     if os.environ.get("KDUMP_PURE_PYTHON"):
         return None
     try:
-        from kdump._speedups import read_records
+        from kdump import _speedups
     except ImportError:
         return None
-    return read_records
+    if getattr(_speedups, "REVISION", None) != SPEEDUPS_REVISION:
+        return None  # built from an older kdump/_speedups.c: not trusted (pip install -e . rebuilds it)
+    return _speedups.read_records
 
 
 #: ``read_records(...) -> list[Record] | None``; None means "let the pure-Python decoder decide" (errors).
@@ -473,8 +487,8 @@ def _read_records(
         if base_sequence >= 0:
             sequence = (
                 base_sequence + offset_delta
-                if base_sequence <= INT_MAX - offset_delta
-                else increment_sequence(base_sequence, offset_delta)
+                if 0 <= offset_delta and base_sequence <= INT_MAX - offset_delta
+                else increment_sequence(base_sequence, offset_delta)  # Java int overflow, negative deltas too
             )
         else:
             sequence = -1

@@ -209,8 +209,33 @@ def _mutators() -> dict[str, Callable[[bytes, random.Random], bytes]]:
     }
 
 
-def mutated_input(rng: random.Random, full_corpus: Path | None) -> Input:
-    """A fuzz seed (built files, fixture and full corpus) with one file mutated structurally."""
+def _mutator_for(name: str, full_corpus: Path | None) -> Callable[[bytes, random.Random], bytes]:
+    targets = _targets(full_corpus)
+    kind = _kind(name)
+    if kind in ("log", "checkpoint"):
+        return mutators.mutate_segment_structural
+    if kind == "index":
+        return mutators.mutate_offset_index
+    if kind == "timeindex":
+        return mutators.mutate_time_index
+    if kind == "snapshot":
+        return targets["producer-snapshot"].mutate
+    return targets["txn-index"].mutate
+
+
+def mutated_file_input(rng: random.Random, inputs: list[Input], full_corpus: Path | None) -> Input:
+    """Any corpus or broker file (with its segment) mutated by the mutators of its kind."""
+    inp = rng.choice(inputs)
+    files = dict(inp.files)
+    files[inp.victim] = _mutator_for(inp.victim, full_corpus)(files[inp.victim], rng)
+    return Input(f"mutated:{inp.label}", files, inp.victim, inp.decoder)
+
+
+def mutated_input(rng: random.Random, full_corpus: Path | None, inputs: list[Input] | None = None) -> Input:
+    """A fuzz seed (built files, fixture and full corpus) with one file mutated structurally, or (a third of
+    the time, given ``inputs``) any corpus or broker file mutated by its kind."""
+    if inputs and rng.random() < 0.35:
+        return mutated_file_input(rng, inputs, full_corpus)
     targets = {k: t for k, t in _targets(full_corpus).items() if k != "state-file"}
     name = rng.choice(sorted(targets))
     target = targets[name]
@@ -425,7 +450,7 @@ def make_case(seed: int, number: int, full_corpus: Path | None, kinds: tuple[str
         case.label = inp.label
         single_case(case, inp, rng)
     elif kind == "mutated":
-        inp = mutated_input(rng, full_corpus)
+        inp = mutated_input(rng, full_corpus, corpus)
         case.label = inp.label
         single_case(case, inp, rng)
     elif kind == "multi":

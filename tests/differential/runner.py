@@ -25,6 +25,21 @@ if str(TESTS) not in sys.path:  # tests/replay.py and tests/corpus.py import as 
 from replay import differences, run_kdump  # noqa: E402
 
 KDUMP_TIMEOUT = 60.0
+#: ``kdump files`` options beyond Kafka's (opt-in; Kafka rejects them as unrecognized).
+KDUMP_ONLY_OPTIONS = (
+    "json",
+    "print-header-values",
+    "from-offset",
+    "to-offset",
+    "from-time",
+    "to-time",
+    "key",
+    "key-regex",
+    "producer-id",
+    "max-records",
+    "transactional-only",
+    "control-only",
+)
 ROOT_PLACEHOLDER = b"${CORPUS_ROOT}"
 
 
@@ -63,6 +78,11 @@ def deliberate(case: Case, kafka: Outcome, kdump: Outcome) -> str | None:
     """The README's deliberate differences ("What differs"), or None."""
     if uses_state_file(case):
         return "deliberate: kdump parses checkpoint and state files"
+    head = kafka.err.split(b"\n", 1)[0]
+    if head.startswith(b'Exception in thread "main" joptsimple.UnrecognizedOptionException: ') and any(
+        head.endswith(f": {name} is not a recognized option".encode()) for name in KDUMP_ONLY_OPTIONS
+    ):
+        return "deliberate: kdump's own options (README: opt-in additions), which Kafka rejects"
     if kafka.err.startswith(b'Missing required argument "[files]"') and kdump.out.startswith(b"Dumping "):
         return "deliberate: files given without --files are dumped (Kafka: missing required argument)"
     return None
