@@ -530,3 +530,58 @@ def test_find_decodes_the_record(topic_log: Path) -> None:
     )
     bad = CliRunner().invoke(cli, ["find", "--offset", "0", "--schemas", "x", partition])
     assert bad.exit_code == 2 and "--decode-values" in bad.output
+
+
+# -- the Spark source (its task code, without a JVM; tests/test_spark.py runs Spark itself) -----------------
+
+
+def _spark_read(options: dict[str, str]) -> list:
+    pytest.importorskip("pyarrow")
+    from kdump.spark.options import parse_options
+    from kdump.spark.planning import plan
+    from kdump.spark.reader import read_split
+
+    selection = parse_options(options)
+    return [b for split in plan(selection).splits for b in read_split(split, selection.read)]
+
+
+def test_spark_decoded_value_json_column(topic_log: Path) -> None:
+    from kdump.spark.schema import arrow_schema, payload_columns
+
+    data_dir = str(topic_log.parent.parent)
+    batches = _spark_read({"path": data_dir, "topics": "orders", "decodeValues": "schema-registry"})
+    assert batches[0].schema == arrow_schema(False, False, payload_columns(False, True))
+    rows = [r for b in batches for r in b.to_pylist()]
+    by_offset = {r["offset"]: r for r in rows}
+    assert json.loads(by_offset[0]["decodedValue"]) == expected_order()
+    assert json.loads(by_offset[2]["decodedValue"]) == {
+        "id": "p-1",
+        "amount": {"currency": "EUR", "units": "1250"},
+    }
+    assert by_offset[0]["decodeNotes"] is None
+    assert by_offset[7]["decodedValue"] is None and "schema id 99 is not known" in by_offset[7]["decodeNotes"]
+    assert by_offset[12]["decodedValue"] is None and by_offset[12]["decodeNotes"] is None  # tombstone
+
+
+def test_spark_avro_struct_column(topic_log: Path) -> None:
+    pytest.importorskip("pyspark")
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    from kdump.spark.options import parse_options
+    from kdump.spark.schema import arrow_schema, spark_schema
+
+    data_dir = str(topic_log.parent.parent)
+    options = {"path": data_dir, "topics": "orders", "decodeValues": "schema-registry", "valueSchemaId": "1"}
+    read = parse_options(options).read
+    spark = spark_schema(False, False, read.payload_columns, read.value_kind)
+    assert [f.name for f in spark["decodedValue"].dataType.fields] == [
+        f["name"] for f in ORDER_AVSC["fields"]
+    ]
+    assert to_arrow_schema(spark, timezone="UTC") == arrow_schema(
+        False, False, read.payload_columns, read.value_kind
+    )
+    rows = {r["offset"]: r for b in _spark_read(options) for r in b.to_pylist()}
+    assert rows[0]["decodedValue"] == {**ORDER, "raw": b"\x00\xff"}
+    assert rows[1]["decodedValue"] is None and "not the valueSchemaId 1" in rows[1]["decodeNotes"]
+    with pytest.raises(ValueError, match="PROTOBUF, not Avro"):
+        parse_options({**options, "valueSchemaId": "5"})

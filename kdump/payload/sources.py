@@ -34,6 +34,12 @@ class PayloadDecoding:
     id_map: tuple[tuple[int, str], ...] = ()
     _decoders: dict[str, PayloadDecoder] = field(default_factory=dict, repr=False)
 
+    def __getstate__(self) -> dict[str, object]:
+        """Pickled (to Spark executors) without the decoders: compiled schemas are rebuilt where used."""
+        state = self.__dict__.copy()
+        state["_decoders"] = {}
+        return state
+
     def decoder_for(self, segment_path: str) -> PayloadDecoder:
         """The decoder for a segment: its data directory's ``_schemas`` unless sources were given."""
         if self.sources:
