@@ -197,7 +197,11 @@ def _apply_schemas_record(store: SchemaStore, key: bytes | None, value: bytes | 
     subject = key_obj.get("subject")
     version = key_obj.get("version")
     if value is None:  # tombstone: the subject-version is gone; its id stays decodable
-        schema = store.by_subject.pop((subject, version), None) if isinstance(subject, str) else None
+        schema = (
+            store.by_subject.pop((subject, version), None)
+            if isinstance(subject, str) and isinstance(version, int)
+            else None
+        )
         if schema is not None:
             schema.deleted = True
         return
