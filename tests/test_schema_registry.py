@@ -585,3 +585,31 @@ def test_spark_avro_struct_column(topic_log: Path) -> None:
     assert rows[1]["decodedValue"] is None and "not the valueSchemaId 1" in rows[1]["decodeNotes"]
     with pytest.raises(ValueError, match="PROTOBUF, not Avro"):
         parse_options({**options, "valueSchemaId": "5"})
+
+
+def test_json_text_of_unusual_values() -> None:
+    """Whichever encoder is used (orjson or the standard library), the text is the JSON of the value:
+    integers beyond 64 bits, Avro bytes, timestamps, decimals."""
+    import datetime
+    import decimal
+
+    from kdump.render.decoded_payload import to_json
+
+    value = {
+        "big": 2**70,
+        "raw": b"\x00\xff",
+        "at": datetime.datetime(2026, 11, 23, 8, 0, tzinfo=datetime.UTC),
+        "price": decimal.Decimal("12.50"),
+        "text": "zürich\n",
+        "nested": [{"k": None}],
+    }
+    text = to_json(value)
+    assert "\n" not in text
+    assert json.loads(text) == {
+        "big": 2**70,
+        "raw": "\x00\xff",
+        "at": "2026-11-23T08:00:00+00:00",
+        "price": "12.50",
+        "text": "zürich\n",
+        "nested": [{"k": None}],
+    }

@@ -50,10 +50,10 @@ def compile_avro(schema: Schema, store: SchemaStore) -> Callable[[bytes, int], A
     BytesIO = io.BytesIO
 
     def decode(data: bytes, start: int) -> Any:
-        stream = BytesIO(data)
-        stream.seek(start)
+        body = data[start:]
+        stream = BytesIO(body)
         value = reader(stream, parsed, None)
-        left = len(data) - stream.tell()
+        left = len(body) - stream.tell()
         if left:
             raise SchemaMismatch(f"{left} bytes left after a complete datum")
         return value

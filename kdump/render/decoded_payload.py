@@ -6,6 +6,9 @@ Text (appended to the record line, after everything Kafka prints, keys first)::
     ... payload: <Kafka's text> keySchemaId: 3 decodedKey: {...} valueSchemaId: 7 decodedValue: {...}
     ... payload: <Kafka's text> kdumpNote: value not decoded: schema id 42 is not known (looked in: ...)
 
+The JSON text is orjson's when it is installed, else the standard library's (the same JSON values; NaN
+and infinities are ``null`` with orjson).
+
 JSON: ``keySchemaId``/``decodedKey``, ``valueSchemaId``/``decodedValue`` (the value as a JSON object or
 other JSON value), ``decodeNotes`` (a list of the same notes).  Avro ``bytes``/``fixed`` become strings of
 code points 0-255 (Avro's JSON encoding), timestamps ISO-8601, decimals and UUIDs strings.
@@ -58,9 +61,28 @@ def _make_to_json() -> Callable[[Any], str]:
     return to_json
 
 
-to_json = _make_to_json()
+def _with_orjson(fallback: Callable[[Any], str]) -> Callable[[Any], str]:
+    """orjson when installed (the schema-registry extra brings it): about 7x faster than the standard C
+    encoder on a small record, which is most of what decoding costs besides the decoder itself.  What it
+    refuses (integers beyond 64 bits) goes to the standard encoder."""
+    try:
+        import orjson
+    except ImportError:
+        return fallback
+    dumps = orjson.dumps
+    option = orjson.OPT_NON_STR_KEYS
 
-_MISSING: Any = object()
+    def to_json(o: Any) -> str:
+        try:
+            return dumps(o, default=_jsonable, option=option).decode()
+        except TypeError:
+            return fallback(o)
+
+    return to_json
+
+
+to_json = _with_orjson(_make_to_json())
+
 _LABELS = {"key": ("keySchemaId", "decodedKey"), "value": ("valueSchemaId", "decodedValue")}
 
 
@@ -93,19 +115,25 @@ def text_hook(decoder: PayloadDecoder, keys: bool, values: bool) -> Callable[[Re
     """What the Kafka-text record renderer appends to a record line."""
     decode = decoder.decode
     function_for = decoder.function_for
-    functions: dict[int, Callable[[bytes, int], Any] | None] = {}
-    from_bytes = int.from_bytes
+    #: by the 5 header bytes: the text before the JSON and the compiled decoder (None: the careful path)
+    by_header: dict[bytes, tuple[str, Callable[[bytes, int], Any] | None]] = {}
+
+    def known(header: bytes) -> tuple[str, Callable[[bytes, int], Any] | None]:
+        schema_id = int.from_bytes(header[1:5], "big", signed=True)
+        found = by_header[header] = (
+            f" valueSchemaId: {schema_id} decodedValue: ",
+            function_for(schema_id) if header[0] == 0 else None,
+        )
+        return found
 
     def value_fast(v: bytes) -> str:
         """The common case without building a :class:`Decoded`: framed, a usable schema, data that fits."""
-        if len(v) >= 5 and v[0] == 0:
-            schema_id = from_bytes(v[1:5], "big", signed=True)
-            fn = functions.get(schema_id, _MISSING)
-            if fn is _MISSING:
-                fn = functions[schema_id] = function_for(schema_id)
+        if len(v) >= 5:
+            header = v[:5]
+            prefix, fn = by_header.get(header) or known(header)
             if fn is not None:
                 try:
-                    return f" valueSchemaId: {schema_id} decodedValue: {to_json(fn(v, 5))}"
+                    return prefix + to_json(fn(v, 5))
                 except Exception:  # noqa: BLE001, S110 -- the careful path says what went wrong
                     pass
         return text_fields("value", decode(v))
