@@ -18,11 +18,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from replay import run_kdump
 
 from kdump.payload import wire
 from kdump.render.json_schema import validate
 from kdump.storage.builder import SimpleRecord, build_v2_batch
+from tests.replay import run_kdump
 
 fastavro = pytest.importorskip("fastavro", reason="the schema-registry extra is not installed")
 
