@@ -613,3 +613,28 @@ def test_json_text_of_unusual_values() -> None:
         "text": "zürich\n",
         "nested": [{"k": None}],
     }
+
+
+def test_decoding_loads_only_what_it_uses(data_dir: Path) -> None:
+    """Without the options nothing of kdump.payload loads; Avro-only data loads neither protobuf nor grpc."""
+    avro_only = write_segment(data_dir / "avro-0", topic_records()[:1])
+    probe = (
+        "import io, sys\n"
+        "from kdump.cli import files\n"
+        "out = io.BytesIO()\n"
+        "from kdump.render.output import Output\n"
+        "files.run(sys.argv[1:], Output(out), Output(io.BytesIO()))\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('kdump.payload', 'google.protobuf', 'grpc', "
+        "'fastavro'))))\n"
+    )
+
+    def loaded(*argv: str) -> list[str]:
+        result = subprocess.run(
+            [sys.executable, "-c", probe, *argv], capture_output=True, text=True, check=True
+        )
+        return json.loads(result.stdout.replace("'", '"'))
+
+    assert loaded("--files", str(avro_only), "--print-data-log") == []
+    with_decoding = loaded("--files", str(avro_only), "--decode-values", "schema-registry")
+    assert "kdump.payload.avro" in with_decoding and "fastavro" in with_decoding
+    assert not any(m.startswith(("google.protobuf", "grpc", "kdump.payload.protobuf")) for m in with_decoding)

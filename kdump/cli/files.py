@@ -210,6 +210,8 @@ def build_options(parsed: jopt.ParsedArgs) -> DumpOptions:
 
 def build_payload_decoding(parsed: jopt.ParsedArgs) -> PayloadDecoding | None:
     """``--decode-values``/``--decode-keys`` and their schema sources, or None when neither is given."""
+    if not any(parsed.has(n) for n in ("decode-values", "decode-keys", "schemas", "schema-id-map")):
+        return None  # kdump.payload is not even imported
     from kdump.payload.sources import payload_decoding
 
     sources = parsed.value("schemas")
