@@ -11,6 +11,7 @@ from kdump.cli import jopt
 from kdump.commands.files import DEFAULT_MAX_MESSAGE_SIZE, INTERNAL_DECODERS, DumpLogSegments, DumpOptions
 from kdump.errors import KdumpUsageError, UsageError
 from kdump.exit_status import ExitStatus
+from kdump.jdk.text import string_split
 from kdump.render.decoders import DEFAULT_DECODER_CLASS
 from kdump.render.output import Output
 from kdump.storage import naming
@@ -143,14 +144,8 @@ def usage_text() -> str:
     return jopt.help_table(OPTIONS)
 
 
-def _java_split(value: str) -> list[str]:
-    """Java's ``String.split(",")``: trailing empty pieces dropped, interior ones kept."""
-    pieces = value.split(",")
-    while pieces and pieces[-1] == "" and len(pieces) > 1:
-        pieces.pop()
-    if pieces == [""] and value != "":
-        return []
-    return pieces
+#: ``--files``' separator, for Java's ``String.split(",")``.
+_COMMA = re.compile(",")
 
 
 def _int_option(parsed: jopt.ParsedArgs, name: str, default: int) -> int:
@@ -170,7 +165,7 @@ def build_options(parsed: jopt.ParsedArgs) -> DumpOptions:
     files_value = parsed.value("files")
     # Kafka reads --files only and ignores other arguments; files given without --files are kdump's
     # convenience, where Kafka would stop with 'Missing required argument "[files]"'
-    files = _java_split(files_value) if files_value is not None else list(parsed.non_options)
+    files = string_split(_COMMA, files_value) if files_value is not None else list(parsed.non_options)
     # Kafka's options are lazy vals: an integer argument is converted (and fails) only where it is first used
     integers = {"max-message-size": DEFAULT_MAX_MESSAGE_SIZE, "max-bytes": INT_MAX}
     errors = {}
@@ -219,7 +214,7 @@ def build_payload_decoding(parsed: jopt.ParsedArgs) -> PayloadDecoding | None:
         return payload_decoding(
             parsed.value("decode-keys"),
             parsed.value("decode-values"),
-            _java_split(sources) if sources else [],
+            [p for p in sources.split(",") if p] if sources else [],
             parsed.value("schema-id-map"),
         )
     except ValueError as e:
