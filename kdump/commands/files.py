@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import tzinfo
 from typing import TYPE_CHECKING, Any
 
 from kdump.commands import parallel
@@ -85,6 +86,9 @@ class DumpOptions:
     record_filter: RecordFilter | None = None
     #: ``--decode-keys``/``--decode-values schema-registry`` (implies printing the data, as Kafka's decoders do)
     payload_decoding: PayloadDecoding | None = None
+    #: ``--human-time``: ISO-8601 after every timestamp of the text, in ``tz`` (None: UTC).
+    human_time: bool = False
+    tz: tzinfo | None = None
     #: Integer options whose argument does not convert: Kafka converts them lazily, where it first uses them
     #: (``--max-bytes`` for each .log/.checkpoint, ``--max-message-size`` for each .index), and dies there.
     option_errors: dict[str, str] = field(default_factory=dict)
@@ -135,6 +139,10 @@ class DumpLogSegments:
     def __init__(self, options: DumpOptions, out: Output, err: Output) -> None:
         self.options = options
         self.out = out
+        if options.human_time and not options.json:
+            from kdump.render.human_time import HumanTimeOutput
+
+            self.out = HumanTimeOutput(out, options.tz)
         self.err = err
         self.non_consecutive: dict[str, list[tuple[int, int]]] = {}
         self.index_mismatches: dict[str, list[tuple[int, int]]] = {}
@@ -283,7 +291,7 @@ class DumpLogSegments:
                 )
             else:
                 out.write(f"Snapshot end offset: {snapshot_id.end_offset}, epoch: {snapshot_id.epoch}\n")
-        if json_mode or opts.record_filter is not None or opts.print_header_values:
+        if json_mode or opts.record_filter is not None or opts.print_header_values or opts.human_time:
             try:
                 with FileRecords(file.path, max_bytes=opts.max_bytes) as records:
                     self._dump_batches_selected(file, records, parser)
