@@ -13,6 +13,14 @@ decimal digits.  Batches carry an idempotent producer's fields (producer id, epo
 Batches are encoded and written one at a time, so memory stays small whatever the size.  ``--quick`` writes a
 data set 10x smaller to ``bench/data/quick/``.
 
+``--avro`` (needs fastavro) writes the schema-registry variant instead, for ``bench/avro_bench.py``: the same
+record count, keys and batching, values an Avro record framed in Confluent's wire format (magic byte, schema
+id 1, then the datum; 100 bytes each), and a ``_schemas-0`` partition beside it holding that schema as the
+Schema Registry stores it::
+
+    bench/data/avro/avro-0/00000000000000000000.log
+    bench/data/avro/_schemas-0/00000000000000000000.log
+
 Usage::
 
     .venv/bin/python bench/make_segments.py [--quick] [--force]
@@ -157,12 +165,124 @@ def build(quick: bool, *, force: bool = False, verbose: bool = True) -> Path:
     return out
 
 
+#: The Avro value of the schema-registry variant: framed, 100 bytes like the plain values.
+AVRO_SCHEMA = {
+    "type": "record",
+    "name": "Order",
+    "namespace": "bench",
+    "fields": [
+        {"name": "id", "type": "long"},
+        {"name": "customer", "type": "string"},
+        {"name": "amount", "type": "double"},
+        {"name": "status", "type": {"type": "enum", "name": "Status", "symbols": ["NEW", "PAID", "SHIPPED"]}},
+        {"name": "note", "type": ["null", "string"], "default": None},
+    ],
+}
+AVRO_SCHEMA_ID = 1
+
+
+def avro_dir(quick: bool) -> Path:
+    return data_dir(quick) / "avro"
+
+
+def build_avro(quick: bool, *, force: bool = False, verbose: bool = True) -> Path:
+    """The schema-registry variant (see the module's doc); returns the log directory holding ``avro-0`` and
+    ``_schemas-0``."""
+    import dataclasses
+    import io
+
+    import fastavro
+
+    out = avro_dir(quick)
+    params = parameters(quick) | {"avro_schema_id": AVRO_SCHEMA_ID}
+    manifest_path = out / "manifest.json"
+    segment = out / "avro-0" / SEGMENT
+    if not force and manifest_path.is_file() and segment.is_file():
+        manifest = json.loads(manifest_path.read_text())
+        if manifest.get("parameters") == params and manifest.get("bytes") == segment.stat().st_size:
+            if verbose:
+                print(f"{out}: up to date ({params['records']:,} records)")
+            return out
+    started = time.perf_counter()
+    schema_text = json.dumps(AVRO_SCHEMA, separators=(",", ":"))
+    (out / "_schemas-0").mkdir(parents=True, exist_ok=True)
+    (out / "avro-0").mkdir(parents=True, exist_ok=True)
+    registry_key = json.dumps({"keytype": "SCHEMA", "subject": "avro-value", "version": 1, "magic": 1})
+    registry_value = json.dumps(
+        {"subject": "avro-value", "version": 1, "id": AVRO_SCHEMA_ID, "schema": schema_text, "deleted": False}
+    )
+    (out / "_schemas-0" / SEGMENT).write_bytes(
+        build_v2_batch(
+            [
+                SimpleRecord(
+                    registry_value.encode(), key=registry_key.encode(), timestamp=params["base_timestamp"]
+                )
+            ],
+            base_offset=0,
+        )
+    )
+    parsed = fastavro.parse_schema(AVRO_SCHEMA)
+    header = bytes([0]) + AVRO_SCHEMA_ID.to_bytes(4, "big")
+    statuses = ("NEW", "PAID", "SHIPPED")
+    rng = random.Random(params["seed"])
+    digest = hashlib.sha256()
+    size = 0
+    tmp = segment.with_suffix(".tmp")
+    with open(tmp, "wb") as f:
+        for records, base in batches(params):
+            framed = []
+            for r in records:  # the plain value's letters, spread over the record's fields
+                assert r.value is not None and r.key is not None
+                letters = r.value.decode()
+                buf = io.BytesIO()
+                fastavro.schemaless_writer(
+                    buf,
+                    parsed,
+                    {
+                        "id": int(r.key),
+                        "customer": letters[:20],
+                        "amount": rng.randrange(100_000) / 100,
+                        "status": statuses[rng.randrange(3)],
+                        "note": letters[20:79],
+                    },
+                )
+                framed.append(dataclasses.replace(r, value=header + buf.getvalue()))
+            records = framed
+            batch = build_v2_batch(
+                records,
+                base_offset=base,
+                producer_id=params["producer_id"],
+                producer_epoch=0,
+                base_sequence=base % 2**31,
+            )
+            f.write(batch)
+            digest.update(batch)
+            size += len(batch)
+    tmp.replace(segment)
+    manifest = {
+        "parameters": params,
+        "bytes": size,
+        "sha256": digest.hexdigest(),
+        "seconds": round(time.perf_counter() - started, 2),
+    }
+    manifest_path.write_text(json.dumps(manifest, indent=2) + "\n")
+    if verbose:
+        print(
+            f"{segment}: {size / 2**20:.1f} MiB, {params['records']:,} records, built in {manifest['seconds']} s"
+        )
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="a 10x smaller data set, in bench/data/quick/")
     parser.add_argument("--force", action="store_true", help="rebuild even if the data set is up to date")
+    parser.add_argument("--avro", action="store_true", help="the schema-registry (Avro) variant")
     args = parser.parse_args(argv)
-    build(args.quick, force=args.force)
+    if args.avro:
+        build_avro(args.quick, force=args.force)
+    else:
+        build(args.quick, force=args.force)
     return 0
 
 

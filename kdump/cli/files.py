@@ -7,6 +7,7 @@ import re
 import sys
 import textwrap
 from datetime import tzinfo
+from typing import TYPE_CHECKING
 
 from kdump import KAFKA_COMPAT_VERSION
 from kdump.cli import jopt
@@ -20,6 +21,9 @@ from kdump.storage import naming
 from kdump.storage.file_records import INT_MAX
 from kdump.storage.record_filter import RecordFilter
 from kdump.storage.timestamp_type import parse_timestamp
+
+if TYPE_CHECKING:
+    from kdump.payload.sources import PayloadDecoding
 
 DESCRIPTION = (
     "This tool helps to parse a log file and dump its contents to the console, useful for debugging a "
@@ -128,6 +132,18 @@ KDUMP_OPTIONS: list[jopt.OptionSpec] = [
     ),
     jopt.OptionSpec("transactional-only", "Show only transactional batches.", hidden=True),
     jopt.OptionSpec("control-only", "Show only control batches.", hidden=True),
+    *(
+        jopt.OptionSpec(name, help_text, arg="required", hidden=True)
+        for name, help_text in (
+            ("decode-values", "Decode values framed for a schema registry (schema-registry)."),
+            ("decode-keys", "Decode keys framed for a schema registry (schema-registry)."),
+            (
+                "schemas",
+                "Where the schemas are: _schemas partition or log directories, schema directories, exports.",
+            ),
+            ("schema-id-map", "Schema files by id: ID=FILE,... or a JSON file of them."),
+        )
+    ),
     jopt.OptionSpec(
         "human-time",
         "After every epoch-millisecond timestamp of the text, the time in ISO-8601 (UTC, or --tz).",
@@ -241,6 +257,7 @@ def build_options(parsed: jopt.ParsedArgs) -> DumpOptions:
         json=parsed.has("json"),
         print_header_values=parsed.has("print-header-values"),
         record_filter=build_filter(parsed),
+        payload_decoding=build_payload_decoding(parsed),
         human_time=parsed.has("human-time") or parsed.has("tz"),
         tz=_zone(parsed.value("tz")),
     )
@@ -347,3 +364,21 @@ def main(argv: list[str] | None = None) -> int:
     from kdump.cli import run_guarded
 
     return run_guarded(lambda out, err: run(sys.argv[1:] if argv is None else argv, out, err))
+
+
+def build_payload_decoding(parsed: jopt.ParsedArgs) -> PayloadDecoding | None:
+    """``--decode-values``/``--decode-keys`` and their schema sources, or None when neither is given."""
+    if not any(parsed.has(n) for n in ("decode-values", "decode-keys", "schemas", "schema-id-map")):
+        return None  # kdump.payload is not even imported
+    from kdump.payload.sources import payload_decoding
+
+    sources = parsed.value("schemas")
+    try:
+        return payload_decoding(
+            parsed.value("decode-keys"),
+            parsed.value("decode-values"),
+            [p for p in sources.split(",") if p] if sources else [],
+            parsed.value("schema-id-map"),
+        )
+    except ValueError as e:
+        raise KdumpUsageError(str(e)) from None

@@ -49,6 +49,23 @@ import click
     metavar="N",
     help="Use N as the log start offset [default: from log-start-offset-checkpoint, else the first segment].",
 )
+@click.option(
+    "--decode-values",
+    type=click.Choice(["schema-registry"]),
+    help="Decode the record's value from the schema registry's wire format (implies --print-data-log).",
+)
+@click.option(
+    "--decode-keys",
+    type=click.Choice(["schema-registry"]),
+    help="Decode the record's key from the schema registry's wire format (implies --print-data-log).",
+)
+@click.option(
+    "--schemas",
+    multiple=True,
+    metavar="PATH",
+    help="Where the schemas are [default: the _schemas topic of the log directory]; repeatable.",
+)
+@click.option("--schema-id-map", metavar="ID=FILE,...", help="Schema files by schema id.")
 def command(
     path: str,
     offset: int | None,
@@ -58,6 +75,10 @@ def command(
     print_data_log: bool,
     as_json: bool,
     log_start_offset: int | None,
+    decode_values: str | None,
+    decode_keys: str | None,
+    schemas: tuple[str, ...],
+    schema_id_map: str | None,
     group: str | None,
     transactional_id: str | None,
     partitions: int | None,
@@ -90,6 +111,12 @@ def command(
             timestamp = parse_timestamp(timestamp_text)
         except ValueError as e:
             raise click.BadParameter(str(e), param_hint="'--timestamp'") from None
+    from kdump.payload.sources import payload_decoding
+
+    try:
+        decoding = payload_decoding(decode_keys, decode_values, list(schemas), schema_id_map)
+    except ValueError as e:
+        raise click.UsageError(str(e)) from None
     try:
         directory = resolve_partition_dir(path, topic, partition)
     except UsageError as e:
@@ -100,8 +127,9 @@ def command(
                 directory,
                 offset=offset,
                 timestamp=timestamp,
-                print_data_log=print_data_log,
+                print_data_log=print_data_log or decoding is not None,
                 as_json=as_json,
+                payload_decoding=decoding,
                 log_start_offset=log_start_offset,
                 out=out,
                 err=err,

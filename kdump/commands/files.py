@@ -8,8 +8,10 @@ decodes and :mod:`kdump.render.kafka_text` formats.  An error that Kafka's tool 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import tzinfo
+from typing import TYPE_CHECKING, Any
 
 from kdump.commands import parallel
 from kdump.commands.parallel import OffsetGaps
@@ -32,6 +34,9 @@ from kdump.storage.producer_snapshot import read_producer_snapshot
 from kdump.storage.record_filter import KEEP, STOP, RecordFilter
 from kdump.storage.time_index import NO_TIMESTAMP, TimeIndex
 from kdump.storage.transaction_index import TransactionIndex
+
+if TYPE_CHECKING:
+    from kdump.payload.sources import PayloadDecoding
 
 DEFAULT_MAX_MESSAGE_SIZE = 5 * 1024 * 1024
 
@@ -84,6 +89,8 @@ class DumpOptions:
     json: bool = False
     print_header_values: bool = False
     record_filter: RecordFilter | None = None
+    #: ``--decode-keys``/``--decode-values schema-registry`` (implies printing the data, as Kafka's decoders do)
+    payload_decoding: PayloadDecoding | None = None
     #: ``--human-time``: ISO-8601 after every timestamp of the text, in ``tz`` (None: UTC).
     human_time: bool = False
     tz: tzinfo | None = None
@@ -104,6 +111,7 @@ class DumpOptions:
             or bool(self.internal_decoders)
             or self.key_decoder_given
             or self.value_decoder_given
+            or self.payload_decoding is not None
         )
 
     @property
@@ -325,6 +333,22 @@ class DumpLogSegments:
             if trailing > 0 and opts.max_bytes == INT_MAX:
                 out.write(kafka_text.trailing_bytes_line(trailing, file.name))
 
+    def _payload_text_hook(self, file: JavaFile) -> Callable[[Any], str] | None:
+        decoding = self.options.payload_decoding
+        if decoding is None:
+            return None
+        from kdump.render.decoded_payload import text_hook
+
+        return text_hook(decoding.decoder_for(file.path), decoding.keys, decoding.values)
+
+    def _payload_json_hook(self, file: JavaFile) -> Callable[[Any, dict[str, Any]], None] | None:
+        decoding = self.options.payload_decoding
+        if decoding is None:
+            return None
+        from kdump.render.decoded_payload import json_hook
+
+        return json_hook(decoding.decoder_for(file.path), decoding.keys, decoding.values)
+
     def record_gaps(self, file: JavaFile, gaps: OffsetGaps) -> None:
         if gaps.pairs:
             self.non_consecutive.setdefault(file.absolute_path, []).extend(gaps.pairs)
@@ -346,6 +370,7 @@ class DumpLogSegments:
         deep = opts.is_deep_iteration
         print_contents = opts.should_print_data_log
         skip_metadata = opts.skip_record_metadata
+        payload_extra = self._payload_text_hook(file)
         valid_bytes = start
         last_offset = gaps.last_offset
         pairs = gaps.pairs
@@ -355,7 +380,9 @@ class DumpLogSegments:
                 out.write(kafka_text.batch_line_head(batch))
                 out.write(kafka_text.batch_line_tail(batch, valid_bytes))
                 if deep:
-                    render = kafka_text.record_renderer(batch, print_contents, skip_metadata, parser)
+                    render = kafka_text.record_renderer(
+                        batch, print_contents, skip_metadata, parser, payload_extra=payload_extra
+                    )
                     lines: list[str] = []
                     try:
                         if batch.magic >= 2 and batch.records_count <= STREAM_LINES:
@@ -405,6 +432,8 @@ class DumpLogSegments:
         print_contents = opts.should_print_data_log
         skip_metadata = opts.skip_record_metadata
         look_inside = deep or (selector is not None and selector.needs_records)
+        payload_json = self._payload_json_hook(file) if json_mode else None
+        payload_extra = None if json_mode else self._payload_text_hook(file)
         remaining = self.remaining
         context = json_lines.record_context(file.path, file.absolute_path) if json_mode else None
         start = 0 if selector is None else selector.start_position(file.path, records)
@@ -434,6 +463,7 @@ class DumpLogSegments:
                             skip_metadata,
                             parser,
                             decoder=getattr(parser, "decoder", None),
+                            payload_json=payload_json,
                             context=context,
                         )
                     else:
@@ -443,6 +473,7 @@ class DumpLogSegments:
                             skip_metadata,
                             parser,
                             header_values=opts.print_header_values,
+                            payload_extra=payload_extra,
                         )
                     for record in batch.records():
                         if selector is not None:

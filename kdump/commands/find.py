@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kdump.errors import UsageError
 from kdump.exit_status import ExitStatus
@@ -25,6 +25,9 @@ from kdump.storage.log_search import (
     PartitionLog,
     SearchResult,
 )
+
+if TYPE_CHECKING:
+    from kdump.payload.sources import PayloadDecoding
 
 
 def resolve_partition_dir(path: str, topic: str | None, partition: int | None) -> str:
@@ -59,6 +62,7 @@ class Find:
         print_data_log: bool = False,
         as_json: bool = False,
         log_start_offset: int | None = None,
+        payload_decoding: PayloadDecoding | None = None,
         out: Output,
         err: Output,
     ) -> None:
@@ -68,6 +72,8 @@ class Find:
         self.print_data_log = print_data_log
         self.as_json = as_json
         self.log_start_offset = log_start_offset
+        #: ``--decode-values``/``--decode-keys schema-registry`` (:mod:`kdump.payload`)
+        self.payload_decoding = payload_decoding
         self.out = out
         self.err = err
 
@@ -131,7 +137,15 @@ class Find:
         batch = result.batch
         lines.append(kafka_text.batch_line_head(batch) + kafka_text.batch_line_tail(batch, result.position))
         if self.print_data_log and result.record is not None:
-            render = kafka_text.record_renderer(batch, True, False, _string_parser())
+            extra = None
+            if self.payload_decoding is not None:
+                from kdump.render.decoded_payload import text_hook
+
+                decoding = self.payload_decoding
+                extra = text_hook(
+                    decoding.decoder_for(result.segment.log_path), decoding.keys, decoding.values
+                )
+            render = kafka_text.record_renderer(batch, True, False, _string_parser(), payload_extra=extra)
             lines.append(render(result.record))
         return "".join(lines)
 
@@ -248,6 +262,13 @@ class Find:
             put_bytes(found, "key", record.key)
             put_bytes(found, "value", record.value)
             found["headers"] = headers_json(record)
+            if self.payload_decoding is not None and result.segment is not None:
+                from kdump.render.decoded_payload import json_hook
+
+                decoding = self.payload_decoding
+                json_hook(decoding.decoder_for(result.segment.log_path), decoding.keys, decoding.values)(
+                    record, found
+                )
             obj["record"] = found
         obj["scannedBytes"] = result.scanned_bytes
         obj["notes"] = list(result.notes)

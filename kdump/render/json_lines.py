@@ -103,13 +103,16 @@ def record_renderer(
     parser: DecoderMessageParser,
     *,
     decoder: str | None = None,
+    payload_json: Callable[[Record, dict[str, Any]], None] | None = None,
     context: dict[str, Any] | None = None,
 ) -> Callable[[Record], str]:
     """The JSON counterpart of :func:`kdump.render.kafka_text.record_renderer`.  ``skip_metadata`` keeps only
     ``offset`` among the metadata (a JSON record without its offset would be useless).  ``decoder``: an
     internal-topic decoder name; the record then carries ``decoded``, the decoded key and value as data
     (:func:`kdump.render.internal_topics.decode_jsonable`), besides the raw key and payload.  ``context``
-    (:func:`record_context`): fields every record object starts with (its file, topic and partition)."""
+    (:func:`record_context`): fields every record object starts with (its file, topic and partition).
+    ``payload_json`` (``--decode-values``/``--decode-keys``) adds the decoded schema-registry payloads to a data
+    record's object (:func:`kdump.render.decoded_payload.json_hook`)."""
     is_control = batch.is_control_batch
     magic = batch.magic
     timestamp_type = batch.timestamp_type
@@ -144,6 +147,8 @@ def record_renderer(
                 key, payload = parser.parse(r)
                 obj["key"] = key
                 obj["payload"] = payload
+            if payload_json is not None:
+                payload_json(r, obj)
         return line(obj)
 
     return render

@@ -7,6 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 INT, STR, BOOL, NULL, LIST, OBJ = "integer", "string", "boolean", "null", "array", "object"
+NUM = "number"
+#: A decoded payload may be any JSON value.
+ANY = (OBJ, LIST, STR, INT, NUM, BOOL, NULL)
 
 #: type -> {field: allowed JSON types}; fields marked optional in OPTIONAL may be absent.
 SCHEMA: dict[str, dict[str, tuple[str, ...]]] = {
@@ -66,6 +69,11 @@ SCHEMA: dict[str, dict[str, tuple[str, ...]]] = {
         "payload": (STR, NULL),
         "decoded": (OBJ,),
         "payloadEncoding": (STR,),
+        "keySchemaId": (INT,),
+        "decodedKey": ANY,
+        "valueSchemaId": (INT,),
+        "decodedValue": ANY,
+        "decodeNotes": (LIST,),
         "headers": (LIST,),
     },
     "error": {"file": (STR, NULL), "position": (INT, NULL), "message": (STR,)},
@@ -196,7 +204,7 @@ SCHEMA: dict[str, dict[str, tuple[str, ...]]] = {
     },
 }
 
-_PY = {INT: int, STR: str, LIST: list, OBJ: dict}
+_PY = {INT: int, NUM: float, STR: str, LIST: list, OBJ: dict}
 
 
 def _json_type(value: Any) -> str:

@@ -105,15 +105,41 @@ def record_renderer(
     parser: MessageParser,
     *,
     header_values: bool = False,
+    payload_extra: Callable[[Record], str] | None = None,
 ) -> Callable[[Record], str]:
     """A function that renders one record line (newline included) of ``batch``.
 
     On a failure half-way through a line it raises :class:`PartialLineError` carrying the text Kafka would
     already have printed.  The common case (a v2 data batch with metadata and string decoding) gets a fused
     fast path; everything else goes through :func:`record_line`.  ``header_values`` (kdump's
-    ``--print-header-values``) adds ``headerValues: [...]`` after the header keys.
+    ``--print-header-values``) adds ``headerValues: [...]`` after the header keys.  ``payload_extra`` (kdump's
+    ``--decode-values``/``--decode-keys``) gives text appended to a data record's line when contents are printed
+    (:mod:`kdump.render.decoded_payload`).
     """
     is_control = batch.is_control_batch
+    if payload_extra is not None and print_contents and not is_control:
+        extra = payload_extra
+        if batch.magic >= 2 and not skip_metadata and parser.is_string_parser and not header_values:
+            head = f"{RECORD_INDENT} offset: "
+            middle = f" {batch.timestamp_type}: "
+
+            def fast_extra(r: Record) -> str:  # the fast path below, with the decoded payload appended
+                key = r.key
+                value = r.value
+                return (
+                    f"{head}{r.offset}{middle}{r.timestamp} keySize: {r.key_size} valueSize: {r.value_size} "
+                    f"sequence: {r.sequence} headerKeys: {header_keys(r) if r.headers else '[]'}"
+                    f"{'' if key is None else ' key: ' + decode_utf8_jdk(key)}"
+                    f"{'' if value is None else ' payload: ' + decode_utf8_jdk(value)}{extra(r)}\n"
+                )
+
+            return fast_extra
+        plain = record_renderer(batch, print_contents, skip_metadata, parser, header_values=header_values)
+
+        def with_extra(r: Record) -> str:
+            return plain(r)[:-1] + extra(r) + "\n"
+
+        return with_extra
     if (
         batch.magic >= 2
         and not is_control

@@ -12,8 +12,12 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from kdump.storage.consumer_view import READ_COMMITTED, READ_UNCOMMITTED
+
+if TYPE_CHECKING:
+    from kdump.payload.sources import PayloadDecoding
 
 EARLIEST = -2
 LATEST = -1
@@ -41,6 +45,13 @@ OPTIONS: dict[str, str] = {
     "includeHeaders": "true: add the headers column",
     "decoder": "an internal-topic decoder (offsets, transaction-log, cluster-metadata, share-group-state, "
     "remote-log-metadata): add the decoded column",
+    "decodeValues": "schema-registry: add decodedValue, the value decoded from the schema registry's wire "
+    "format (Avro, Protobuf, JSON) as JSON, and decodeNotes",
+    "decodeKeys": "schema-registry: add decodedKey, likewise for keys",
+    "schemas": "comma-separated schema sources (_schemas partition or log directories, schema directories, "
+    "registry exports); default: the _schemas topic of each log directory",
+    "schemaIdMap": "schema files by id: ID=FILE,... or a JSON file of them",
+    "valueSchemaId": "an Avro schema id: decodedValue becomes a struct of that schema (null for other ids)",
     "corruptBatches": "skip (default: leave the batch out and report it), keep (keep the records of a batch whose "
     "CRC fails but that still decodes, crcValid=false), or fail (fail the job)",
     "corruptReportDir": "directory where each task appends one JSON line per skipped or damaged batch",
@@ -77,6 +88,19 @@ class ReadOptions:
     report_dir: str | None = None
     report_stderr: bool = True
     rows_per_batch: int = DEFAULT_ROWS_PER_BATCH
+    #: decodeKeys/decodeValues (schema-registry payloads) and their schema sources
+    payload: PayloadDecoding | None = None
+    #: valueSchemaId: decodedValue is a struct of this Avro schema, whose kind is ``value_kind``
+    value_schema_id: int | None = None
+    value_kind: Any = None
+
+    @property
+    def payload_columns(self) -> tuple[tuple[str, str, str], ...]:
+        from kdump.spark.schema import payload_columns
+
+        if self.payload is None:
+            return ()
+        return payload_columns(self.payload.keys, self.payload.values, self.value_kind is not None)
 
 
 @dataclass(frozen=True)
@@ -251,6 +275,7 @@ def parse_options(options: Mapping[str, str]) -> Selection:
         report_stderr=_get(options, "corruptReportStderr") is None
         or _bool(_get(options, "corruptReportStderr"), "corruptReportStderr"),
         rows_per_batch=max(1, _int(rows, "rowsPerBatch")) if rows else DEFAULT_ROWS_PER_BATCH,
+        **payload_options(options),
     )
     starting_ts = _get(options, "startingTimestamp")
     ending_ts = _get(options, "endingTimestamp")
@@ -293,3 +318,64 @@ def decoder(options: Mapping[str, str]) -> str | None:
 def include_headers(options: Mapping[str, str]) -> bool:
     """Just the ``includeHeaders`` option (what the schema depends on)."""
     return _bool(_get(options, "includeHeaders"), "includeHeaders")
+
+
+def payload_options(options: Mapping[str, str]) -> dict[str, Any]:
+    """``decodeKeys``/``decodeValues``/``schemas``/``schemaIdMap``/``valueSchemaId`` as ReadOptions fields.
+    With ``valueSchemaId`` the schema is loaded here (on the driver) to give the column its struct type."""
+    keys, values = _get(options, "decodeKeys"), _get(options, "decodeValues")
+    sources = _get(options, "schemas")
+    id_map = _get(options, "schemaIdMap")
+    value_id_text = _get(options, "valueSchemaId")
+    if keys is None and values is None and sources is None and id_map is None and value_id_text is None:
+        return {}
+    from kdump.payload.sources import payload_decoding
+
+    try:
+        decoding = payload_decoding(
+            keys, values, [p.strip() for p in sources.split(",") if p.strip()] if sources else [], id_map
+        )
+    except ValueError as e:
+        raise OptionError(str(e).replace("--decode-values", "decodeValues").replace("--", "")) from None
+    if value_id_text is None:
+        return {"payload": decoding}
+    if decoding is None or not decoding.values:
+        raise OptionError("valueSchemaId needs decodeValues=schema-registry")
+    value_id = _int(value_id_text, "valueSchemaId")
+    return {
+        "payload": decoding,
+        "value_schema_id": value_id,
+        "value_kind": _value_kind(decoding, value_id, options),
+    }
+
+
+def _value_kind(decoding: PayloadDecoding, schema_id: int, options: Mapping[str, str]) -> Any:
+    import glob
+    import os
+
+    from kdump.payload.registry import AVRO
+
+    stores = []
+    if decoding.sources:
+        stores.append(decoding.load(""))
+    else:
+        for path in _paths(options):
+            for found in glob.glob(path) or [path]:
+                # a log directory holds _schemas-N; a partition directory's parent does
+                for directory in (found, os.path.dirname(os.path.abspath(found))):
+                    stores.append(decoding.load(directory))
+    for store in stores:
+        schema = store.by_id.get(schema_id)
+        if schema is None:
+            continue
+        if schema.schema_type != AVRO:
+            raise OptionError(f"valueSchemaId: schema id {schema_id} is {schema.schema_type}, not Avro")
+        from kdump.payload.spark_types import avro_kind
+
+        try:
+            return avro_kind(schema.text)
+        except Exception as e:  # noqa: BLE001 -- fastavro's errors on a bad schema are of many kinds
+            raise OptionError(
+                f"valueSchemaId: schema id {schema_id} is not a usable Avro schema: {e}"
+            ) from None
+    raise OptionError(f"valueSchemaId: schema id {schema_id} is not in the schemas found")

@@ -106,14 +106,79 @@ def _decoded(decoder: str, record: Record) -> str:
     return json.dumps(decode_jsonable(decoder, record.key, record.value), ensure_ascii=False)
 
 
+class _PayloadColumns:
+    """``decodedKey``, ``decodedValue`` and ``decodeNotes`` (schema-registry payloads) of the rows so far."""
+
+    def __init__(self, segment: str, options: ReadOptions) -> None:
+        from kdump.render.decoded_payload import to_json
+
+        assert options.payload is not None
+        self.decoder = options.payload.decoder_for(segment)
+        self.keys_wanted = options.payload.keys
+        self.values_wanted = options.payload.values
+        self.struct_id = options.value_schema_id
+        self.kind = options.value_kind
+        self.to_json = to_json
+        self.keys: list[str | None] = []
+        self.values: list[Any] = []
+        self.notes: list[str | None] = []
+
+    def _part(self, part: str, data: bytes | None, notes: list[str], struct: bool) -> Any:
+        if data is None:
+            return None
+        d = self.decoder.decode(data)
+        if d.note is not None:
+            notes.append(f"{part}: {d.note}" if d.has_value else f"{part} not decoded: {d.note}")
+        if not d.has_value:
+            return None
+        if struct:
+            if d.schema_id != self.struct_id:
+                notes.append(f"{part}: schema id {d.schema_id}, not the valueSchemaId {self.struct_id}")
+                return None
+            from kdump.payload.spark_types import to_column_value
+
+            return to_column_value(self.kind, d.value, self.to_json)
+        return self.to_json(d.value)
+
+    def add(self, records: list) -> None:
+        struct = self.kind is not None
+        for r in records:
+            notes: list[str] = []
+            if self.keys_wanted:
+                self.keys.append(self._part("key", r.key, notes, False))
+            if self.values_wanted:
+                self.values.append(self._part("value", r.value, notes, struct))
+            self.notes.append("; ".join(notes) if notes else None)
+
+    def flush(self, schema: pa.Schema) -> list[pa.Array]:
+        arrays = []
+        if self.keys_wanted:
+            arrays.append(pa.array(self.keys, pa.string()))
+        if self.values_wanted:
+            arrays.append(pa.array(self.values, schema.field("decodedValue").type))
+        arrays.append(pa.array(self.notes, pa.string()))
+        self.keys, self.values, self.notes = [], [], []
+        return arrays
+
+
 class _Columns:
     """Column lists of the rows gathered so far."""
 
-    def __init__(self, split: Split, include_headers: bool, decoder: str | None = None) -> None:
+    def __init__(
+        self,
+        split: Split,
+        include_headers: bool,
+        decoder: str | None = None,
+        options: ReadOptions | None = None,
+    ) -> None:
         self.split = split
         self.include_headers = include_headers
         self.decoder = decoder
-        self.schema = arrow_schema(include_headers, decoder is not None)
+        read = options if options is not None else ReadOptions()
+        self.payload = None if read.payload is None else _PayloadColumns(split.path, read)
+        self.schema = arrow_schema(
+            include_headers, decoder is not None, read.payload_columns, read.value_kind
+        )
         self._reset()
 
     def _reset(self) -> None:
@@ -142,6 +207,8 @@ class _Columns:
             self.headers.extend(map(_headers, map(_get_headers, records)))
         if self.decoder is not None:
             self.decoded.extend(_decoded(self.decoder, r) for r in records)
+        if self.payload is not None:
+            self.payload.add(records)
         self.batch_index.extend(repeat(len(self.per_batch), n))
         self.per_batch.append(
             (
@@ -196,6 +263,8 @@ class _Columns:
             arrays.append(pa.array(self.headers, self.schema.field("headers").type))
         if self.decoder is not None:
             arrays.append(pa.array(self.decoded, pa.string()))
+        if self.payload is not None:
+            arrays += self.payload.flush(self.schema)
         arrays += [
             pa.repeat(pa.scalar(split.path, pa.string()), n),
             expand(position, pa.int64()),
@@ -230,7 +299,7 @@ def read_split(split: Split, options: ReadOptions) -> Iterator[pa.RecordBatch]:
 
 
 def _read(split: Split, options: ReadOptions, report: Reporter) -> Iterator[pa.RecordBatch]:
-    columns = _Columns(split, options.include_headers, options.decoder)
+    columns = _Columns(split, options.include_headers, options.decoder, options)
     rows_per_batch = options.rows_per_batch
     keep_bad_crc = options.corrupt == "keep"
     start_offset = split.start_offset

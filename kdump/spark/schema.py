@@ -51,22 +51,67 @@ FORENSIC_COLUMNS: tuple[tuple[str, str, str], ...] = (
 )
 
 
-def columns(include_headers: bool, decoded: bool = False) -> tuple[tuple[str, str, str], ...]:
-    """The columns in order, ``headers`` and ``decoded`` included or not."""
+DECODED_KEY_COLUMN: tuple[str, str, str] = (
+    "decodedKey",
+    "string",
+    "with decodeKeys=schema-registry: the key decoded from the schema registry's wire format, as JSON",
+)
+DECODED_VALUE_COLUMN: tuple[str, str, str] = (
+    "decodedValue",
+    "string",
+    "with decodeValues=schema-registry: the value decoded from the schema registry's wire format, as JSON "
+    "(with valueSchemaId: a struct of that Avro schema)",
+)
+DECODE_NOTES_COLUMN: tuple[str, str, str] = (
+    "decodeNotes",
+    "string",
+    "with decodeKeys/decodeValues: why a key or value was not decoded (null when both were)",
+)
+#: The kind of ``decodedValue`` when it is a struct (see :mod:`kdump.payload.spark_types`).
+AVRO_KIND = "avro"
+
+
+def payload_columns(keys: bool, values: bool, value_struct: bool = False) -> tuple[tuple[str, str, str], ...]:
+    """The schema-registry columns: ``decodedKey``, ``decodedValue`` (a struct when ``value_struct``),
+    ``decodeNotes``."""
+    out: list[tuple[str, str, str]] = []
+    if keys:
+        out.append(DECODED_KEY_COLUMN)
+    if values:
+        name, _, description = DECODED_VALUE_COLUMN
+        out.append((name, AVRO_KIND if value_struct else "string", description))
+    if keys or values:
+        out.append(DECODE_NOTES_COLUMN)
+    return tuple(out)
+
+
+def columns(
+    include_headers: bool, decoded: bool = False, payload: tuple[tuple[str, str, str], ...] = ()
+) -> tuple[tuple[str, str, str], ...]:
+    """The columns in order, ``headers``, ``decoded`` and the :func:`payload_columns` included or not."""
     return (
         KAFKA_COLUMNS
         + ((HEADERS_COLUMN,) if include_headers else ())
         + ((DECODED_COLUMN,) if decoded else ())
+        + payload
         + FORENSIC_COLUMNS
     )
 
 
-def column_names(include_headers: bool, decoded: bool = False) -> list[str]:
-    return [name for name, _, _ in columns(include_headers, decoded)]
+def column_names(
+    include_headers: bool, decoded: bool = False, payload: tuple[tuple[str, str, str], ...] = ()
+) -> list[str]:
+    return [name for name, _, _ in columns(include_headers, decoded, payload)]
 
 
-def spark_schema(include_headers: bool, decoded: bool = False) -> Any:
-    """The schema as a ``pyspark.sql.types.StructType`` (built without a JVM)."""
+def spark_schema(
+    include_headers: bool,
+    decoded: bool = False,
+    payload: tuple[tuple[str, str, str], ...] = (),
+    value_kind: Any = None,
+) -> Any:
+    """The schema as a ``pyspark.sql.types.StructType`` (built without a JVM).  ``value_kind``: the Avro
+    schema's kind when ``decodedValue`` is a struct."""
     from pyspark.sql import types as t
 
     simple = {
@@ -80,15 +125,24 @@ def spark_schema(include_headers: bool, decoded: bool = False) -> Any:
     header = t.ArrayType(
         t.StructType([t.StructField("key", t.StringType()), t.StructField("value", t.BinaryType())])
     )
+    if value_kind is not None:
+        from kdump.payload.spark_types import spark_type
+
+        simple[AVRO_KIND] = spark_type(value_kind)
     return t.StructType(
         [
             t.StructField(name, header if name == "headers" else simple[kind], True)
-            for name, kind, _ in columns(include_headers, decoded)
+            for name, kind, _ in columns(include_headers, decoded, payload)
         ]
     )
 
 
-def arrow_schema(include_headers: bool, decoded: bool = False) -> Any:
+def arrow_schema(
+    include_headers: bool,
+    decoded: bool = False,
+    payload: tuple[tuple[str, str, str], ...] = (),
+    value_kind: Any = None,
+) -> Any:
     """The ``pyarrow.Schema`` the reader's batches have (equal to PySpark's ``to_arrow_schema``)."""
     import pyarrow as pa
 
@@ -101,9 +155,13 @@ def arrow_schema(include_headers: bool, decoded: bool = False) -> Any:
         "boolean": pa.bool_(),
     }
     header = pa.list_(pa.field("element", pa.struct([("key", pa.string()), ("value", pa.binary())])))
+    if value_kind is not None:
+        from kdump.payload.spark_types import arrow_type
+
+        simple[AVRO_KIND] = arrow_type(value_kind)
     return pa.schema(
         [
             pa.field(name, header if name == "headers" else simple[kind])
-            for name, kind, _ in columns(include_headers, decoded)
+            for name, kind, _ in columns(include_headers, decoded, payload)
         ]
     )

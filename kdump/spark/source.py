@@ -15,7 +15,7 @@ from typing import Any
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
-from kdump.spark.options import decoder, include_headers, parse_options
+from kdump.spark.options import ReadOptions, decoder, include_headers, parse_options, payload_options
 from kdump.spark.planning import Split, plan
 from kdump.spark.schema import spark_schema
 
@@ -59,7 +59,10 @@ class KafkaLogDataSource(DataSource):
 
     def schema(self) -> Any:
         options = dict(self.options)
-        return spark_schema(include_headers(options), decoder(options) is not None)
+        read = ReadOptions(**payload_options(options))
+        return spark_schema(
+            include_headers(options), decoder(options) is not None, read.payload_columns, read.value_kind
+        )
 
     def reader(self, schema: Any) -> DataSourceReader:
         return KafkaLogReader(self.options)
