@@ -27,6 +27,23 @@ import click
 @click.option("--print-data-log", is_flag=True, help="Also print the record, with its key and payload.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
 @click.option(
+    "--group",
+    metavar="G",
+    help="Find the __consumer_offsets partition of group G (PATH: the data directory) and its committed offsets.",
+)
+@click.option(
+    "--transactional-id",
+    metavar="T",
+    help="Find the __transaction_state partition of transactional id T (PATH: the data directory) and its state.",
+)
+@click.option(
+    "--partitions",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="With --group/--transactional-id: the internal topic's partition count [default: from the metadata "
+    "log, else 50].",
+)
+@click.option(
     "--log-start-offset",
     type=click.IntRange(min=0),
     metavar="N",
@@ -41,6 +58,9 @@ def command(
     print_data_log: bool,
     as_json: bool,
     log_start_offset: int | None,
+    group: str | None,
+    transactional_id: str | None,
+    partitions: int | None,
 ) -> None:
     """Find the segment, index entry and batch that hold an offset, or the first offset at or after a timestamp.
 
@@ -54,6 +74,14 @@ def command(
     from kdump.find import Find, resolve_partition_dir
     from kdump.storage.timestamp_type import parse_timestamp
 
+    if group is not None or transactional_id is not None:
+        if sum(x is not None for x in (group, transactional_id, offset, timestamp_text)) != 1:
+            raise click.UsageError(
+                "give exactly one of --offset, --timestamp, --group and --transactional-id"
+            )
+        _find_coordinator(path, group, transactional_id, partitions, as_json)
+    if partitions is not None:
+        raise click.UsageError("--partitions goes with --group or --transactional-id")
     if (offset is None) == (timestamp_text is None):
         raise click.UsageError("give exactly one of --offset and --timestamp")
     timestamp = None
@@ -80,3 +108,25 @@ def command(
             ).run()
         )
     )
+
+
+def _find_coordinator(
+    path: str, group: str | None, transactional_id: str | None, partitions: int | None, as_json: bool
+) -> None:
+    from kdump.cli import run_guarded
+    from kdump.commands.coordinator import lookup
+    from kdump.exit_status import ExitStatus
+    from kdump.render import coordinator as render
+    from kdump.render import tables
+
+    rich_table = sys.stdout.isatty() and not as_json
+
+    def body(out, err) -> int:  # type: ignore[no-untyped-def]
+        result = lookup(path, group=group, transactional_id=transactional_id, partitions=partitions)
+        if as_json:
+            out.write(render.json_lines(result))
+        else:
+            tables.write(out, render.sections(result, human=rich_table), rich_table=rich_table)
+        return int(ExitStatus.OK if result.found else ExitStatus.PROBLEMS)
+
+    sys.exit(run_guarded(body))

@@ -31,15 +31,18 @@ from kdump.storage.control_record import ControlRecordType, parse_type_id
 from kdump.storage.file_records import RecordBatch
 from kdump.storage.local_log import LocalLog
 from kdump.storage.producer_snapshot import read_producer_snapshot
+from kdump.storage.record_batch import DefaultRecordBatch
 from kdump.storage.transaction_index import AbortedTxn, TransactionIndex
 
 __all__ = [
     "READ_COMMITTED",
     "READ_UNCOMMITTED",
+    "OngoingTransaction",
     "ReadCommittedFilter",
     "TransactionState",
     "aborted_in_range",
     "is_abort_marker",
+    "ongoing_transactions",
     "open_transactions",
     "read_aborted_txns",
     "transaction_state",
@@ -95,15 +98,32 @@ def is_abort_marker(batch: RecordBatch) -> bool:
     return False
 
 
-def open_transactions(log: LocalLog) -> tuple[dict[int, int], list[str]]:
-    """Producer id -> first offset of each transaction still open at the end of ``log``, and the problems met.
+@dataclass
+class OngoingTransaction:
+    """A transaction still open at the end of a log, as a broker's producer state holds it.
+
+    ``first_timestamp`` is None when the transaction started before the producer snapshot it was loaded from
+    (the snapshot keeps its first offset and the producer's last timestamp only).
+    """
+
+    producer_id: int
+    producer_epoch: int
+    first_offset: int
+    last_offset: int
+    first_timestamp: int | None
+    last_timestamp: int
+
+
+def ongoing_transactions(log: LocalLog) -> tuple[list[OngoingTransaction], list[str]]:
+    """The transactions still open at the end of ``log`` (by first offset), and the problems met.
 
     Starts from the latest producer snapshot that reads cleanly (its ``currentTxnFirstOffset`` entries), then
     replays the batch headers at and after the snapshot's offset, as a broker rebuilding its producer state
-    does: a transactional batch opens its producer's transaction (if none is open), a control batch closes it.
+    does (``ProducerStateManager``): a transactional batch opens its producer's transaction (if none is open),
+    a control batch closes it.
     """
     problems: list[str] = []
-    ongoing: dict[int, int] = {}
+    ongoing: dict[int, OngoingTransaction] = {}
     replay_from = 0
     for offset, path in reversed(log.producer_snapshots):
         try:
@@ -113,7 +133,14 @@ def open_transactions(log: LocalLog) -> tuple[dict[int, int], list[str]]:
             continue
         for entry in snapshot.entries:
             if entry.txn_first_offset is not None:
-                ongoing[entry.producer_id] = entry.txn_first_offset
+                ongoing[entry.producer_id] = OngoingTransaction(
+                    entry.producer_id,
+                    entry.producer_epoch,
+                    entry.txn_first_offset,
+                    entry.last_offset,
+                    None,
+                    entry.timestamp,
+                )
         replay_from = offset
         break
     segments = log.log_segments
@@ -123,18 +150,40 @@ def open_transactions(log: LocalLog) -> tuple[dict[int, int], list[str]]:
         try:
             with segment.open_log() as records:
                 for batch in records.batches():
-                    if batch.last_offset < replay_from or batch.magic < 2:
-                        continue
+                    if batch.last_offset < replay_from or not isinstance(batch, DefaultRecordBatch):
+                        continue  # before the snapshot, or a v0/v1 batch (no producer id)
                     pid = batch.producer_id
                     if pid == NO_PRODUCER_ID:
                         continue
                     if batch.is_control_batch:
                         ongoing.pop(pid, None)
-                    elif batch.is_transactional and pid not in ongoing:
-                        ongoing[pid] = batch.base_offset
+                    elif batch.is_transactional:
+                        txn = ongoing.get(pid)
+                        if txn is None:
+                            ongoing[pid] = OngoingTransaction(
+                                pid,
+                                batch.producer_epoch,
+                                batch.base_offset,
+                                batch.last_offset,
+                                batch.base_timestamp,
+                                batch.max_timestamp,
+                            )
+                        else:
+                            if txn.first_timestamp is None and batch.base_offset <= txn.first_offset:
+                                txn.first_timestamp = batch.base_timestamp
+                            txn.producer_epoch = batch.producer_epoch
+                            txn.last_offset = batch.last_offset
+                            txn.last_timestamp = max(txn.last_timestamp, batch.max_timestamp)
         except KdumpError as e:
             problems.append(e.describe())
-    return ongoing, problems
+    return sorted(ongoing.values(), key=lambda t: t.first_offset), problems
+
+
+def open_transactions(log: LocalLog) -> tuple[dict[int, int], list[str]]:
+    """Producer id -> first offset of each transaction still open at the end of ``log``, and the problems met
+    (see :func:`ongoing_transactions`)."""
+    ongoing, problems = ongoing_transactions(log)
+    return {t.producer_id: t.first_offset for t in ongoing}, problems
 
 
 def transaction_state(log: LocalLog) -> TransactionState:

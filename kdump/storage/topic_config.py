@@ -10,8 +10,9 @@ gives the configuration the cluster has now, which is how kdump learns, for inst
 in ZooKeeper, not on disk, so nothing can be learnt there.
 
 Each metadata record's value is ``frame version (uvarint), api key (uvarint), version (uvarint), message``.
-Only the three record types that matter here are decoded: ``TopicRecord`` (2), ``ConfigRecord`` (4) and
-``RemoveTopicRecord`` (9, which drops the topic's configuration); everything else is skipped.
+Only the record types that matter here are decoded: ``TopicRecord`` (2), ``PartitionRecord`` (3, for partition
+counts), ``ConfigRecord`` (4) and ``RemoveTopicRecord`` (9, which drops the topic's configuration); everything
+else is skipped.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from kdump.errors import KdumpError
 from kdump.storage import naming
 from kdump.storage.file_records import FileRecords
 from kdump.storage.message import Field, MessageFormatError, MessageSchema, read_message_prefix
+from kdump.storage.schemas import metadata as metadata_schemas
 from kdump.storage.varint import VarintError, read_unsigned_varint
 
 __all__ = ["METADATA_PARTITION_DIR", "ClusterConfig", "read_cluster_config"]
@@ -44,6 +46,8 @@ CONFIG_RECORD = MessageSchema(
     ),
     api_key=4,
 )
+#: ``PartitionRecord`` (api key 3), the schema the cluster-metadata decoder uses.
+PARTITION_RECORD = metadata_schemas.BY_API_KEY[3]
 REMOVE_TOPIC_RECORD = MessageSchema("RemoveTopicRecord", "0", "0+", (Field("TopicId", "uuid"),), api_key=9)
 
 #: ``ConfigResource.Type`` ids.
@@ -60,7 +64,14 @@ class ClusterConfig:
     topics: dict[str, dict[str, str]] = field(default_factory=dict)
     #: Dynamic broker configs by resource name ("" is the cluster-wide default, else a broker id).
     brokers: dict[str, dict[str, str]] = field(default_factory=dict)
+    #: Partition ids per topic name (``PartitionRecord``\s), for the partition count of a topic.
+    partitions: dict[str, set[int]] = field(default_factory=dict)
     _topic_ids: dict[object, str] = field(default_factory=dict, repr=False)
+
+    def partition_count(self, topic: str) -> int | None:
+        """How many partitions the metadata log gives ``topic`` (None when it has no ``PartitionRecord``)."""
+        ids = self.partitions.get(topic)
+        return len(ids) if ids else None
 
     def topic_value(
         self, topic: str, name: str, broker_name: str | None = None, node_id: int | None = None
@@ -84,6 +95,15 @@ class ClusterConfig:
             api_key, pos = read_unsigned_varint(value, pos, end)
             version, pos = read_unsigned_varint(value, pos, end)
         except VarintError:
+            return
+        if api_key == 3 and version in PARTITION_RECORD.version_range:
+            try:
+                msg, _ = read_message_prefix(PARTITION_RECORD, value, version, pos)
+            except (MessageFormatError, KeyError):
+                return
+            name = self._topic_ids.get(msg["TopicId"])
+            if name is not None and msg["PartitionId"] >= 0:
+                self.partitions.setdefault(name, set()).add(msg["PartitionId"])
             return
         if version != 0 or api_key not in (2, 4, 9):
             return
@@ -113,6 +133,7 @@ class ClusterConfig:
                 name = self._topic_ids.pop(msg["TopicId"], None)
                 if name is not None:
                     self.topics.pop(name, None)
+                    self.partitions.pop(name, None)
         except (MessageFormatError, KeyError):
             return
 

@@ -1,0 +1,70 @@
+"""``kdump txn``: the last stable offset, open, aborted and hanging transactions of each partition."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+
+@click.command("txn")
+@click.argument("paths", nargs=-1, type=click.Path(exists=True, file_okay=False, dir_okay=True))
+@click.option(
+    "--now",
+    "now_text",
+    metavar="T",
+    help="Measure ages against T (epoch milliseconds or ISO-8601) [default: the newest record's timestamp].",
+)
+@click.option(
+    "--max-timeout-ms",
+    type=click.IntRange(min=0),
+    default=900_000,
+    show_default=True,
+    help="transaction.max.timeout.ms: without a __transaction_state partition, an open transaction older than "
+    "this is hanging.",
+)
+@click.option(
+    "--bootstrap-server",
+    default="BROKER:9092",
+    show_default=True,
+    help="The broker address written into the suggested kafka-transactions.sh commands.",
+)
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per partition.")
+def command(
+    paths: tuple[str, ...], now_text: str | None, max_timeout_ms: int, bootstrap_server: str, as_json: bool
+) -> None:
+    """Why is a read_committed consumer stuck? Per partition (PATH: a partition or log directory; default the
+    current directory): the last stable offset as the broker computes it, open transactions with their age,
+    aborted ranges, commit/abort counts and durations. Open transactions are cross-checked with
+    __transaction_state in the same data directory; for each hanging one the kafka-transactions.sh command that
+    aborts it is printed. Exits 1 when a hanging transaction is found.
+    """
+    from kdump.cli import run_guarded
+    from kdump.commands.txn import TxnCommand
+    from kdump.render import tables
+    from kdump.render import txn as render
+    from kdump.storage.timestamp_type import parse_timestamp
+
+    now = None
+    if now_text is not None:
+        try:
+            now = parse_timestamp(now_text)
+        except ValueError as e:
+            raise click.BadParameter(str(e), param_hint="'--now'") from None
+    try:
+        cmd = TxnCommand(
+            list(paths) or ["."], now=now, max_timeout_ms=max_timeout_ms, bootstrap_server=bootstrap_server
+        )
+    except ValueError as e:
+        raise click.UsageError(str(e)) from None
+    rich_table = sys.stdout.isatty() and not as_json
+
+    def body(out, err) -> int:  # type: ignore[no-untyped-def]
+        facts = cmd.facts()
+        if as_json:
+            out.write(render.json_lines(facts))
+        else:
+            tables.write(out, render.sections(facts, human=rich_table), rich_table=rich_table)
+        return int(cmd.status(facts))
+
+    sys.exit(run_guarded(body))

@@ -1,0 +1,324 @@
+"""Where a consumer group or a transactional id lives, and what its coordinator partition says about it.
+
+Kafka maps a group id to a partition of ``__consumer_offsets`` (``GroupCoordinator.partitionFor``) and a
+transactional id to a partition of ``__transaction_state`` (``TransactionStateManager.partitionFor``) the same
+way: ``Utils.abs(id.hashCode()) % partitionCount``, with Java's ``String.hashCode`` (over UTF-16 code units, in
+32-bit arithmetic) and ``Utils.abs`` (which maps ``Integer.MIN_VALUE`` to 0).  The partition count is the
+topic's, from the metadata log (``PartitionRecord``\\s), else ``--partitions``, else the broker default (50:
+``offsets.topic.num.partitions``, ``transaction.state.log.num.partitions``).
+
+The coordinator's state is rebuilt the way the coordinator loads its partition: records in offset order, the
+last value of a key wins, a tombstone removes it; offsets committed inside a transaction count only once the
+transaction's COMMIT marker is read (``GroupMetadataManager``'s pending transactional offsets).  The records are
+decoded with :mod:`kdump.storage.internal_topics` (the decoders of ``kdump files``).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from kdump.errors import KdumpError
+from kdump.storage.control_record import ControlRecordType, parse_type_id
+from kdump.storage.internal_topics import InternalTopicError, decode_key_value
+from kdump.storage.local_log import LocalLog
+from kdump.storage.schemas.transaction_log import TRANSACTION_STATES
+from kdump.storage.topic_config import read_cluster_config
+
+CONSUMER_OFFSETS = "__consumer_offsets"
+TRANSACTION_STATE = "__transaction_state"
+#: Kafka's defaults of ``offsets.topic.num.partitions`` and ``transaction.state.log.num.partitions``.
+DEFAULT_PARTITIONS = 50
+
+__all__ = [
+    "CONSUMER_OFFSETS",
+    "TRANSACTION_STATE",
+    "CommittedOffset",
+    "GroupState",
+    "PartitionCount",
+    "TransactionMetadata",
+    "java_string_hash",
+    "partition_count",
+    "partition_for",
+    "read_group_state",
+    "read_transaction_states",
+    "utils_abs",
+]
+
+
+def java_string_hash(text: str) -> int:
+    """Java's ``String.hashCode``: ``s[0]*31^(n-1) + ... + s[n-1]`` over UTF-16 code units, as a signed int."""
+    h = 0
+    data = text.encode("utf-16-be", "surrogatepass")
+    for i in range(0, len(data), 2):
+        h = (31 * h + ((data[i] << 8) | data[i + 1])) & 0xFFFFFFFF
+    return h - (1 << 32) if h >= 1 << 31 else h
+
+
+def utils_abs(n: int) -> int:
+    """Kafka's ``Utils.abs``: ``Integer.MIN_VALUE`` gives 0, anything else its absolute value."""
+    return 0 if n == -(1 << 31) else abs(n)
+
+
+def partition_for(key: str, partitions: int) -> int:
+    """The coordinator partition of a group id or transactional id."""
+    return utils_abs(java_string_hash(key)) % partitions
+
+
+@dataclass(frozen=True)
+class PartitionCount:
+    count: int
+    #: Where the count comes from: ``--partitions``, ``metadata log``, ``default``.
+    source: str
+    #: Partition directories of the topic found in the data directory.
+    local_partitions: tuple[int, ...] = ()
+
+
+def partition_count(log_dir: str, topic: str, given: int | None = None) -> PartitionCount:
+    """The partition count of ``topic`` for ``log_dir``: ``given``, else the metadata log's, else the default."""
+    local: list[int] = []
+    try:
+        for name in os.listdir(log_dir):
+            prefix, _, number = name.rpartition("-")
+            if prefix == topic and number.isdigit():
+                local.append(int(number))
+    except OSError:
+        pass
+    found = tuple(sorted(local))
+    if given is not None:
+        return PartitionCount(given, "--partitions", found)
+    try:
+        config = read_cluster_config(log_dir)
+    except KdumpError:
+        config = None
+    if config is not None:
+        count = config.partition_count(topic)
+        if count is not None:
+            return PartitionCount(count, "metadata log", found)
+    return PartitionCount(DEFAULT_PARTITIONS, "default", found)
+
+
+def _records(directory: str, problems: list[str]) -> Any:
+    """``(batch, record)`` of every data record of the partition in offset order, and each control batch as
+    ``(batch, None)``."""
+    log = LocalLog.scan(directory)
+    for segment in log.log_segments:
+        try:
+            with segment.open_log() as records:
+                for batch in records.batches():
+                    if batch.is_control_batch:
+                        yield batch, None
+                        continue
+                    for record in batch.records():
+                        yield batch, record
+        except KdumpError as e:
+            problems.append(e.describe())
+
+
+def _marker(batch: Any) -> ControlRecordType | None:
+    for record in batch.records():
+        try:
+            return ControlRecordType.from_type_id(parse_type_id(record.key))
+        except (KdumpError, ValueError):
+            return None
+    return None
+
+
+@dataclass(frozen=True)
+class CommittedOffset:
+    topic: str
+    partition: int
+    offset: int
+    leader_epoch: int
+    metadata: str
+    commit_timestamp: int
+    #: The offset of the record in the coordinator partition.
+    record_offset: int
+
+
+@dataclass
+class GroupState:
+    group: str
+    directory: str
+    offsets: list[CommittedOffset] = field(default_factory=list)
+    #: ``GroupMetadata`` (classic groups): protocol type, generation, protocol, leader, members; None if absent.
+    metadata: dict[str, Any] | None = None
+    #: Offsets committed in transactions that are still open (not yet visible).
+    pending_transactional: int = 0
+    problems: list[str] = field(default_factory=list)
+
+
+def read_group_state(directory: str, group: str) -> GroupState:
+    """The committed offsets and group metadata of ``group`` in the ``__consumer_offsets`` partition
+    ``directory``."""
+    state = GroupState(group, directory)
+    committed: dict[tuple[str, int], CommittedOffset | None] = {}
+    pending: dict[int, dict[tuple[str, int], CommittedOffset | None]] = {}
+    for batch, record in _records(directory, state.problems):
+        if record is None:
+            if batch.magic >= 2 and batch.producer_id in pending:
+                writes = pending.pop(batch.producer_id)
+                if _marker(batch) is ControlRecordType.COMMIT:
+                    committed.update(writes)
+            continue
+        try:
+            decoded = decode_key_value("offsets", record.key, record.value, newest=True)
+        except (InternalTopicError, KdumpError):
+            continue
+        if decoded.key is None or decoded.key.get("group") != group:
+            continue
+        if decoded.kind == "GroupMetadata":
+            state.metadata = None if decoded.value is None else decoded.value.to_dict()
+            continue
+        if decoded.kind != "OffsetCommit":
+            continue
+        tp = (decoded.key["topic"], decoded.key["partition"])
+        value = decoded.value
+        entry = (
+            None
+            if value is None
+            else CommittedOffset(
+                tp[0],
+                tp[1],
+                value["offset"],
+                value.get("leaderEpoch", -1),
+                value.get("metadata", ""),
+                value.get("commitTimestamp", -1),
+                record.offset,
+            )
+        )
+        if batch.magic >= 2 and batch.is_transactional:
+            pending.setdefault(batch.producer_id, {})[tp] = entry
+        else:
+            committed[tp] = entry
+    state.offsets = sorted(
+        (c for c in committed.values() if c is not None), key=lambda c: (c.topic, c.partition)
+    )
+    state.pending_transactional = sum(len(w) for w in pending.values())
+    return state
+
+
+@dataclass(frozen=True)
+class TransactionMetadata:
+    """The latest ``__transaction_state`` value of a transactional id (None fields: a tombstone)."""
+
+    transactional_id: str
+    producer_id: int
+    producer_epoch: int
+    timeout_ms: int
+    state: str
+    partitions: tuple[tuple[str, int], ...]
+    last_update_timestamp: int
+    start_timestamp: int
+    record_offset: int
+    #: The id was removed (a tombstone: the coordinator expired it).
+    removed: bool = False
+
+
+def read_transaction_states(
+    directory: str, problems: list[str] | None = None
+) -> dict[str, TransactionMetadata]:
+    """Transactional id -> its latest state in the ``__transaction_state`` partition ``directory``."""
+    found: dict[str, TransactionMetadata] = {}
+    sink: list[str] = [] if problems is None else problems
+    for _batch, record in _records(directory, sink):
+        if record is None:
+            continue
+        try:
+            decoded = decode_key_value("transaction-log", record.key, record.value, newest=True)
+        except (InternalTopicError, KdumpError):
+            continue
+        if decoded.key is None:
+            continue
+        tid = decoded.key["TransactionalId"]
+        v = decoded.value
+        if v is None:
+            old = found.get(tid)
+            found[tid] = TransactionMetadata(
+                tid,
+                -1 if old is None else old.producer_id,
+                -1 if old is None else old.producer_epoch,
+                -1 if old is None else old.timeout_ms,
+                "Removed",
+                (),
+                -1,
+                -1,
+                record.offset,
+                removed=True,
+            )
+            continue
+        parts = tuple(
+            (p["Topic"], pid) for p in (v.get("TransactionPartitions") or []) for pid in p["PartitionIds"]
+        )
+        status = v["TransactionStatus"]
+        found[tid] = TransactionMetadata(
+            tid,
+            v["ProducerId"],
+            v["ProducerEpoch"],
+            v["TransactionTimeoutMs"],
+            TRANSACTION_STATES.get(status, f"Unknown({status})"),
+            parts,
+            v["TransactionLastUpdateTimestampMs"],
+            v["TransactionStartTimestampMs"],
+            record.offset,
+        )
+    return found
+
+
+@dataclass
+class CoordinatorLookup:
+    """Where a group or transactional id lives and what its coordinator partition holds about it."""
+
+    kind: str  # "group" or "transactionalId"
+    key: str
+    topic: str
+    hash_code: int
+    partition: int
+    count: PartitionCount
+    #: The coordinator partition's directory in the data directory, None when this broker does not hold it.
+    directory: str | None
+    group: GroupState | None = None
+    transaction: TransactionMetadata | None = None
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def found(self) -> bool:
+        if self.group is not None:
+            return bool(self.group.offsets) or self.group.metadata is not None
+        return self.transaction is not None
+
+
+def lookup(
+    path: str, *, group: str | None = None, transactional_id: str | None = None, partitions: int | None = None
+) -> CoordinatorLookup:
+    """Resolve ``group`` or ``transactional_id`` against the data directory ``path`` (a log directory, or one
+    of its coordinator partition directories)."""
+    topic = CONSUMER_OFFSETS if group is not None else TRANSACTION_STATE
+    key = group if group is not None else transactional_id
+    assert key is not None
+    log_dir = os.path.abspath(path)
+    if os.path.basename(log_dir).startswith(topic + "-"):
+        log_dir = os.path.dirname(log_dir)
+    count = partition_count(log_dir, topic, partitions)
+    h = java_string_hash(key)
+    p = utils_abs(h) % count.count
+    directory = os.path.join(log_dir, f"{topic}-{p}")
+    result = CoordinatorLookup(
+        "group" if group is not None else "transactionalId",
+        key,
+        topic,
+        h,
+        p,
+        count,
+        directory if os.path.isdir(directory) else None,
+    )
+    if result.directory is None:
+        return result
+    if group is not None:
+        result.group = read_group_state(result.directory, group)
+        result.problems = result.group.problems
+    else:
+        states = read_transaction_states(result.directory, result.problems)
+        result.transaction = states.get(key)
+    return result

@@ -1,0 +1,304 @@
+"""``kdump txn``: why is a ``read_committed`` consumer stuck?  Per partition: the last stable offset as the
+broker computes it, the open transactions, the aborted ranges, commit/abort counts and durations, and the
+hanging transactions with the command that ends each one.
+
+The rules are Kafka's:
+
+* open transactions and the first unstable offset: the broker's producer state (``ProducerStateManager``),
+  rebuilt from the latest producer snapshot and the batch headers after it
+  (:func:`kdump.storage.consumer_view.ongoing_transactions`, the one place kdump computes it);
+* last stable offset: ``UnifiedLog.lastStableOffset`` = the first unstable offset capped by the high watermark
+  (``replication-offset-checkpoint``), the high watermark (or the log end offset when unknown) when nothing
+  is open;
+* aborted ranges: the ``.txnindex`` entries (``AbortedTxn``);
+* hanging: a transaction open on the partition that its coordinator (``__transaction_state`` in the same
+  data directory, replayed as ``TransactionStateManager`` loads it) does not have open for this partition
+  (no transactional id with that producer id, or it is Empty/CompleteCommit/CompleteAbort/Dead, or a newer
+  epoch, or the partition is not among its partitions), as ``kafka-transactions.sh find-hanging`` decides;
+  without the coordinator's partition, a transaction open longer than ``transaction.max.timeout.ms``
+  (``--max-timeout-ms``, default 15 minutes) counted from the newest record (or ``--now``).
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+from dataclasses import dataclass, field
+
+from kdump.commands.coordinator import TRANSACTION_STATE, TransactionMetadata, read_transaction_states
+from kdump.errors import KdumpError
+from kdump.exit_status import ExitStatus
+from kdump.storage.consumer_view import (
+    OngoingTransaction,
+    is_abort_marker,
+    ongoing_transactions,
+    read_aborted_txns,
+)
+from kdump.storage.local_log import LocalLog, find_partition_dirs
+from kdump.storage.log_summary import read_log_dir_checkpoints
+from kdump.storage.record_batch import DefaultRecordBatch
+from kdump.storage.transaction_index import AbortedTxn
+
+#: Kafka's default ``transaction.max.timeout.ms``.
+DEFAULT_MAX_TIMEOUT_MS = 900_000
+#: Coordinator states in which a transaction is not open.
+_CLOSED_STATES = {"Empty", "CompleteCommit", "CompleteAbort", "Dead", "Removed"}
+
+
+@dataclass
+class OpenTransactionFact:
+    producer_id: int
+    producer_epoch: int
+    first_offset: int
+    last_offset: int
+    first_timestamp: int | None
+    last_timestamp: int
+    #: Against the newest record of the partition or ``--now``, from the first timestamp (or the last one).
+    age_ms: int | None
+    coordinator: TransactionMetadata | None
+    hanging: bool
+    reason: str
+    abort_command: str | None
+
+
+@dataclass
+class CompletedStats:
+    commits: int = 0
+    aborts: int = 0
+    #: Marker timestamp minus the first batch's timestamp, per completed transaction seen whole in the log.
+    commit_durations: list[int] = field(default_factory=list)
+    abort_durations: list[int] = field(default_factory=list)
+
+
+@dataclass
+class PartitionTxnFacts:
+    directory: str
+    topic: str | None
+    partition: int | None
+    log_start_offset: int | None
+    log_end_offset: int | None
+    high_watermark: int | None
+    first_unstable_offset: int | None
+    last_stable_offset: int | None
+    newest_timestamp: int | None
+    now: int | None
+    open: list[OpenTransactionFact]
+    aborted: list[AbortedTxn]
+    stats: CompletedStats
+    #: Where the coordinator state came from (None: no ``__transaction_state`` in the data directory).
+    coordinator_source: str | None
+    problems: list[str]
+
+    @property
+    def hanging(self) -> list[OpenTransactionFact]:
+        return [t for t in self.open if t.hanging]
+
+
+def summarize_durations(values: list[int]) -> dict[str, int | None]:
+    if not values:
+        return {"min": None, "median": None, "max": None}
+    return {"min": min(values), "median": int(statistics.median(values)), "max": max(values)}
+
+
+class TxnCommand:
+    def __init__(
+        self,
+        paths: list[str],
+        *,
+        now: int | None = None,
+        max_timeout_ms: int = DEFAULT_MAX_TIMEOUT_MS,
+        bootstrap_server: str = "BROKER:9092",
+    ) -> None:
+        self.directories: list[str] = []
+        for path in paths:
+            found = [d for d in find_partition_dirs([path]) if not _is_internal(d)]
+            if not found and os.path.isdir(path):
+                found = list(find_partition_dirs([path]))
+            if not found:
+                raise ValueError(f"{path}: no partition directory in it or below it")
+            self.directories.extend(found)
+        self.now = now
+        self.max_timeout_ms = max_timeout_ms
+        self.bootstrap_server = bootstrap_server
+        self._coordinators: dict[str, tuple[str | None, dict[str, TransactionMetadata], list[str]]] = {}
+
+    def _coordinator(self, log_dir: str) -> tuple[str | None, dict[str, TransactionMetadata], list[str]]:
+        cached = self._coordinators.get(log_dir)
+        if cached is None:
+            states: dict[str, TransactionMetadata] = {}
+            problems: list[str] = []
+            dirs = []
+            try:
+                names = sorted(os.listdir(log_dir))
+            except OSError:
+                names = []
+            for name in names:
+                prefix, _, number = name.rpartition("-")
+                if prefix == TRANSACTION_STATE and number.isdigit():
+                    d = os.path.join(log_dir, name)
+                    dirs.append(d)
+                    states.update(read_transaction_states(d, problems))
+            cached = (", ".join(dirs) or None, states, problems)
+            self._coordinators[log_dir] = cached
+        return cached
+
+    def facts(self) -> list[PartitionTxnFacts]:
+        return [self.partition_facts(d) for d in self.directories]
+
+    def partition_facts(self, directory: str) -> PartitionTxnFacts:
+        log = LocalLog.scan(directory)
+        problems: list[str] = []
+        log_dir = os.path.dirname(os.path.abspath(directory))
+        checkpoints = read_log_dir_checkpoints(log_dir, problems)
+        key = None if log.name is None else (log.name.topic, log.name.partition)
+        hw = checkpoints.get("replication-offset-checkpoint", {}).get(key) if key else None
+        lso_ckpt = checkpoints.get("log-start-offset-checkpoint", {}).get(key) if key else None
+
+        ongoing, more = ongoing_transactions(log)
+        problems.extend(more)
+        aborted, more = read_aborted_txns(log)
+        problems.extend(more)
+        stats, newest, log_end, first_ts = _history(log, {t.first_offset for t in ongoing}, problems)
+        segments = log.log_segments
+        log_start = None
+        if segments:
+            log_start = max(lso_ckpt or 0, segments[0].base_offset)
+            if log_end is None:
+                log_end = segments[-1].base_offset
+
+        first_unstable = min((t.first_offset for t in ongoing), default=None)
+        upper = hw if hw is not None else log_end
+        if first_unstable is None:
+            lso = upper
+        else:
+            lso = first_unstable if upper is None else min(first_unstable, upper)
+
+        coordinator_source, states, more = self._coordinator(log_dir)
+        problems.extend(more)
+        by_producer: dict[int, TransactionMetadata] = {}
+        for meta in sorted(states.values(), key=lambda m: m.record_offset):
+            by_producer[meta.producer_id] = meta
+        reference = self.now if self.now is not None else newest
+        facts = [
+            self._open_fact(log, t, first_ts.get(t.first_offset), reference, coordinator_source, by_producer)
+            for t in ongoing
+        ]
+        return PartitionTxnFacts(
+            directory,
+            log.topic,
+            log.partition,
+            log_start,
+            log_end,
+            hw,
+            first_unstable,
+            lso,
+            newest,
+            self.now,
+            facts,
+            aborted,
+            stats,
+            coordinator_source,
+            problems,
+        )
+
+    def _open_fact(
+        self,
+        log: LocalLog,
+        t: OngoingTransaction,
+        first_ts: int | None,
+        reference: int | None,
+        coordinator_source: str | None,
+        by_producer: dict[int, TransactionMetadata],
+    ) -> OpenTransactionFact:
+        first = t.first_timestamp if t.first_timestamp is not None else first_ts
+        start = first if first is not None else t.last_timestamp
+        age = None if reference is None or start < 0 else reference - start
+        meta = by_producer.get(t.producer_id)
+        if coordinator_source is not None:
+            if meta is None:
+                hanging, reason = True, "no transactional id with this producer id at the coordinator"
+            elif meta.state in _CLOSED_STATES:
+                hanging, reason = True, f"{meta.state} at the coordinator"
+            elif meta.producer_epoch > t.producer_epoch:
+                hanging, reason = True, f"the coordinator is at epoch {meta.producer_epoch}"
+            elif log.topic is not None and (log.topic, log.partition) not in meta.partitions:
+                hanging, reason = True, f"{meta.state} at the coordinator without this partition"
+            else:
+                hanging, reason = False, f"{meta.state} at the coordinator"
+        elif age is not None and age > self.max_timeout_ms:
+            hanging, reason = True, f"open longer than transaction.max.timeout.ms ({self.max_timeout_ms} ms)"
+        else:
+            hanging, reason = False, "no coordinator state in the data directory"
+        command = None
+        if hanging and log.topic is not None:
+            command = (
+                f"kafka-transactions.sh --bootstrap-server {self.bootstrap_server} abort --topic {log.topic} "
+                f"--partition {log.partition} --start-offset {t.first_offset}"
+            )
+        return OpenTransactionFact(
+            t.producer_id,
+            t.producer_epoch,
+            t.first_offset,
+            t.last_offset,
+            first,
+            t.last_timestamp,
+            age,
+            meta,
+            hanging,
+            reason,
+            command,
+        )
+
+    def status(self, facts: list[PartitionTxnFacts]) -> ExitStatus:
+        return ExitStatus.PROBLEMS if any(f.hanging for f in facts) else ExitStatus.OK
+
+
+def _is_internal(directory: str) -> bool:
+    name = os.path.basename(os.path.normpath(directory))
+    return name.startswith("__")
+
+
+def _history(
+    log: LocalLog, wanted_first_offsets: set[int], problems: list[str]
+) -> tuple[CompletedStats, int | None, int | None, dict[int, int]]:
+    """One pass over the batch headers: completed transactions (marker count and duration), the newest
+    timestamp, the log end offset, and the base timestamp of the batches at ``wanted_first_offsets``."""
+    stats = CompletedStats()
+    started: dict[
+        int, int
+    ] = {}  # producer id -> base timestamp of the first batch of its current transaction
+    newest: int | None = None
+    log_end: int | None = None
+    first_ts: dict[int, int] = {}
+    for segment in log.log_segments:
+        try:
+            with segment.open_log() as records:
+                for batch in records.batches():
+                    log_end = batch.last_offset + 1
+                    if batch.max_timestamp >= 0 and (newest is None or batch.max_timestamp > newest):
+                        newest = batch.max_timestamp
+                    if not isinstance(batch, DefaultRecordBatch) or batch.producer_id < 0:
+                        continue
+                    if batch.base_offset in wanted_first_offsets:
+                        first_ts[batch.base_offset] = batch.base_timestamp
+                    pid = batch.producer_id
+                    if batch.is_control_batch:
+                        begin = started.pop(pid, None)
+                        try:
+                            abort = is_abort_marker(batch)
+                        except KdumpError as e:
+                            problems.append(e.describe())
+                            continue
+                        if abort:
+                            stats.aborts += 1
+                        else:
+                            stats.commits += 1
+                        if begin is not None and begin >= 0:
+                            (stats.abort_durations if abort else stats.commit_durations).append(
+                                batch.max_timestamp - begin
+                            )
+                    elif batch.is_transactional and pid not in started:
+                        started[pid] = batch.base_timestamp
+        except KdumpError as e:
+            problems.append(e.describe())
+    return stats, newest, log_end, first_ts

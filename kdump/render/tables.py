@@ -1,0 +1,119 @@
+"""Tables of the forensic commands (``txn``, ``diff``, ``retention``, ``find --group``): one
+:class:`Section` (a title, columns, rows, notes) is written as aligned plain text in a pipe or as a rich table on
+a terminal, as ``kdump ls`` does."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from kdump.render.output import Output
+
+#: Version of the JSON objects of ``kdump txn``, ``diff``, ``retention`` and ``find --group``.
+JSON_SCHEMA_VERSION = 1
+
+
+@dataclass
+class Section:
+    title: str
+    columns: tuple[str, ...] = ()
+    rows: list[list[str]] = field(default_factory=list)
+    #: Lines printed after the table (findings, commands to run, the configuration used).
+    notes: list[str] = field(default_factory=list)
+    #: Rows (by index) to highlight on a terminal.
+    flagged: set[int] = field(default_factory=set)
+
+
+_CONTROL = {c: f"\\u{c:04x}" for c in (*range(0x20), 0x7F)}
+
+
+def printable(text: str) -> str:
+    """``text`` with control characters written as ``\\uXXXX`` (metadata strings may hold NULs)."""
+    return text.translate(_CONTROL)
+
+
+def opt(value: object) -> str:
+    return "-" if value is None else str(value)
+
+
+def iso_time(ms: int | None) -> str:
+    if ms is None or ms < 0:
+        return "-"
+    try:
+        return datetime.fromtimestamp(ms / 1000, tz=UTC).isoformat(timespec="milliseconds")
+    except (OverflowError, OSError, ValueError):
+        return str(ms)
+
+
+def duration(ms: int | None) -> str:
+    """``1d2h3m4.5s``-style text of a duration in milliseconds (``-`` when unknown)."""
+    if ms is None:
+        return "-"
+    sign = "-" if ms < 0 else ""
+    ms = abs(ms)
+    days, rest = divmod(ms, 86_400_000)
+    hours, rest = divmod(rest, 3_600_000)
+    minutes, rest = divmod(rest, 60_000)
+    seconds = rest / 1000
+    parts = []
+    if days:
+        parts.append(f"{days}d")
+    if hours:
+        parts.append(f"{hours}h")
+    if minutes:
+        parts.append(f"{minutes}m")
+    if seconds or not parts:
+        parts.append(f"{seconds:g}s")
+    return sign + "".join(parts)
+
+
+def plain(sections: list[Section]) -> str:
+    """Each section: its title, the columns padded to their widest cell two spaces apart (no trailing blanks),
+    its notes; a blank line between sections."""
+    chunks = []
+    for s in sections:
+        lines = [s.title] if s.title else []
+        if s.columns:
+            rows = [list(s.columns)] + [[printable(c) for c in r] for r in s.rows]
+            widths = [max(len(r[i]) for r in rows) for i in range(len(s.columns))]
+            lines.extend("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows)
+        lines.extend(s.notes)
+        chunks.append("\n".join(lines))
+    return "\n\n".join(chunks) + "\n" if chunks else ""
+
+
+def print_rich(sections: list[Section]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    console = Console()
+    for i, s in enumerate(sections):
+        if i:
+            console.print()
+        if s.title:
+            console.print(Text(s.title, style="bold"), highlight=False)
+        if s.columns:
+            table = Table(box=None, header_style="bold")
+            for column in s.columns:
+                table.add_column(column, no_wrap=True)
+            for n, r in enumerate(s.rows):
+                table.add_row(*(printable(c) for c in r), style="red" if n in s.flagged else None)
+            console.print(table)
+        for note in s.notes:
+            console.print(Text(note), highlight=False)
+
+
+def write(out: Output, sections: list[Section], *, rich_table: bool) -> None:
+    if rich_table:
+        out.flush()
+        print_rich(sections)
+    else:
+        out.write(plain(sections))
+
+
+def json_line(kind: str, obj: dict[str, Any]) -> str:
+    """One JSON line: ``{"type": kind, "version": 1, ...obj}``."""
+    return json.dumps({"type": kind, "version": JSON_SCHEMA_VERSION, **obj}, ensure_ascii=False) + "\n"
