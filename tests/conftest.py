@@ -1,4 +1,1 @@
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+"""The tests are a package (``tests``); shared helpers are its modules (``tests.corpus`` locates the corpus)."""

@@ -7,10 +7,9 @@ import os
 import re
 from pathlib import Path
 
-from corpus import Run
-from state_file_oracle import expected_dump
-
 from kdump.cli import files, run_guarded
+from tests.corpus import Run
+from tests.state_file_oracle import expected_dump
 
 
 def run_kdump(argv: list[str]) -> tuple[int, bytes, bytes]:

@@ -10,7 +10,6 @@ import random
 from pathlib import Path
 
 import pytest
-from corpus import CORPUS, FIXTURE_CORPUS, corpus_available
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -19,6 +18,7 @@ from kdump.storage import record_batch
 from kdump.storage.builder import SimpleRecord, build_v2_batch
 from kdump.storage.file_records import FileRecords
 from kdump.storage.record import Header, Record
+from tests.corpus import CORPUS, FIXTURE_CORPUS, corpus_available
 
 pytestmark = pytest.mark.skipif(
     record_batch.ACCELERATOR is None,

@@ -41,8 +41,8 @@ from kdump.storage.checkpoint import (
     read_partition_metadata,
     read_quorum_state,
 )
+from tests.corpus import CORPUS
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "kafka-corpus"
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "corpus"
 STATE_FILES = {
     "recovery-point-offset-checkpoint",

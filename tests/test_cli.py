@@ -8,8 +8,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from corpus import FIXTURE_CORPUS
-from replay import run_kdump
+
+from tests.corpus import FIXTURE_CORPUS
+from tests.replay import run_kdump
 
 PLAIN = "data/plain-0/00000000000000000000.log"
 EXPECTED = FIXTURE_CORPUS / "expected"

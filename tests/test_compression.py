@@ -21,12 +21,12 @@ from hypothesis import strategies as st
 from kdump.errors import DecompressionError, DecompressionLimitError
 from kdump.storage import compression as c
 from kdump.storage.compression import GZIP, LZ4, NONE, SNAPPY, ZSTD
+from tests.corpus import CORPUS
 
 with warnings.catch_warnings():  # importing kafka-python loads its protocol schemas with deprecated APIs
     warnings.simplefilter("ignore", DeprecationWarning)
     from kafka import codec as kafka_codec
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "kafka-corpus"
 CODECS = (NONE, GZIP, SNAPPY, LZ4, ZSTD)
 MiB = 1024 * 1024
 

@@ -11,11 +11,11 @@ import os
 from pathlib import Path
 
 import pytest
-from replay import differences, run_kdump
 
 from tests.differential import fixtures
 from tests.differential.kafka import unavailable_reason
 from tests.differential.known import open_issue
+from tests.replay import differences, run_kdump
 
 REPRODUCERS = fixtures.load()
 NO_KAFKA = unavailable_reason()

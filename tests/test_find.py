@@ -15,8 +15,6 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from corpus import CORPUS, FIXTURE_CORPUS
-from partition_builder import BASE_TIMESTAMP, build_partition
 
 from kdump.cli import cli
 from kdump.storage import log_search
@@ -36,6 +34,8 @@ from kdump.storage.naming import offset_to_filename
 from kdump.storage.offset_index import OffsetIndex
 from kdump.storage.time_index import TimeIndex
 from kdump.storage.timestamp_type import parse_timestamp
+from tests.corpus import CORPUS, FIXTURE_CORPUS
+from tests.partition_builder import BASE_TIMESTAMP, build_partition
 
 CORPUS_DIRS = [CORPUS / "data", CORPUS / "data-kafka39-zk"]
 needs_corpus = pytest.mark.skipif(not (CORPUS / "data").is_dir(), reason="../shared/kafka-corpus is absent")

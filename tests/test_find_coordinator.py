@@ -7,19 +7,19 @@ import re
 
 import pytest
 from click.testing import CliRunner
-from corpus import CORPUS, corpus_available
-from forensic_data import (
+
+from kdump.cli.commands import cli
+from kdump.commands.coordinator import java_string_hash, partition_for
+from kdump.storage.builder import SimpleRecord, build_end_txn_marker_batch, build_v2_batch
+from kdump.storage.control_record import ControlRecordType
+from tests.corpus import CORPUS, corpus_available
+from tests.forensic_data import (
     T0,
     offset_commit_key,
     offset_commit_value,
     stuck_transaction_log_dir,
     write_segment,
 )
-
-from kdump.cli.commands import cli
-from kdump.commands.coordinator import java_string_hash, partition_for
-from kdump.storage.builder import SimpleRecord, build_end_txn_marker_batch, build_v2_batch
-from kdump.storage.control_record import ControlRecordType
 
 #: ``String.hashCode()`` and ``Utils.abs(h) % 50`` as printed by Java 17 (``java Hash.java``) for these ids;
 #: two of them hash to Integer.MIN_VALUE, which Utils.abs maps to 0.

@@ -10,11 +10,11 @@ import json
 from pathlib import Path
 
 import pytest
-from partition_builder import build_partition
-from replay import run_kdump
 
 from kdump.render.json_schema import validate
 from kdump.storage.builder import SimpleRecord, build_v2_batch
+from tests.partition_builder import build_partition
+from tests.replay import run_kdump
 
 SEGMENTS = 5
 PER_SEGMENT = 40

@@ -9,7 +9,8 @@ import time
 from pathlib import Path
 
 import pytest
-from fuzz.harness import build_targets, fuzz_target
+
+from tests.fuzz.harness import build_targets, fuzz_target
 
 #: Inputs per target: about three seconds in all (on tmpfs).
 ITERATIONS = {

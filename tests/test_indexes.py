@@ -20,8 +20,8 @@ from kdump.storage.transaction_index import (
     TxnIndexSearchResult,
     encode_transaction_index,
 )
+from tests.corpus import CORPUS
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "kafka-corpus"
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "corpus"
 INDEX_SUFFIXES = (".index", ".timeindex", ".txnindex")
 CORRUPT_INDEX_CLASS = "org.apache.kafka.storage.internals.log.CorruptIndexException"

@@ -16,7 +16,6 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from replay import run_kdump
 
 from kdump.errors import KdumpError
 from kdump.render.internal_topics import (
@@ -53,6 +52,7 @@ from kdump.storage.schemas import (
     transaction_log,
 )
 from kdump.storage.varint import encode_unsigned_varint
+from tests.replay import run_kdump
 
 TOPIC_ID = kafka_uuid_from_string("Uj5wn_FqTXirEASvVZRY1w")
 ALL_SCHEMAS: dict[str, MessageSchema] = {

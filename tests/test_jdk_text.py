@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kdump.render.jdk_text import decode_utf8_jdk, encode_utf8_jdk
+from tests.corpus import CORPUS
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "jdk_utf8_vectors.txt"
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "kafka-corpus"
 REPL = "\ufffd"
 
 

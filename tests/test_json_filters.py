@@ -16,8 +16,6 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from corpus import CORPUS, FIXTURE_CORPUS, corpus_available, supported_runs
-from replay import run_kdump
 
 from kdump.cli import cli
 from kdump.render.jdk_text import decode_utf8_jdk
@@ -25,6 +23,8 @@ from kdump.render.json_schema import SCHEMA, validate
 from kdump.storage import record_filter
 from kdump.storage.builder import SimpleRecord, build_end_txn_marker_batch, build_v2_batch
 from kdump.storage.control_record import ControlRecordType
+from tests.corpus import CORPUS, FIXTURE_CORPUS, corpus_available, supported_runs
+from tests.replay import run_kdump
 
 ROOT = CORPUS if corpus_available() else FIXTURE_CORPUS
 MAN = Path(__file__).resolve().parents[1] / "man" / "kdump-files.1"

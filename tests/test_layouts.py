@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from kafka.record.default_records import DefaultRecordBatchBuilder
-from partition_builder import build_partition
 
 from kdump.cli import cli
 from kdump.storage.index_verification import verify_segment
 from kdump.storage.local_log import LocalLog, find_partition_dirs, is_log_dir, is_partition_dir
+from tests.partition_builder import build_partition
 
 KAFKA_TOOL = Path(__file__).resolve().parents[2] / "shared" / "kafka-4.0.0" / "kafka"
 

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from corpus import CORPUS, corpus_available
 
 from kdump.cli import cli
 from kdump.storage.builder import SimpleRecord, build_v2_batch
 from kdump.storage.compression import GZIP, NONE
+from tests.corpus import CORPUS, corpus_available
 
 BATCH = re.compile(
     r"^baseOffset: (\d+) lastOffset: (\d+) count: (\d+) .*?producerId: (-?\d+) producerEpoch: (-?\d+) .*?"

@@ -10,9 +10,9 @@ import os
 from pathlib import Path
 
 from click.testing import CliRunner
-from corpus import CORPUS, FIXTURE_CORPUS, corpus_available, load_manifest
 
 from kdump.cli import cli, files, run_guarded
+from tests.corpus import CORPUS, FIXTURE_CORPUS, corpus_available, load_manifest
 
 ROOT = CORPUS if corpus_available() else FIXTURE_CORPUS
 

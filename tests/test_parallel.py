@@ -10,7 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from corpus import CORPUS, FIXTURE_CORPUS, corpus_available
+
+from tests.corpus import CORPUS, FIXTURE_CORPUS, corpus_available
 
 ROOT = CORPUS if corpus_available() else FIXTURE_CORPUS
 

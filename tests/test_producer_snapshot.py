@@ -20,8 +20,8 @@ from kdump.storage.producer_snapshot import (
     parse_producer_snapshot,
     read_producer_snapshot,
 )
+from tests.corpus import CORPUS
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "kafka-corpus"
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "corpus"
 
 SPEC_VECTOR = bytes.fromhex(

@@ -18,8 +18,6 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from corpus import CORPUS, FIXTURE_CORPUS
-from partition_builder import build_partition
 
 from kdump.cli import cli
 from kdump.storage.atomic_write import lock_holder, replace_file
@@ -32,6 +30,8 @@ from kdump.storage.naming import offset_to_filename
 from kdump.storage.offset_index import OffsetPosition
 from kdump.storage.time_index import TimestampOffset
 from kdump.storage.topic_config import read_cluster_config
+from tests.corpus import CORPUS, FIXTURE_CORPUS
+from tests.partition_builder import build_partition
 
 REPO = Path(__file__).resolve().parents[1]
 needs_corpus = pytest.mark.skipif(not (CORPUS / "data").is_dir(), reason="../shared/kafka-corpus is absent")
@@ -325,7 +325,7 @@ def test_file_mode_is_kept(partition: Path) -> None:
 _CRASH_CHILD = textwrap.dedent(
     """
     import os, signal, sys
-    import kdump.rebuild_index as rebuild
+    import kdump.commands.rebuild_index as rebuild
     from kdump.storage import atomic_write
     target = sys.argv[1]
     def crashing(path, data, *, backup=True, step=None):
@@ -419,7 +419,7 @@ def test_replace_file_keeps_old_content_if_rename_fails(
 
 
 def test_write_error_is_one_line(partition: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import kdump.rebuild_index as rebuild
+    import kdump.commands.rebuild_index as rebuild
 
     def failing(*args: object, **kwargs: object) -> None:
         raise PermissionError(13, "Permission denied")

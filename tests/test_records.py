@@ -9,13 +9,13 @@ import pytest
 from kafka.record.default_records import DefaultRecordBatch as KpDefaultRecordBatch
 from kafka.record.legacy_records import LegacyRecordBatch as KpLegacyRecordBatch
 from kafka.record.util import decode_varint as kp_decode_varint
-from spec_vectors import CONTROL_VECTOR, V0_VECTOR, V1_VECTOR, V2_VECTOR
 
 from kdump.errors import CorruptRecordError, InvalidRecordError
 from kdump.render.kafka_text import batch_line_head, batch_line_tail, control_description, record_metadata
 from kdump.storage.file_records import FileRecords
 from kdump.storage.record_batch import decrement_sequence, increment_sequence
 from kdump.storage.varint import encode_varint, encode_varlong, read_varint, read_varlong
+from tests.spec_vectors import CONTROL_VECTOR, V0_VECTOR, V1_VECTOR, V2_VECTOR
 
 # Spec §3.3: the batch line Kafka prints for V2_VECTOR.
 V2_LINE = (

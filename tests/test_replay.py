@@ -4,8 +4,9 @@ reference corpus (../shared/kafka-corpus) when it is present."""
 from __future__ import annotations
 
 import pytest
-from corpus import CORPUS, FIXTURE_CORPUS, corpus_available, supported_runs
-from replay import assert_replays
+
+from tests.corpus import CORPUS, FIXTURE_CORPUS, corpus_available, supported_runs
+from tests.replay import assert_replays
 
 FIXTURE_RUNS = supported_runs(FIXTURE_CORPUS)
 CORPUS_RUNS = supported_runs(CORPUS) if corpus_available() else []

@@ -14,7 +14,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from kafka.record.memory_records import MemoryRecords
-from test_builder import install_xxhash_shim
 
 from kdump.storage.builder import (
     SimpleRecord,
@@ -26,6 +25,7 @@ from kdump.storage.compression import GZIP, LZ4, NONE, SNAPPY, ZSTD
 from kdump.storage.control_record import ControlRecordType, control_key
 from kdump.storage.file_records import FileRecords
 from kdump.storage.record import Header
+from tests.xxhash_oracle import install_xxhash_shim
 
 install_xxhash_shim()  # kafka-python needs xxhash for magic-0 LZ4
 

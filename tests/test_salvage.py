@@ -14,7 +14,6 @@ from pathlib import Path
 import crc32c
 import pytest
 from click.testing import CliRunner
-from corpus import CORPUS, FIXTURE_CORPUS, corpus_available
 
 from kdump.cli import cli
 from kdump.storage import builder
@@ -24,6 +23,7 @@ from kdump.storage.file_records import FileRecords
 from kdump.storage.index_verification import verify_segment
 from kdump.storage.local_log import LocalLog
 from kdump.storage.salvage import SalvageError, salvage_segment, scan_segment
+from tests.corpus import CORPUS, FIXTURE_CORPUS, corpus_available
 
 ROOT = CORPUS if corpus_available() else FIXTURE_CORPUS
 NAME = "00000000000000000000.log"

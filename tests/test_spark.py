@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from corpus import CORPUS, FIXTURE_CORPUS, REPO, corpus_available
-from test_spark_storage import CORPUS_TREES, FIXTURE_TREES, committed_offsets, expected_rows
+
+from tests.corpus import CORPUS, FIXTURE_CORPUS, REPO, corpus_available
+from tests.spark_oracle import CORPUS_TREES, FIXTURE_TREES, committed_offsets, expected_rows
 
 pytestmark = pytest.mark.spark
 

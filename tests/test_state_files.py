@@ -7,12 +7,12 @@ import json
 from pathlib import Path
 
 import pytest
-from corpus import CORPUS, FIXTURE_CORPUS, corpus_available
-from corpus import STATE_FILES as STATE_FILE_NAME_SET
-from replay import run_kdump
-from state_file_oracle import expected_dump
 
 from kdump.storage.checkpoint import QuorumState, encode_quorum_state
+from tests.corpus import CORPUS, FIXTURE_CORPUS, corpus_available
+from tests.corpus import STATE_FILES as STATE_FILE_NAME_SET
+from tests.replay import run_kdump
+from tests.state_file_oracle import expected_dump
 
 ROOT = CORPUS if corpus_available() else FIXTURE_CORPUS
 STATE_FILE_NAMES = tuple(sorted(STATE_FILE_NAME_SET))

@@ -9,12 +9,12 @@ import struct
 
 import pytest
 from click.testing import CliRunner
-from corpus import CORPUS, corpus_available
-from forensic_data import T0, stuck_transaction_log_dir
 
 from kdump.cli.commands import cli
 from kdump.commands.txn import TxnCommand
 from kdump.storage.producer_snapshot import ProducerSnapshotEntry, encode_producer_snapshot
+from tests.corpus import CORPUS, corpus_available
+from tests.forensic_data import T0, stuck_transaction_log_dir
 
 
 def run(*args: str) -> tuple[int, str]:

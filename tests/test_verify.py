@@ -12,8 +12,6 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from corpus import CORPUS, FIXTURE_CORPUS, corpus_available
-from test_verify_index import DAMAGED as INDEX_DAMAGED
 
 from kdump.cli import cli
 from kdump.commands import verify as verify_command
@@ -22,6 +20,8 @@ from kdump.storage.control_record import ControlRecordType
 from kdump.storage.file_records import FileRecords
 from kdump.storage.index_recovery import recover_indexes
 from kdump.storage.producer_snapshot import ProducerSnapshotEntry, encode_producer_snapshot
+from tests.corpus import CORPUS, FIXTURE_CORPUS, corpus_available
+from tests.damaged_cases import INDEX_DAMAGED
 
 needs_corpus = pytest.mark.skipif(not corpus_available(), reason=f"reference corpus not found at {CORPUS}")
 ROOTS = [pytest.param(FIXTURE_CORPUS, id="fixtures")] + (

@@ -9,54 +9,17 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from corpus import CORPUS, FIXTURE_CORPUS, corpus_available
 
 from kdump.cli import cli
 from kdump.storage.index_verification import PROBLEM_KINDS, verify_segment
 from kdump.storage.local_log import LocalLog
+from tests.corpus import CORPUS, FIXTURE_CORPUS, corpus_available
+from tests.damaged_cases import INDEX_DAMAGED as DAMAGED
 
 ROOTS = [pytest.param(FIXTURE_CORPUS, id="fixtures")] + (
     [pytest.param(CORPUS, id="corpus")] if corpus_available() else []
 )
 needs_corpus = pytest.mark.skipif(not corpus_available(), reason=f"reference corpus not found at {CORPUS}")
-
-#: What CASES.tsv says was damaged, as (file, problem kind, index entry) -- entries are 0-based there too.
-DAMAGED = {
-    "index-out-of-order": {("small-index-0/00000000000000000180.index", "out-of-order", 3)},
-    "index-wrong-offset": {("small-index-0/00000000000000000180.index", "offset-mismatch", 3)},
-    "timeindex-decreasing": {
-        ("small-index-0/00000000000000000180.timeindex", "out-of-order", 2),
-        ("small-index-0/00000000000000000180.timeindex", "timestamp-mismatch", 2),
-    },
-    "index-zero-tail": {
-        ("small-index-0/00000000000000000358.index", "zero-tail", 7),
-        ("small-index-0/00000000000000000358.timeindex", "zero-tail", 7),
-        ("small-index-0/00000000000000000358.timeindex", "sanity-check", None),
-    },
-    "index-zero-tail-base0": {
-        ("small-index-0/00000000000000000000.index", "zero-tail", 7),
-        ("small-index-0/00000000000000000000.timeindex", "zero-tail", 7),
-        ("small-index-0/00000000000000000000.timeindex", "sanity-check", None),
-    },
-    "index-bad-length": {
-        ("small-index-0/00000000000000000358.index", "bad-length", None),
-        ("small-index-0/00000000000000000358.index", "sanity-check", None),
-        ("small-index-0/00000000000000000358.timeindex", "bad-length", None),
-        ("small-index-0/00000000000000000358.timeindex", "sanity-check", None),
-    },
-    "index-missing-log": {
-        ("small-index-0/00000000000000000358.index", "orphaned-index", None),
-        ("small-index-0/00000000000000000358.timeindex", "orphaned-index", None),
-    },
-    "txnindex-partial": {
-        ("txn-0/00000000000000000030.txnindex", "txn-index", 1),
-        ("txn-0/00000000000000000030.txnindex", "orphaned-index", None),
-    },
-    "truncated-mid-batch": {
-        ("plain-0/00000000000000000000.log", "log", None),
-        ("plain-0/00000000000000000000.timeindex", "past-end", 1),
-    },
-}
 
 
 def verify(*args: str) -> tuple[int, str]:
@@ -196,7 +159,7 @@ def test_progress_bar_only_on_a_terminal(tmp_path: Path) -> None:
 
     d = _copy_segment(tmp_path)
     code = (
-        "import sys, kdump.verify as v; v.PROGRESS_THRESHOLD = 0; from kdump.cli import main; "
+        "import sys, kdump.commands.verify_index as v; v.PROGRESS_THRESHOLD = 0; from kdump.cli import main; "
         "sys.argv = ['kdump', 'verify-index', sys.argv[1]]; main()"
     )
     primary, secondary = os.openpty()

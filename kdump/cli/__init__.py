@@ -13,10 +13,8 @@ from collections.abc import Callable
 from typing import BinaryIO
 
 from kdump.errors import KdumpError
+from kdump.exit_status import ExitStatus
 from kdump.render.output import Output
-
-EXIT_OK = 0
-EXIT_ERROR = 1
 
 
 def run_guarded(
@@ -36,7 +34,7 @@ def run_guarded(
         return status
     except BrokenPipeError:
         _silence_stdout()
-        return EXIT_OK
+        return ExitStatus.OK
     except KdumpError as e:
         _flush_quietly(out)
         _report(err, e.describe())
@@ -44,13 +42,13 @@ def run_guarded(
     except KeyboardInterrupt:
         _flush_quietly(out)
         _report(err, "interrupted")
-        return 130
+        return ExitStatus.INTERRUPTED
     except MemoryError:
         out.parts.clear()  # the pending text may be what exhausted memory: writing it would fail again
         out.pending = 0
         _flush_quietly(out)
         _report(err, "out of memory")
-        return EXIT_ERROR
+        return ExitStatus.PROBLEMS
     except Exception as e:  # noqa: BLE001 - the last line of defence: one line, never a traceback
         if os.environ.get("KDUMP_DEBUG"):
             raise
@@ -58,7 +56,7 @@ def run_guarded(
         _report(
             err, f"internal error ({type(e).__name__}: {e}); please report it (KDUMP_DEBUG=1 shows where)"
         )
-        return EXIT_ERROR
+        return ExitStatus.PROBLEMS
 
 
 def _flush_quietly(out: Output) -> None:

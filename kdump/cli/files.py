@@ -7,8 +7,9 @@ import sys
 
 from kdump import KAFKA_COMPAT_VERSION
 from kdump.cli import jopt
-from kdump.dumplog import DEFAULT_MAX_MESSAGE_SIZE, INTERNAL_DECODERS, DumpLogSegments, DumpOptions
+from kdump.commands.files import DEFAULT_MAX_MESSAGE_SIZE, INTERNAL_DECODERS, DumpLogSegments, DumpOptions
 from kdump.errors import KdumpUsageError, UsageError
+from kdump.exit_status import ExitStatus
 from kdump.render.decoders import DEFAULT_DECODER_CLASS
 from kdump.render.output import Output
 from kdump.storage import naming
@@ -262,14 +263,14 @@ def run(argv: list[str], out: Output, err: Output) -> int:
     parsed = jopt.parse(OPTIONS + KDUMP_OPTIONS, argv)
     if not argv or parsed.has("help"):
         err.write(DESCRIPTION + "\n" + usage_text())
-        return 1
+        return ExitStatus.PROBLEMS  # Kafka's CommandLineUtils.printUsageAndExit: status 1
     if parsed.has("version"):
         out.write(KAFKA_COMPAT_VERSION + "\n")
-        return 0
+        return ExitStatus.OK
     options = build_options(parsed)
     if not parsed.has("files") and not parsed.non_options:
         err.write('Missing required argument "[files]"\n' + usage_text())
-        return 1
+        return ExitStatus.PROBLEMS
     return DumpLogSegments(options, out, err).run()
 
 

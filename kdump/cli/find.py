@@ -70,8 +70,8 @@ def command(
     is at or after the timestamp), 2 on usage errors.
     """
     from kdump.cli import run_guarded
+    from kdump.commands.find import Find, resolve_partition_dir
     from kdump.errors import UsageError
-    from kdump.find import Find, resolve_partition_dir
     from kdump.storage.timestamp_type import parse_timestamp
 
     if group is not None or transactional_id is not None:

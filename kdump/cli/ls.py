@@ -19,7 +19,7 @@ def command(paths: tuple[str, ...], as_json: bool, no_progress: bool) -> None:
     terminal, aligned plain text in a pipe, JSON lines with --json.
     """
     from kdump.cli import run_guarded
-    from kdump.ls import ListPartitions
+    from kdump.commands.ls import ListPartitions
 
     try:
         lister = ListPartitions(list(paths) or ["."])

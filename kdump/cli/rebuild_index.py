@@ -6,8 +6,6 @@ import sys
 
 import click
 
-EXIT_USAGE = 2
-
 
 @click.command("rebuild-index")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, file_okay=True, dir_okay=True))
@@ -40,7 +38,7 @@ def command(
     corrupt log tail, a log that cannot be indexed, a locked log directory, a write error), 2 on usage errors.
     """
     from kdump.cli import run_guarded
-    from kdump.rebuild_index import RebuildIndex, RebuildOptions, select_targets
+    from kdump.commands.rebuild_index import RebuildIndex, RebuildOptions, select_targets
 
     try:
         targets = select_targets(paths)

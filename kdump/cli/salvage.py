@@ -7,8 +7,6 @@ import sys
 
 import click
 
-EXIT_USAGE = 2
-
 
 @click.command("salvage")
 @click.argument("segment", type=click.Path(exists=True, dir_okay=False))
@@ -39,6 +37,7 @@ def command(segment: str, out_dir: str, as_json: bool, index_interval_bytes: int
     usage errors (including an output directory that is the input's own, or output files that exist).
     """
     from kdump.cli import run_guarded
+    from kdump.exit_status import ExitStatus
     from kdump.render.salvage_report import report
     from kdump.storage import salvage
 
@@ -53,6 +52,6 @@ def command(segment: str, out_dir: str, as_json: bool, index_interval_bytes: int
     def body(out, err) -> int:  # noqa: ANN001
         result = salvage.salvage_segment(segment, out_dir, index_interval_bytes=index_interval_bytes)
         out.write(report(result, as_json=as_json))
-        return 0 if result.intact else 1
+        return ExitStatus.OK if result.intact else ExitStatus.PROBLEMS
 
     sys.exit(run_guarded(body))

@@ -174,7 +174,9 @@ def verify_command(
     finally:
         if report is not None:
             report.close()
-    sys.exit(1 if found else 0)
+    from kdump.exit_status import ExitStatus
+
+    sys.exit(ExitStatus.PROBLEMS if found else ExitStatus.OK)
 
 
 def _first_line(e: Exception) -> str:

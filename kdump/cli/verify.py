@@ -35,7 +35,7 @@ def command(
             raise click.UsageError(
                 "--deep and --gaps check the log, not the indexes: not with --indexes-only"
             )
-        from kdump.verify import VerifyIndex, select_segments
+        from kdump.commands.verify_index import VerifyIndex, select_segments
 
         try:
             targets, partitions = select_segments(paths)

@@ -19,7 +19,7 @@ def command(paths: tuple[str, ...], as_json: bool, no_progress: bool) -> None:
     usage errors.
     """
     from kdump.cli import run_guarded
-    from kdump.verify import VerifyIndex, select_segments
+    from kdump.commands.verify_index import VerifyIndex, select_segments
 
     try:
         targets, partitions = select_segments(paths)

@@ -468,6 +468,6 @@ def make_case(seed: int, number: int, full_corpus: Path | None, kinds: tuple[str
 def uses_state_file(case: Case) -> bool:
     """Cases naming a checkpoint/state file Kafka crashes on or ignores and kdump parses (a deliberate
     difference, README "What differs"); the generator never names one, this is a guard."""
-    from corpus import STATE_FILES
+    from tests.corpus import STATE_FILES
 
     return any(p.rsplit("/", 1)[-1] in STATE_FILES for p in case.paths)

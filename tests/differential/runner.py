@@ -7,7 +7,6 @@ import multiprocessing
 import os
 import shutil
 import signal
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -15,14 +14,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tests.replay import differences, run_kdump
+
 from .cases import CASE_DIR, Case, make_case, uses_state_file
 from .kafka import DumpServer, KafkaTimeout, Outcome
 
 TESTS = Path(__file__).resolve().parents[1]
-if str(TESTS) not in sys.path:  # tests/replay.py and tests/corpus.py import as top-level modules
-    sys.path.insert(0, str(TESTS))
-
-from replay import differences, run_kdump  # noqa: E402
 
 KDUMP_TIMEOUT = 60.0
 #: ``kdump files`` options beyond Kafka's (opt-in; Kafka rejects them as unrecognized).

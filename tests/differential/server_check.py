@@ -4,16 +4,11 @@ a few more frames, of the reflective call)."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
+from tests.corpus import load_manifest
+
 from .kafka import DumpServer
-from .runner import TESTS
-
-if str(TESTS) not in sys.path:
-    sys.path.insert(0, str(TESTS))
-
-from corpus import load_manifest  # noqa: E402
 
 
 def _trace_head(err: bytes) -> bytes:

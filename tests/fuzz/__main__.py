@@ -17,8 +17,9 @@ import sys
 import tempfile
 from pathlib import Path
 
+from tests.corpus import CORPUS
+
 from .harness import DEFAULT_TIMEOUT, build_targets, fuzz
-from .seeds import REPO
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -35,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--corpus",
         type=Path,
-        default=REPO.parent / "shared" / "kafka-corpus",
+        default=CORPUS,
         help="also seed from this reference corpus when it exists (default ../shared/kafka-corpus)",
     )
     parser.add_argument(

@@ -127,7 +127,7 @@ def run_files(argv: list[str], *, need_position: bool = True) -> int:
 
 
 def run_verify_index(directory: Path) -> int:
-    from kdump.verify import VerifyIndex, select_segments
+    from kdump.commands.verify_index import VerifyIndex, select_segments
 
     targets, partitions = select_segments([str(directory)])
     for as_json in (False, True):

@@ -28,7 +28,7 @@ from kdump.storage.atomic_write import write_all
 from kdump.storage.file_records import FileRecords
 
 if TYPE_CHECKING:
-    from kdump.dumplog import DumpLogSegments, JavaFile
+    from kdump.commands.files import DumpLogSegments, JavaFile
 
 #: Segments (or --max-bytes slices) smaller than this are rendered in-process.
 MIN_PARALLEL_BYTES = 32 << 20
@@ -100,7 +100,7 @@ def _chunks(records: FileRecords, chunk_bytes: int) -> tuple[list[tuple[int, int
 def dump_batches(dump: DumpLogSegments, file: JavaFile, records: FileRecords) -> int | None:
     """Render the whole slice of ``records`` in parallel; returns where the whole batches end, or None when
     there is nothing worth splitting (the caller then renders in-process)."""
-    from kdump.dumplog import OffsetGaps
+    from kdump.commands.files import OffsetGaps
 
     chunk_bytes = int(os.environ.get("KDUMP_CHUNK_BYTES", CHUNK_BYTES))
     bounds, framing_error = _chunks(records, chunk_bytes)

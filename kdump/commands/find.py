@@ -8,6 +8,7 @@ import os
 from typing import Any
 
 from kdump.errors import UsageError
+from kdump.exit_status import ExitStatus
 from kdump.render import kafka_text
 from kdump.render.decoders import DEFAULT_DECODER_CLASS, DecoderMessageParser, resolve_decoder
 from kdump.render.json_lines import JSON_SCHEMA_VERSION, headers_json, put_bytes
@@ -24,9 +25,6 @@ from kdump.storage.log_search import (
     PartitionLog,
     SearchResult,
 )
-
-EXIT_FOUND = 0
-EXIT_NOT_FOUND = 1
 
 
 def resolve_partition_dir(path: str, topic: str | None, partition: int | None) -> str:
@@ -91,7 +89,7 @@ class Find:
         if message is not None:
             self.err.write(f"kdump: {message}\n")
         self.err.flush()
-        return EXIT_FOUND if result.status == FOUND else EXIT_NOT_FOUND
+        return ExitStatus.OK if result.status == FOUND else ExitStatus.PROBLEMS
 
     # -- text ------------------------------------------------------------------------------------------------
 

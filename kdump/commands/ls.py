@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+from kdump.exit_status import ExitStatus
 from kdump.render import log_summary as render
 from kdump.render.output import Output
 from kdump.render.progress import ProgressBar
@@ -64,7 +65,7 @@ class ListPartitions:
             _print_rich(summaries)
         else:
             out.write(render.plain_table(summaries))
-        return 0
+        return ExitStatus.OK
 
 
 def _print_rich(summaries: list[PartitionSummary]) -> None:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from kdump.errors import KdumpError
+from kdump.exit_status import ExitStatus
 from kdump.render import plural
 from kdump.render.output import Output
 from kdump.storage import naming
@@ -31,9 +32,6 @@ if TYPE_CHECKING:
 
 #: The KRaft metadata partition, whose records hold the topics' configuration.
 METADATA_PARTITION_DIR = "__cluster_metadata-0"
-
-EXIT_OK = 0
-EXIT_PROBLEMS = 1
 
 INDEX_INTERVAL_CONFIG = "index.interval.bytes"
 BROKER_INDEX_INTERVAL_CONFIG = "log.index.interval.bytes"
@@ -118,7 +116,7 @@ class RebuildIndex:
         for target in self.targets:
             self.rebuild_partition(target)
         self.out.write(self.summary())
-        return EXIT_PROBLEMS if self.counts.problems else EXIT_OK
+        return ExitStatus.PROBLEMS if self.counts.problems else ExitStatus.OK
 
     # -- reporting ------------------------------------------------------------------------------------------
 

@@ -10,8 +10,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from kdump import parallel
+from kdump.commands import parallel
 from kdump.errors import CorruptSnapshotError, KdumpError, UsageError
+from kdump.exit_status import ExitStatus
 from kdump.render import json_lines, kafka_text, state_files
 from kdump.render.decoders import (
     DEFAULT_DECODER_CLASS,
@@ -160,7 +161,7 @@ class DumpLogSegments:
                 self.out.write(json_lines.error_object(e))
             raise
         self.print_summaries()
-        return 0
+        return ExitStatus.OK
 
     def _header(self, text: str) -> None:
         if self.pending_header is not None:

@@ -10,6 +10,7 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from kdump.exit_status import ExitStatus
 from kdump.render import problems as render
 from kdump.render.output import Output
 from kdump.render.progress import ProgressBar
@@ -130,4 +131,4 @@ class VerifyIndex:
                 bar.close()
         summary["filesWithProblems"] = len(files_with_problems)
         self.out.write(render.summary_json(summary) if self.as_json else render.summary_line(summary))
-        return 1 if summary["problems"] else 0
+        return ExitStatus.PROBLEMS if summary["problems"] else ExitStatus.OK

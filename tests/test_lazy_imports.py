@@ -1,0 +1,68 @@
+"""Start-up speed depends on lazy imports: ``kdump files`` (run in pipelines many times over) must not load
+click, rich, Spark or a compression library it does not need, and the storage layer must not load any layer
+above it.  Each check runs a fresh interpreter and reads its ``sys.modules``."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests.corpus import FIXTURE_CORPUS
+
+PLAIN = FIXTURE_CORPUS / "data" / "plain-0" / "00000000000000000000.log"
+ZSTD = FIXTURE_CORPUS / "data" / "codec-zstd-0" / "00000000000000000000.log"
+
+#: Never needed by ``kdump files`` on an uncompressed segment.
+HEAVY = ("click", "rich", "pyspark", "pyarrow", "zstandard", "lz4", "snappy", "cramjam", "kdump.cli.commands")
+
+_SCRIPT = """
+import io, json, sys
+from kdump.cli import files, run_guarded
+code = run_guarded(lambda o, e: files.run(sys.argv[1:], o, e), io.BytesIO(), io.BytesIO())
+print(json.dumps({"code": int(code), "modules": sorted(sys.modules)}))
+"""
+
+
+def _modules_after(*argv: str) -> tuple[int, set[str]]:
+    result = subprocess.run(
+        [sys.executable, "-c", _SCRIPT, *argv], capture_output=True, text=True, timeout=120, check=True
+    )
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    return report["code"], set(report["modules"])
+
+
+def _loaded(modules: set[str], root: str) -> bool:
+    return any(m == root or m.startswith(root + ".") for m in modules)
+
+
+@pytest.mark.parametrize("extra", [(), ("--deep-iteration",), ("--print-data-log",)])
+def test_files_on_an_uncompressed_segment_loads_nothing_heavy(extra: tuple[str, ...]) -> None:
+    code, modules = _modules_after("--files", str(PLAIN), *extra)
+    assert code == 0
+    assert "kdump.commands.files" in modules  # the run really happened
+    assert [m for m in HEAVY if _loaded(modules, m)] == []
+
+
+def test_a_codec_is_loaded_when_a_batch_uses_it() -> None:
+    code, modules = _modules_after("--files", str(ZSTD), "--print-data-log")
+    assert code == 0
+    assert _loaded(modules, "zstandard")
+    assert [m for m in HEAVY if m != "zstandard" and _loaded(modules, m)] == []
+
+
+def test_storage_loads_no_layer_above_it() -> None:
+    script = (
+        "import importlib, json, pkgutil, sys, kdump.storage as s\n"
+        "for m in pkgutil.walk_packages(s.__path__, 'kdump.storage.'):\n"
+        "    importlib.import_module(m.name)\n"
+        "print(json.dumps(sorted(sys.modules)))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True
+    )
+    modules = set(json.loads(result.stdout.strip().splitlines()[-1]))
+    above = ("kdump.cli", "kdump.commands", "kdump.render", "kdump.spark", "click", "rich", "pyspark")
+    assert [m for m in above if _loaded(modules, m)] == []
