@@ -1,0 +1,106 @@
+"""Speed of ``kdump verify`` on the bench segment (``bench/make_segments.py``: 253 MiB, 16,398 batches of 136
+records, uncompressed).
+
+The segment is hard-linked into ``bench/data/verify/`` (git-ignored) with indexes built by ``kdump
+rebuild-index``: once as one partition, and as ``--copies`` partitions for the many-partition figure.  Figures
+(the files being in the page cache, best of ``--repeat`` runs, process start included):
+
+* **one segment, shallow**: ``kdump verify`` (CRC of every batch, offsets, indexes; no record decoded);
+* **one segment, deep**: ``kdump verify --deep``;
+* **in process**: ``verify_log_segment`` alone (what one pool worker or Spark task does);
+* **N partitions, 1 worker / all cores**: ``KDUMP_WORKERS=1`` against the default pool.
+
+Usage::
+
+    .venv/bin/python bench/verify_bench.py [--copies 8] [--repeat 3] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent
+REPO = BENCH.parent
+sys.path.insert(0, str(REPO))
+
+SEGMENT = BENCH / "data" / "plain-0" / "00000000000000000000.log"
+WORK = BENCH / "data" / "verify"
+
+
+def prepare(copies: int) -> tuple[Path, Path]:
+    one = WORK / "one" / "bench-0"
+    many = WORK / "many"
+    for directory in [one] + [many / f"bench-{i}" for i in range(copies)]:
+        log = directory / SEGMENT.name
+        if not log.exists():
+            directory.mkdir(parents=True, exist_ok=True)
+            os.link(SEGMENT, log)
+        if not (directory / "00000000000000000000.index").exists():
+            subprocess.run(
+                [sys.executable, "-m", "kdump", "rebuild-index", "--no-backup", str(directory)],
+                check=True,
+                capture_output=True,
+            )
+    return one.parent, many
+
+
+def timed(argv: list[str], env: dict[str, str] | None = None, repeat: int = 3) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        started = time.perf_counter()
+        subprocess.run(argv, stdout=subprocess.DEVNULL, env=env, check=False, cwd=REPO)
+        best = min(best, time.perf_counter() - started)
+    return best
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--copies", type=int, default=8)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    if not SEGMENT.exists():
+        sys.exit(f"{SEGMENT} is missing: run bench/make_segments.py first")
+    one, many = prepare(args.copies)
+    with open(SEGMENT, "rb") as f:
+        while f.read(1 << 24):
+            pass
+    size = SEGMENT.stat().st_size
+    kdump = [sys.executable, "-m", "kdump", "verify"]
+    figures: dict[str, float] = {}
+    figures["one segment, shallow"] = timed([*kdump, str(one)], repeat=args.repeat)
+    figures["one segment, deep"] = timed([*kdump, "--deep", str(one)], repeat=1)
+    from kdump.storage.local_log import LocalLog
+    from kdump.storage.log_verification import verify_log_segment
+
+    (segment,) = LocalLog.scan(one / "bench-0").segments
+    best = float("inf")
+    for _ in range(args.repeat):
+        started = time.perf_counter()
+        verify_log_segment(segment)
+        best = min(best, time.perf_counter() - started)
+    figures["one segment, in process"] = best
+    env1 = dict(os.environ, KDUMP_WORKERS="1")
+    figures[f"{args.copies} partitions, 1 worker"] = timed([*kdump, str(many)], env1, repeat=1)
+    figures[f"{args.copies} partitions, all cores"] = timed([*kdump, str(many)], repeat=1)
+    rows = []
+    for name, seconds in figures.items():
+        total = size * (args.copies if "partitions" in name else 1)
+        rows.append(
+            {"case": name, "seconds": round(seconds, 3), "gib_per_s": round(total / seconds / 2**30, 2)}
+        )
+    if args.json:
+        print(json.dumps({"segment_bytes": size, "cpus": os.cpu_count(), "figures": rows}, indent=2))
+    else:
+        for r in rows:
+            print(f"{r['case']:<28} {r['seconds']:>7.3f} s {r['gib_per_s']:>6.2f} GiB/s")
+
+
+if __name__ == "__main__":
+    main()
