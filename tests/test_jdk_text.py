@@ -1,16 +1,17 @@
-"""Tests for kdump.render.jdk_text: JDK 17 ``new String(bytes, UTF_8)`` emulation."""
+"""Tests for kdump.jdk.text: JDK 17 ``new String(bytes, UTF_8)`` emulation."""
 
 from __future__ import annotations
 
 import itertools
 import random
+import re
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kdump.render.jdk_text import decode_utf8_jdk, encode_utf8_jdk
+from kdump.jdk.text import decode_utf8_jdk, encode_utf8_jdk, string_split
 from tests.corpus import CORPUS
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "jdk_utf8_vectors.txt"
@@ -297,3 +298,23 @@ def test_real_tool_binary_key() -> None:
     start = out.index(b"| offset: 12 ")
     line = out[start : out.index(b"\n", start)]
     assert b" key: " + decode_utf8_jdk(key).encode("utf-8") + b" payload: binary-key" in line
+
+
+@pytest.mark.parametrize(
+    ("text", "regex", "java"),
+    [
+        # the examples of String.split(String) in the JDK 17 Javadoc
+        ("boo:and:foo", ":", ["boo", "and", "foo"]),
+        ("boo:and:foo", "o", ["b", "", ":and:f"]),
+        # no match: the whole input, even when empty; only separators: nothing
+        ("", ",", [""]),
+        ("abc", ",", ["abc"]),
+        (",", ",", []),
+        (",,,", ",", []),
+        # a leading empty piece is kept, trailing ones are dropped, interior ones kept
+        (",a", ",", ["", "a"]),
+        ("a,,b,,", ",", ["a", "", "b"]),
+    ],
+)
+def test_string_split_is_javas(text: str, regex: str, java: list[str]) -> None:
+    assert string_split(re.compile(regex), text) == java

@@ -18,7 +18,7 @@ import pytest
 from click.testing import CliRunner
 
 from kdump.cli import cli
-from kdump.render.jdk_text import decode_utf8_jdk
+from kdump.jdk.text import decode_utf8_jdk
 from kdump.render.json_schema import SCHEMA, validate
 from kdump.storage import record_filter
 from kdump.storage.builder import SimpleRecord, build_end_txn_marker_batch, build_v2_batch

@@ -1,16 +1,22 @@
-"""Start-up speed depends on lazy imports: ``kdump files`` (run in pipelines many times over) must not load
-click, rich, Spark or a compression library it does not need, and the storage layer must not load any layer
-above it.  Each check runs a fresh interpreter and reads its ``sys.modules``."""
+"""Start-up speed depends on lazy imports, and the layers on their import rule (ARCHITECTURE.md).
+
+``kdump files`` (run in pipelines many times over) must not load click, rich, Spark or a compression library it
+does not need, and the storage layer must not load any layer above it: each such check runs a fresh interpreter
+and reads its ``sys.modules``.  The source is read too, so that a deferred import cannot hide a wrong one."""
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
-from tests.corpus import FIXTURE_CORPUS
+from tests.corpus import FIXTURE_CORPUS, REPO
+
+KDUMP = REPO / "kdump"
 
 PLAIN = FIXTURE_CORPUS / "data" / "plain-0" / "00000000000000000000.log"
 ZSTD = FIXTURE_CORPUS / "data" / "codec-zstd-0" / "00000000000000000000.log"
@@ -66,3 +72,36 @@ def test_storage_loads_no_layer_above_it() -> None:
     modules = set(json.loads(result.stdout.strip().splitlines()[-1]))
     above = ("kdump.cli", "kdump.commands", "kdump.render", "kdump.spark", "click", "rich", "pyspark")
     assert [m for m in above if _loaded(modules, m)] == []
+
+
+def _imported_names(path: Path) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+    return names
+
+
+@pytest.mark.parametrize(
+    ("package", "forbidden"),
+    [
+        (
+            "storage",
+            ("kdump.cli", "kdump.commands", "kdump.render", "kdump.spark", "click", "rich", "pyspark"),
+        ),
+        ("jdk", ("kdump",)),
+    ],
+)
+def test_no_import_of_a_layer_above_not_even_inside_a_function(
+    package: str, forbidden: tuple[str, ...]
+) -> None:
+    """The layering in ARCHITECTURE.md, read from the source: deferred imports count too."""
+    found = {
+        f"{path.relative_to(KDUMP)}: {name}"
+        for path in sorted((KDUMP / package).rglob("*.py"))
+        for name in _imported_names(path)
+        if any(name == f or name.startswith(f + ".") for f in forbidden)
+    }
+    assert found == set()

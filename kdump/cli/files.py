@@ -10,6 +10,7 @@ from kdump.cli import jopt
 from kdump.commands.files import DEFAULT_MAX_MESSAGE_SIZE, INTERNAL_DECODERS, DumpLogSegments, DumpOptions
 from kdump.errors import KdumpUsageError, UsageError
 from kdump.exit_status import ExitStatus
+from kdump.jdk.text import string_split
 from kdump.render.decoders import DEFAULT_DECODER_CLASS
 from kdump.render.output import Output
 from kdump.storage import naming
@@ -127,14 +128,8 @@ def usage_text() -> str:
     return jopt.help_table(OPTIONS)
 
 
-def _java_split(value: str) -> list[str]:
-    """Java's ``String.split(",")``: trailing empty pieces dropped, interior ones kept."""
-    pieces = value.split(",")
-    while pieces and pieces[-1] == "" and len(pieces) > 1:
-        pieces.pop()
-    if pieces == [""] and value != "":
-        return []
-    return pieces
+#: ``--files``' separator, for Java's ``String.split(",")``.
+_COMMA = re.compile(",")
 
 
 def _int_option(parsed: jopt.ParsedArgs, name: str, default: int) -> int:
@@ -154,7 +149,7 @@ def build_options(parsed: jopt.ParsedArgs) -> DumpOptions:
     files_value = parsed.value("files")
     # Kafka reads --files only and ignores other arguments; files given without --files are kdump's
     # convenience, where Kafka would stop with 'Missing required argument "[files]"'
-    files = _java_split(files_value) if files_value is not None else list(parsed.non_options)
+    files = string_split(_COMMA, files_value) if files_value is not None else list(parsed.non_options)
     # Kafka's options are lazy vals: an integer argument is converted (and fails) only where it is first used
     integers = {"max-message-size": DEFAULT_MAX_MESSAGE_SIZE, "max-bytes": INT_MAX}
     errors = {}

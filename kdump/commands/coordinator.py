@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kdump.errors import KdumpError
+from kdump.jdk.collections import java_string_hash
 from kdump.storage.control_record import ControlRecordType, parse_type_id
 from kdump.storage.internal_topics import InternalTopicError, decode_key_value
 from kdump.storage.local_log import LocalLog
@@ -45,15 +46,6 @@ __all__ = [
     "read_transaction_states",
     "utils_abs",
 ]
-
-
-def java_string_hash(text: str) -> int:
-    """Java's ``String.hashCode``: ``s[0]*31^(n-1) + ... + s[n-1]`` over UTF-16 code units, as a signed int."""
-    h = 0
-    data = text.encode("utf-16-be", "surrogatepass")
-    for i in range(0, len(data), 2):
-        h = (31 * h + ((data[i] << 8) | data[i + 1])) & 0xFFFFFFFF
-    return h - (1 << 32) if h >= 1 << 31 else h
 
 
 def utils_abs(n: int) -> int:

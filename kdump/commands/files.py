@@ -11,8 +11,10 @@ import os
 from dataclasses import dataclass, field
 
 from kdump.commands import parallel
+from kdump.commands.parallel import OffsetGaps
 from kdump.errors import CorruptSnapshotError, KdumpError, UsageError
 from kdump.exit_status import ExitStatus
+from kdump.jdk.collections import scala_hashmap_order
 from kdump.render import json_lines, kafka_text, state_files
 from kdump.render.decoders import (
     DEFAULT_DECODER_CLASS,
@@ -21,7 +23,6 @@ from kdump.render.decoders import (
     internal_topic_parser,
     resolve_decoder,
 )
-from kdump.render.java_collections import scala_hashmap_order
 from kdump.render.output import Output
 from kdump.storage import checkpoint, naming
 from kdump.storage.file_records import INT_MAX, FileRecords
@@ -118,16 +119,6 @@ class JavaFile:
     @property
     def absolute_path(self) -> str:
         return naming.java_absolute_path(self.path) if self.path else os.getcwd()
-
-
-@dataclass
-class OffsetGaps:
-    """Deep iteration's check for non-consecutive offsets over a run of batches: the first and last record
-    offsets seen (-1: none yet) and the gaps, in file order."""
-
-    first_offset: int = -1
-    last_offset: int = -1
-    pairs: list[tuple[int, int]] = field(default_factory=list)
 
 
 class DumpLogSegments:
@@ -297,8 +288,16 @@ class DumpLogSegments:
 
         with FileRecords(file.path, max_bytes=opts.max_bytes) as records:
             valid_bytes = None
-            if parallel.worth_it(self, records):
-                valid_bytes = parallel.dump_batches(self, file, records)
+            if parallel.worth_it(opts.is_deep_iteration, out, records):
+                valid_bytes = parallel.dump_batches(
+                    lambda start, end, chunk_out, gaps: self.render_batches(
+                        file, records, parser, start, end, chunk_out, gaps
+                    ),
+                    out,
+                    file.path,
+                    records,
+                    lambda pairs: self.non_consecutive.setdefault(file.absolute_path, []).extend(pairs),
+                )
             if valid_bytes is None:
                 gaps = OffsetGaps()
                 try:

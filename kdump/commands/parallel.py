@@ -1,7 +1,8 @@
 """Ordered parallel rendering of one large segment for ``kdump files`` (deep iteration / print-data-log).
 
 The segment is cut into chunks of whole batches (one header-only pass by the parent).  Forked workers render
-chunks ``w, w + W, w + 2W, ...`` with exactly the sequential code (:meth:`DumpLogSegments.render_batches`) into
+chunks ``w, w + W, w + 2W, ...`` with exactly the sequential code (the ``render`` callable: ``kdump files`` passes
+:meth:`DumpLogSegments.render_batches`) into
 memory, then write them straight to the output file descriptor in file order: a token travels round the
 workers through pipes, and a worker writes chunk ``k`` only once it holds the token for ``k``.  The parent
 never touches the text; it collects each chunk's offset-gap findings and error, stitches the gaps across chunk
@@ -19,16 +20,17 @@ import os
 import pickle
 import signal
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from kdump.errors import KdumpError
 from kdump.render.output import Output
 from kdump.storage.atomic_write import write_all
 from kdump.storage.file_records import FileRecords
 
-if TYPE_CHECKING:
-    from kdump.commands.files import DumpLogSegments, JavaFile
+#: Renders the batches of ``[start, end)`` as Kafka's text into ``out``, tracking offsets in ``gaps``; returns
+#: where the last whole batch ends.  It raises, located, what the sequential run would raise.
+RenderChunk = Callable[[int, int, Output, "OffsetGaps"], int]
 
 #: Segments (or --max-bytes slices) smaller than this are rendered in-process.
 MIN_PARALLEL_BYTES = 32 << 20
@@ -36,6 +38,16 @@ MIN_PARALLEL_BYTES = 32 << 20
 CHUNK_BYTES = 4 << 20
 
 _GO, _STOP = b"g", b"s"
+
+
+@dataclass
+class OffsetGaps:
+    """Deep iteration's check for non-consecutive offsets over a run of batches: the first and last record
+    offsets seen (-1: none yet) and the gaps, in file order."""
+
+    first_offset: int = -1
+    last_offset: int = -1
+    pairs: list[tuple[int, int]] = field(default_factory=list)
 
 
 @dataclass
@@ -66,14 +78,13 @@ def _output_fd(out: Output) -> int | None:
         return None
 
 
-def worth_it(dump: DumpLogSegments, records: FileRecords) -> bool:
-    opts = dump.options
+def worth_it(deep_iteration: bool, out: Output, records: FileRecords) -> bool:
     return (
-        opts.is_deep_iteration
+        deep_iteration
         and hasattr(os, "fork")
         and workers_wanted() > 1
         and records.size_in_bytes >= int(os.environ.get("KDUMP_PARALLEL_MIN_BYTES", MIN_PARALLEL_BYTES))
-        and _output_fd(dump.out) is not None
+        and _output_fd(out) is not None
     )
 
 
@@ -97,19 +108,23 @@ def _chunks(records: FileRecords, chunk_bytes: int) -> tuple[list[tuple[int, int
     return bounds, error
 
 
-def dump_batches(dump: DumpLogSegments, file: JavaFile, records: FileRecords) -> int | None:
-    """Render the whole slice of ``records`` in parallel; returns where the whole batches end, or None when
-    there is nothing worth splitting (the caller then renders in-process)."""
-    from kdump.commands.files import OffsetGaps
-
+def dump_batches(
+    render: RenderChunk,
+    out: Output,
+    path: str,
+    records: FileRecords,
+    on_gaps: Callable[[list[tuple[int, int]]], None],
+) -> int | None:
+    """Render the whole slice of ``records`` (the file at ``path``) in parallel into ``out``; returns where the
+    whole batches end, or None when there is nothing worth splitting (the caller then renders in-process).
+    ``on_gaps`` receives the non-consecutive offsets found, in file order, also when an error ends the run."""
     chunk_bytes = int(os.environ.get("KDUMP_CHUNK_BYTES", CHUNK_BYTES))
     bounds, framing_error = _chunks(records, chunk_bytes)
     if len(bounds) < 2:
         return None
-    fd = _output_fd(dump.out)
+    fd = _output_fd(out)
     assert fd is not None
-    dump.out.flush()
-    parser = dump._message_parser()
+    out.flush()
     workers = min(workers_wanted(), len(bounds))
     tokens = [os.pipe() for _ in range(workers)]
     results = [os.pipe() for _ in range(workers)]
@@ -129,7 +144,7 @@ def dump_batches(dump: DumpLogSegments, file: JavaFile, records: FileRecords) ->
                     os.close(r)
                     if i != w:
                         os.close(wr)
-                _work(dump, file, records, parser, bounds, w, workers, tokens, results[w][1], fd, OffsetGaps)
+                _work(render, path, bounds, w, workers, tokens, results[w][1], fd)
             except BaseException:  # noqa: BLE001 - a child must never return into the parent's code
                 code = 1
             finally:
@@ -146,10 +161,19 @@ def dump_batches(dump: DumpLogSegments, file: JavaFile, records: FileRecords) ->
     chunk_results = _collect([r for r, _ in results])
     for pid in pids:
         os.waitpid(pid, 0)
-    return _merge(dump, file, bounds, chunk_results, framing_error, OffsetGaps)
+    return _merge(path, bounds, chunk_results, framing_error, on_gaps)
 
 
-def _work(dump, file, records, parser, bounds, w, workers, tokens, result_fd, fd, gaps_type) -> None:  # noqa: ANN001
+def _work(
+    render: RenderChunk,
+    path: str,
+    bounds: list[tuple[int, int]],
+    w: int,
+    workers: int,
+    tokens: list[tuple[int, int]],
+    result_fd: int,
+    fd: int,
+) -> None:
     """A worker: render my next chunk while the others write, write it when the token comes, pass it on."""
     token_in = tokens[w][0]
     token_out = tokens[(w + 1) % workers][1]
@@ -161,13 +185,13 @@ def _work(dump, file, records, parser, bounds, w, workers, tokens, result_fd, fd
             start, end = bounds[index]
             result = _ChunkResult(index)
             out = Output(buffer, chunk=1 << 20)
-            gaps = gaps_type()
+            gaps = OffsetGaps()
             try:
-                result.end = dump.render_batches(file, records, parser, start, end, out, gaps)
+                result.end = render(start, end, out, gaps)
             except KdumpError as e:
                 result.error = e
             except Exception as e:  # noqa: BLE001 - reported like the sequential path's last-resort line
-                result.error = KdumpError(f"internal error ({type(e).__name__}: {e})", path=file.path)
+                result.error = KdumpError(f"internal error ({type(e).__name__}: {e})", path=path)
             out.flush()
             result.first_offset, result.last_offset, result.pairs = (
                 gaps.first_offset,
@@ -222,7 +246,13 @@ def _collect(fds: list[int]) -> dict[int, _ChunkResult]:
     return found
 
 
-def _merge(dump, file, bounds, chunk_results, framing_error, gaps_type) -> int:  # noqa: ANN001
+def _merge(
+    path: str,
+    bounds: list[tuple[int, int]],
+    chunk_results: dict[int, _ChunkResult],
+    framing_error: KdumpError | None,
+    on_gaps: Callable[[list[tuple[int, int]]], None],
+) -> int:
     """Gaps in file order (including those across chunk boundaries), then the first error, if any."""
     gaps = []
     last = -1
@@ -230,9 +260,7 @@ def _merge(dump, file, bounds, chunk_results, framing_error, gaps_type) -> int: 
     for index in range(len(bounds)):
         result = chunk_results.get(index)
         if result is None:
-            raise KdumpError(
-                "a worker rendering the segment failed", path=file.path, position=bounds[index][0]
-            )
+            raise KdumpError("a worker rendering the segment failed", path=path, position=bounds[index][0])
         if result.first_offset != -1:
             if last != -1 and result.first_offset != last + 1:
                 gaps.append((last, result.first_offset))
@@ -243,14 +271,14 @@ def _merge(dump, file, bounds, chunk_results, framing_error, gaps_type) -> int: 
             raise BrokenPipeError
         if result.error is not None:
             if gaps:
-                dump.non_consecutive.setdefault(file.absolute_path, []).extend(gaps)
+                on_gaps(gaps)
             raise result.error
     if gaps:
-        dump.non_consecutive.setdefault(file.absolute_path, []).extend(gaps)
+        on_gaps(gaps)
     if framing_error is not None:
-        framing_error.located(file.path)
+        framing_error.located(path)
         raise framing_error
     return end
 
 
-__all__ = ["CHUNK_BYTES", "MIN_PARALLEL_BYTES", "dump_batches", "worth_it"]
+__all__ = ["CHUNK_BYTES", "MIN_PARALLEL_BYTES", "OffsetGaps", "RenderChunk", "dump_batches", "worth_it"]

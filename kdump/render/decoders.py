@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from kdump.errors import KdumpError, UsageError
-from kdump.render.jdk_text import decode_utf8_jdk
+from kdump.jdk.text import decode_utf8_jdk
 from kdump.storage.record import Record
 
 Decoder = Callable[[bytes], str]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kdump.render.java_collections import improve_hash, java_string_hash, to_int32
+from kdump.jdk.collections import improve_hash, java_string_hash, to_int32
 from kdump.render.kafka_json import kafka_uuid, struct_to_json, struct_to_jsonable
 from kdump.storage.internal_topics import (
     DECODERS,

@@ -15,8 +15,8 @@ from collections.abc import Callable
 from typing import Any
 
 from kdump.errors import KdumpError
+from kdump.jdk.text import decode_utf8_jdk
 from kdump.render.decoders import DecoderMessageParser
-from kdump.render.jdk_text import decode_utf8_jdk
 from kdump.render.kafka_json import struct_to_json
 from kdump.storage.control_record import decode_control_record
 from kdump.storage.file_records import RecordBatch

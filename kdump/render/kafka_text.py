@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from kdump.errors import KdumpError
+from kdump.jdk.text import decode_utf8_jdk
 from kdump.render.decoders import MessageParser
-from kdump.render.jdk_text import decode_utf8_jdk
 from kdump.render.kafka_json import struct_to_json
 from kdump.storage.control_record import ControlRecordType, decode_control_record
 from kdump.storage.file_records import RecordBatch

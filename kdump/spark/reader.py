@@ -33,7 +33,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from kdump.errors import KdumpError
-from kdump.render.jdk_text import decode_utf8_jdk
+from kdump.jdk.text import decode_utf8_jdk
 from kdump.spark.options import ReadOptions
 from kdump.spark.planning import Split
 from kdump.spark.schema import arrow_schema

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from kdump.errors import CheckpointFormatError
+from kdump.jdk.text import string_split
 from kdump.storage.naming import NumberFormatError, java_absolute_path, parse_java_long
 
 __all__ = [
@@ -113,17 +114,6 @@ def _java_parse_int(text: str, bounds: tuple[int, int] = _INT32) -> int | None:
 
 
 _JAVA_WHITESPACE = re.compile(r"[ \t\n\x0b\f\r]+")
-
-
-def _java_split(pattern: re.Pattern[str], text: str) -> list[str]:
-    """``String.split(regex)``: a leading empty piece is kept after a non-empty match at 0, trailing empty
-    pieces are dropped, and no match at all returns the whole input."""
-    if not pattern.search(text):
-        return [text]
-    parts = pattern.split(text)
-    while parts and parts[-1] == "":
-        parts.pop()
-    return parts
 
 
 _LINE_END = re.compile(rb"\r\n|\r|\n")
@@ -373,7 +363,7 @@ def _number_format_message(parts: list[str], kinds: list[tuple[int, int]]) -> st
 
 
 def _parse_offset_entry(text: str) -> TopicPartitionOffset | None:
-    parts = _java_split(_JAVA_WHITESPACE, text)
+    parts = string_split(_JAVA_WHITESPACE, text)
     if len(parts) != 3:
         return None
     partition = _java_parse_int(parts[1], _INT32)
@@ -384,12 +374,12 @@ def _parse_offset_entry(text: str) -> TopicPartitionOffset | None:
 
 
 def _offset_entry_kafka_error(text: str) -> str | None:
-    parts = _java_split(_JAVA_WHITESPACE, text)
+    parts = string_split(_JAVA_WHITESPACE, text)
     return _number_format_message(parts[1:], [_INT32, _INT64]) if len(parts) == 3 else None
 
 
 def _parse_epoch_entry(text: str) -> EpochEntry | None:
-    parts = _java_split(_JAVA_WHITESPACE, text)
+    parts = string_split(_JAVA_WHITESPACE, text)
     if len(parts) != 2:
         return None
     epoch = _java_parse_int(parts[0], _INT32)
@@ -400,7 +390,7 @@ def _parse_epoch_entry(text: str) -> EpochEntry | None:
 
 
 def _epoch_entry_kafka_error(text: str) -> str | None:
-    parts = _java_split(_JAVA_WHITESPACE, text)
+    parts = string_split(_JAVA_WHITESPACE, text)
     return _number_format_message(parts, [_INT32, _INT64]) if len(parts) == 2 else None
 
 
@@ -512,7 +502,7 @@ def parse_partition_metadata(data: bytes, path: str | os.PathLike[str] | None = 
         )
     first = lines[0]
     text = _decode_utf8(first, where, "partition metadata file")
-    pieces = _java_split(_COLON_WHITESPACE, text)
+    pieces = string_split(_COLON_WHITESPACE, text)
     if len(pieces) != 2:
         raise malformed(first, text)
     version = _java_parse_int(pieces[1])
@@ -535,7 +525,7 @@ def parse_partition_metadata(data: bytes, path: str | os.PathLike[str] | None = 
         )
     second = lines[1]
     text = _decode_utf8(second, where, "partition metadata file")
-    pieces = _java_split(_COLON_WHITESPACE, text)
+    pieces = string_split(_COLON_WHITESPACE, text)
     if len(pieces) != 2:
         raise malformed(second, text)
     try:

@@ -586,7 +586,7 @@ def _decode_string(data: bytes) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
-        from kdump.render.jdk_text import decode_utf8_jdk
+        from kdump.jdk.text import decode_utf8_jdk
 
         return decode_utf8_jdk(data)
 

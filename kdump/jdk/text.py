@@ -94,3 +94,14 @@ def encode_utf8_jdk(s: str) -> bytes:
     except UnicodeEncodeError:
         paired = s.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
         return paired.encode("utf-8", "replace")
+
+
+def string_split(pattern: re.Pattern[str], text: str) -> list[str]:
+    """Java's ``String.split(regex)``: a leading empty piece is kept after a non-empty match at 0, trailing empty
+    pieces are dropped, and no match at all returns the whole input."""
+    if not pattern.search(text):
+        return [text]
+    parts = pattern.split(text)
+    while parts and parts[-1] == "":
+        parts.pop()
+    return parts
