@@ -40,7 +40,18 @@ def files_command(args: tuple[str, ...]) -> None:
 
 #: Modules of kdump/cli that each define ``command`` (a click command or group), added to ``cli`` in this
 #: order.  They import only click at module level, so ``kdump files`` starts as fast as before.
-SUBCOMMAND_MODULES = ("verify", "verify_index", "ls", "find", "rebuild_index", "spark", "salvage", "txn")
+SUBCOMMAND_MODULES = (
+    "verify",
+    "verify_index",
+    "ls",
+    "find",
+    "rebuild_index",
+    "spark",
+    "salvage",
+    "txn",
+    "retention",
+    "diff",
+)
 
 
 def _register_subcommands() -> None:

@@ -1,0 +1,64 @@
+"""``kdump retention``: what time/size retention and the cleaner would do (a prediction)."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+
+@click.command("retention")
+@click.argument("paths", nargs=-1, type=click.Path(exists=True, file_okay=False, dir_okay=True))
+@click.option(
+    "--now",
+    "now_text",
+    metavar="T",
+    help="Predict at time T (epoch milliseconds or ISO-8601) [default: the current time].",
+)
+@click.option(
+    "--config",
+    "config_items",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="A topic configuration to use instead of __cluster_metadata's (repeatable), e.g. retention.ms=3600000.",
+)
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per partition.")
+def command(
+    paths: tuple[str, ...], now_text: str | None, config_items: tuple[str, ...], as_json: bool
+) -> None:
+    """Predict which segments time and size retention would delete and when, the log start offset after
+    that, and for compacted topics the dirty ratio as the cleaner computes it, distinct keys, superseded
+    records and tombstones. The configuration comes from __cluster_metadata in the data directory, --config,
+    or Kafka's defaults; the output says which.
+    """
+    from kdump.cli import run_guarded
+    from kdump.commands.retention import RetentionCommand, parse_config_overrides
+    from kdump.render import retention as render
+    from kdump.render import tables
+    from kdump.storage.timestamp_type import parse_timestamp
+
+    now = None
+    if now_text is not None:
+        try:
+            now = parse_timestamp(now_text)
+        except ValueError as e:
+            raise click.BadParameter(str(e), param_hint="'--now'") from None
+    try:
+        cmd = RetentionCommand(
+            list(paths) or ["."], now=now, overrides=parse_config_overrides(list(config_items))
+        )
+    except ValueError as e:
+        raise click.UsageError(str(e)) from None
+    rich_table = sys.stdout.isatty() and not as_json
+
+    def body(out, err) -> int:  # type: ignore[no-untyped-def]
+        facts = cmd.facts()
+        if as_json:
+            out.write(render.json_lines(facts))
+        else:
+            tables.write(
+                out, render.sections(facts, human=rich_table, now_given=cmd.now_given), rich_table=rich_table
+            )
+        return 0
+
+    sys.exit(run_guarded(body))

@@ -1,0 +1,367 @@
+"""``kdump diff``: did replicas of a partition diverge?
+
+Copies of the same partition (from several brokers, or several log directories matched by topic-partition)
+are compared batch by batch from their headers only: base and last offset, CRC (which covers everything from
+the attributes on) and partition leader epoch (which the CRC does not cover).  Only the batches that differ are
+decoded, to name the records that differ.
+
+Each copy's leader-epoch lineage is its ``leader-epoch-checkpoint`` (the broker's ``LeaderEpochFileCache``)
+beside the epochs its batches carry.  The truncation each copy would do as a follower of each other copy follows
+Kafka's leader-epoch protocol (KIP-101/KIP-279; ``AbstractFetcherThread.getOffsetTruncationState`` and
+``LeaderEpochFileCache.endOffsetFor``): the follower asks for the end offset of its latest epoch; the leader
+answers with the largest epoch <= it that it knows and the start offset of the next epoch it knows (its log end
+offset for its latest epoch); when the follower knows that epoch it truncates to the smaller of the two end
+offsets, else it truncates to its own end offset of the largest epoch below and asks again.  An undefined answer
+(the leader has no epochs) means truncating to the follower's high watermark.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from kdump.errors import KdumpError
+from kdump.storage.checkpoint import read_leader_epoch_checkpoint
+from kdump.storage.local_log import LocalLog, find_partition_dirs
+from kdump.storage.log_summary import read_log_dir_checkpoints
+
+UNDEFINED_EPOCH = -1
+UNDEFINED_OFFSET = -1
+#: Offset ranges kept per difference list (the counts cover all).
+MAX_RANGES = 100
+#: Records named per differing batch pair.
+MAX_RECORDS = 5
+
+
+class BatchHeader(NamedTuple):
+    base_offset: int
+    last_offset: int
+    leader_epoch: int
+    crc: int
+    records: int
+    file: str
+    position: int
+
+
+@dataclass
+class Copy:
+    """One copy of the partition: its directory, offsets and epoch lineage."""
+
+    directory: str
+    log_start_offset: int | None = None
+    log_end_offset: int | None = None
+    high_watermark: int | None = None
+    batches: int = 0
+    #: ``leader-epoch-checkpoint`` entries (epoch, start offset); None when the file is absent or unreadable.
+    checkpoint_epochs: list[tuple[int, int]] | None = None
+    #: (epoch, first offset) of each change of partition leader epoch along the batches.
+    batch_epochs: list[tuple[int, int]] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def epochs(self) -> list[tuple[int, int]]:
+        """The epoch cache a broker loads: the checkpoint, else what the batches say."""
+        return self.checkpoint_epochs if self.checkpoint_epochs is not None else self.batch_epochs
+
+
+@dataclass
+class Divergence:
+    offset: int
+    kind: str  # "crc", "leader epoch", "batch boundaries"
+    a: BatchHeader | None
+    b: BatchHeader | None
+    #: Records of the two batches that differ, as (offset, key) text, decoded only for this pair.
+    detail: list[str] = field(default_factory=list)
+
+
+@dataclass
+class PairDiff:
+    a: int
+    b: int
+    matching_batches: int = 0
+    diverged_batches: int = 0
+    first_divergence: Divergence | None = None
+    only_in_a: list[tuple[int, int]] = field(default_factory=list)
+    only_in_b: list[tuple[int, int]] = field(default_factory=list)
+    offsets_only_in_a: int = 0
+    offsets_only_in_b: int = 0
+
+    @property
+    def identical(self) -> bool:
+        return not (self.diverged_batches or self.offsets_only_in_a or self.offsets_only_in_b)
+
+
+@dataclass
+class Truncation:
+    follower: int
+    leader: int
+    #: The offset the follower truncates to, and how many of its offsets that removes.
+    offset: int | None
+    removed_offsets: int
+    steps: list[str]
+
+
+@dataclass
+class PartitionDiff:
+    name: str
+    copies: list[Copy]
+    pairs: list[PairDiff]
+    truncations: list[Truncation]
+
+    @property
+    def diverged(self) -> bool:
+        return any(not p.identical for p in self.pairs)
+
+
+def headers(log: LocalLog, problems: list[str]) -> Iterator[BatchHeader]:
+    for segment in log.log_segments:
+        try:
+            with segment.open_log() as records:
+                for batch in records.batches():
+                    count = getattr(batch, "records_count", 1)
+                    yield BatchHeader(
+                        batch.base_offset,
+                        batch.last_offset,
+                        getattr(batch, "partition_leader_epoch", -1),
+                        batch.checksum,
+                        count,
+                        segment.log_path,
+                        batch.position,
+                    )
+        except KdumpError as e:
+            problems.append(e.describe())
+
+
+def read_copy(directory: str) -> Copy:
+    copy = Copy(directory)
+    log = LocalLog.scan(directory)
+    path = log.state_files.get("leader-epoch-checkpoint")
+    if path is not None:
+        try:
+            copy.checkpoint_epochs = [
+                (e.epoch, e.start_offset) for e in read_leader_epoch_checkpoint(path).entries
+            ]
+        except (KdumpError, OSError) as e:
+            copy.problems.append(f"{path}: {getattr(e, 'message', None) or e}")
+    log_dir = os.path.dirname(os.path.abspath(directory))
+    checkpoints = read_log_dir_checkpoints(log_dir, copy.problems)
+    if log.name is not None:
+        key = (log.name.topic, log.name.partition)
+        copy.high_watermark = checkpoints.get("replication-offset-checkpoint", {}).get(key)
+        start = checkpoints.get("log-start-offset-checkpoint", {}).get(key)
+    else:
+        start = None
+    last_epoch = None
+    for h in headers(log, copy.problems):
+        if copy.batches == 0:
+            copy.log_start_offset = max(start or 0, log.log_segments[0].base_offset)
+        copy.batches += 1
+        copy.log_end_offset = h.last_offset + 1
+        if h.leader_epoch != last_epoch and h.leader_epoch >= 0:
+            copy.batch_epochs.append((h.leader_epoch, h.base_offset))
+            last_epoch = h.leader_epoch
+    if copy.log_end_offset is None and log.log_segments:
+        copy.log_end_offset = log.log_segments[-1].base_offset
+        copy.log_start_offset = max(start or 0, log.log_segments[0].base_offset)
+    return copy
+
+
+def _add_range(ranges: list[tuple[int, int]], first: int, last: int) -> None:
+    if ranges and ranges[-1][1] + 1 >= first:
+        ranges[-1] = (ranges[-1][0], max(ranges[-1][1], last))
+    elif len(ranges) < MAX_RANGES:
+        ranges.append((first, last))
+
+
+def compare(a_dir: str, b_dir: str, pair: PairDiff, problems: list[str]) -> None:
+    """Stream both copies' batch headers in offset order and fill ``pair``."""
+    ia = headers(LocalLog.scan(a_dir), problems)
+    ib = headers(LocalLog.scan(b_dir), problems)
+    x = next(ia, None)
+    y = next(ib, None)
+    while x is not None or y is not None:
+        if x is not None and y is not None and x.base_offset == y.base_offset:
+            kind = None
+            if x.last_offset != y.last_offset:
+                kind = "batch boundaries"
+            elif x.crc != y.crc:
+                kind = "crc"
+            elif x.leader_epoch != y.leader_epoch:
+                kind = "leader epoch"
+            if kind is None:
+                pair.matching_batches += 1
+            else:
+                _diverge(pair, kind, x, y)
+            x, y = next(ia, None), next(ib, None)
+        elif y is None or (x is not None and x.last_offset < y.base_offset):
+            assert x is not None
+            pair.offsets_only_in_a += x.last_offset - x.base_offset + 1
+            _add_range(pair.only_in_a, x.base_offset, x.last_offset)
+            x = next(ia, None)
+        elif x is None or y.last_offset < x.base_offset:
+            pair.offsets_only_in_b += y.last_offset - y.base_offset + 1
+            _add_range(pair.only_in_b, y.base_offset, y.last_offset)
+            y = next(ib, None)
+        else:  # overlapping batches with different base offsets
+            _diverge(pair, "batch boundaries", x, y)
+            if x.last_offset <= y.last_offset:
+                x = next(ia, None)
+            else:
+                y = next(ib, None)
+
+
+def _diverge(pair: PairDiff, kind: str, x: BatchHeader, y: BatchHeader) -> None:
+    pair.diverged_batches += 1
+    if pair.first_divergence is None:
+        d = Divergence(min(x.base_offset, y.base_offset), kind, x, y)
+        if kind != "leader epoch":
+            d.detail = _record_diff(x, y)
+        pair.first_divergence = d
+
+
+def _records(h: BatchHeader) -> dict[int, tuple[bytes | None, bytes | None]]:
+    from kdump.storage.file_records import FileRecords
+
+    found: dict[int, tuple[bytes | None, bytes | None]] = {}
+    with FileRecords(h.file) as records:
+        for batch in records.batches(h.position):
+            for record in batch.records():
+                found[record.offset] = (record.key, record.value)
+            break
+    return found
+
+
+def _record_diff(x: BatchHeader, y: BatchHeader) -> list[str]:
+    """Decode the two batches and name the records that differ (at most :data:`MAX_RECORDS`)."""
+    try:
+        ra, rb = _records(x), _records(y)
+    except KdumpError as e:
+        return [f"cannot decode: {e.describe()}"]
+    out: list[str] = []
+    for offset in sorted(set(ra) | set(rb)):
+        a, b = ra.get(offset), rb.get(offset)
+        if a == b:
+            continue
+        if len(out) == MAX_RECORDS:
+            out.append("...")
+            break
+        out.append(
+            f"offset {offset}: key {_short(a and a[0])!s} / {_short(b and b[0])!s}, value {_size(a)} / {_size(b)}"
+        )
+    return out
+
+
+def _short(data: bytes | None) -> str:
+    if data is None:
+        return "-"
+    text = data[:32].decode("utf-8", "replace")
+    return repr(text + ("..." if len(data) > 32 else ""))
+
+
+def _size(r: tuple[bytes | None, bytes | None] | None) -> str:
+    if r is None:
+        return "absent"
+    return "null" if r[1] is None else f"{len(r[1])} bytes"
+
+
+def end_offset_for(epochs: list[tuple[int, int]], requested: int, log_end_offset: int) -> tuple[int, int]:
+    """``LeaderEpochFileCache.endOffsetFor``: (epoch, end offset) for ``requested``."""
+    if requested == UNDEFINED_EPOCH or not epochs:
+        return UNDEFINED_EPOCH, UNDEFINED_OFFSET
+    if epochs[-1][0] == requested:
+        return requested, log_end_offset
+    higher = next(((e, o) for e, o in epochs if e > requested), None)
+    if higher is None:
+        return UNDEFINED_EPOCH, UNDEFINED_OFFSET
+    floor = None
+    for e, o in epochs:
+        if e <= requested:
+            floor = (e, o)
+    if floor is None:
+        return requested, higher[1]
+    return floor[0], higher[1]
+
+
+def truncation(follower: Copy, leader: Copy, f: int, l_: int, new_epoch: int) -> Truncation:
+    """The offset ``follower`` truncates to on fetching from ``leader`` (the leader-epoch protocol), with the
+    leader elected at ``new_epoch``: as ``Partition.makeLeader`` does, the new epoch starts at its log end
+    offset."""
+    epochs = list(follower.epochs)
+    leo = follower.log_end_offset or 0
+    leader_leo = leader.log_end_offset or 0
+    leader_epochs = [*leader.epochs, (new_epoch, leader_leo)]
+    steps: list[str] = [f"leader elected at epoch {new_epoch} from offset {leader_leo}"]
+    for _ in range(100):
+        requested = epochs[-1][0] if epochs else UNDEFINED_EPOCH
+        le, lo = end_offset_for(leader_epochs, requested, leader_leo)
+        steps.append(f"OffsetsForLeaderEpoch({requested}) -> epoch {le}, end offset {lo}")
+        if lo == UNDEFINED_OFFSET:
+            target = follower.high_watermark if follower.high_watermark is not None else leo
+            steps.append("undefined: truncate to the high watermark")
+            return Truncation(f, l_, target, max(0, leo - target), steps)
+        fe, fo = end_offset_for(epochs, le, leo)
+        if fo == UNDEFINED_OFFSET:
+            target = min(lo, leo)
+            return Truncation(f, l_, target, max(0, leo - target), steps)
+        if fe != le:
+            target = min(fo, leo)
+            steps.append(f"follower lacks epoch {le}: truncate to {target} and ask again")
+            epochs = [(e, o) for e, o in epochs if o < target]
+            removed = (follower.log_end_offset or 0) - target
+            leo = target
+            if not epochs:
+                return Truncation(f, l_, target, max(0, removed), steps)
+            continue
+        target = min(fo, lo, leo)
+        return Truncation(f, l_, target, max(0, (follower.log_end_offset or 0) - target), steps)
+    return Truncation(f, l_, None, 0, steps + ["no answer after 100 rounds"])
+
+
+def group_copies(paths: list[str]) -> list[tuple[str, list[str]]]:
+    """(name, directories) per partition: the paths themselves when each is a partition directory, else the
+    partition directories below them matched by name."""
+    dirs = [list(find_partition_dirs([p])) for p in paths]
+    for p, found in zip(paths, dirs, strict=True):
+        if not found:
+            raise ValueError(f"{p}: no partition directory in it or below it")
+    if all(
+        len(found) == 1 and os.path.abspath(found[0]) == os.path.abspath(p)
+        for p, found in zip(paths, dirs, strict=True)
+    ):
+        return [(os.path.basename(os.path.normpath(paths[0])), [found[0] for found in dirs])]
+    by_name: dict[str, list[str]] = {}
+    for found in dirs:
+        for d in found:
+            by_name.setdefault(os.path.basename(os.path.normpath(d)), []).append(d)
+    return [(name, ds) for name, ds in sorted(by_name.items()) if len(ds) >= 2]
+
+
+class DiffCommand:
+    def __init__(self, paths: list[str]) -> None:
+        if len(paths) < 2:
+            raise ValueError("give at least two copies to compare")
+        self.groups = group_copies(paths)
+        if not self.groups:
+            raise ValueError("no partition is present in two of the given directories")
+
+    def facts(self) -> list[PartitionDiff]:
+        result = []
+        for name, dirs in self.groups:
+            copies = [read_copy(d) for d in dirs]
+            pairs = []
+            for i in range(len(dirs)):
+                for j in range(i + 1, len(dirs)):
+                    pair = PairDiff(i, j)
+                    compare(dirs[i], dirs[j], pair, copies[i].problems)
+                    pairs.append(pair)
+            new_epoch = 1 + max((e for c in copies for e, _ in c.epochs), default=-1)
+            truncations = [
+                truncation(copies[f], copies[l_], f, l_, new_epoch)
+                for f in range(len(copies))
+                for l_ in range(len(copies))
+                if f != l_
+            ]
+            result.append(PartitionDiff(name, copies, pairs, truncations))
+        return result

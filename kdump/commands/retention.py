@@ -1,0 +1,407 @@
+"""``kdump retention``: a prediction of what time and size retention and the log cleaner would do to each
+partition, with the configuration it used.
+
+Delete policy (``UnifiedLog.deleteOldSegments``, Kafka 4.0): segments are deleted from the oldest on while a
+predicate holds, and only segments wholly below the high watermark (the next segment's base offset, or the log
+end offset for the last one, <= high watermark; an empty last segment never):
+
+* time: ``now - segment.largestTimestamp > retention.ms`` (``retention.ms`` < 0: never); ``largestTimestamp`` is
+  the largest batch max-timestamp of the segment, else the file's modification time;
+* size: ``retention.bytes`` >= 0 and the log's size exceeds it: the oldest segments whose sizes fit in the
+  excess;
+* log start offset: a segment whose next segment starts at or below the log start offset (any policy).
+
+Afterwards the log start offset is the first remaining segment's base offset (or the old one when larger).
+A segment that is not deletable yet becomes so at ``max(largestTimestamp of it and every older segment) +
+retention.ms + 1`` (the deletion is a prefix); the broker checks every ``log.retention.check.interval.ms``.
+
+Compact policy (``LogCleanerManager.cleanableOffsets``, ``LogToClean``): the first dirty offset is the
+``cleaner-offset-checkpoint`` entry (the log start offset when absent or out of range); the first uncleanable
+offset is the smallest of the last stable offset, the active segment's base offset and the first segment
+whose largest timestamp is within ``min.compaction.lag.ms`` of now; clean bytes are the segments below the
+first dirty offset, cleanable bytes those from it to the first uncleanable segment; the dirty ratio is
+cleanable / (clean + cleanable), and the log is cleaned when it exceeds ``min.cleanable.dirty.ratio``.
+Tombstones are kept ``delete.retention.ms`` past their batch's delete horizon (set when the cleaner first sees
+them, KIP-534); one without a horizon yet is removed no earlier than ``delete.retention.ms`` after its next
+cleaning.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+
+from kdump.errors import KdumpError
+from kdump.storage.consumer_view import ongoing_transactions
+from kdump.storage.local_log import LocalLog, find_partition_dirs
+from kdump.storage.log_summary import read_log_dir_checkpoints
+from kdump.storage.record_batch import DefaultRecordBatch
+from kdump.storage.topic_config import ClusterConfig, read_cluster_config
+
+#: Topic config -> (broker config, Kafka 4.0 default).
+DEFAULTS: dict[str, tuple[str, str]] = {
+    "cleanup.policy": ("log.cleanup.policy", "delete"),
+    "retention.ms": ("log.retention.ms", "604800000"),
+    "retention.bytes": ("log.retention.bytes", "-1"),
+    "min.cleanable.dirty.ratio": ("log.cleaner.min.cleanable.ratio", "0.5"),
+    "delete.retention.ms": ("log.cleaner.delete.retention.ms", "86400000"),
+    "min.compaction.lag.ms": ("log.cleaner.min.compaction.lag.ms", "0"),
+    "max.compaction.lag.ms": ("log.cleaner.max.compaction.lag.ms", "9223372036854775807"),
+}
+
+
+@dataclass
+class SegmentFate:
+    base_offset: int
+    next_offset: int
+    size: int
+    largest_timestamp: int
+    #: "time", "size", "log-start-offset" or None (kept).
+    deleted_by: str | None
+    #: When time retention would delete it (epoch ms), None when never or already deletable.
+    deletable_at: int | None
+
+
+@dataclass
+class CompactionFacts:
+    first_dirty_offset: int
+    first_uncleanable_offset: int
+    clean_bytes: int
+    cleanable_bytes: int
+    dirty_ratio: float
+    min_cleanable_ratio: float
+    would_clean: bool
+    records: int = 0
+    distinct_keys: int = 0
+    superseded: int = 0
+    tombstones: int = 0
+    #: Tombstones still the latest value of their key.
+    live_tombstones: int = 0
+    #: Tombstones whose batch has a delete horizon, and the latest of those horizons.
+    tombstones_with_horizon: int = 0
+    latest_delete_horizon: int | None = None
+    #: Tombstones whose horizon has passed at ``now`` (removed by the next cleaning).
+    tombstones_past_horizon: int = 0
+    records_without_key: int = 0
+
+
+@dataclass
+class RetentionFacts:
+    directory: str
+    topic: str | None
+    partition: int | None
+    now: int
+    config: dict[str, str]
+    config_sources: dict[str, str]
+    log_start_offset: int | None
+    log_start_offset_after: int | None
+    log_end_offset: int | None
+    high_watermark: int | None
+    size_bytes: int
+    segments: list[SegmentFate]
+    compaction: CompactionFacts | None
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def deleted(self) -> list[SegmentFate]:
+        return [s for s in self.segments if s.deleted_by is not None]
+
+
+def parse_config_overrides(items: list[str]) -> dict[str, str]:
+    found = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            raise ValueError(f"--config {item!r}: expected name=value")
+        found[name.strip()] = value.strip()
+    return found
+
+
+class RetentionCommand:
+    def __init__(
+        self, paths: list[str], *, now: int | None = None, overrides: dict[str, str] | None = None
+    ) -> None:
+        self.directories: list[str] = []
+        for path in paths:
+            found = list(find_partition_dirs([path]))
+            if not found:
+                raise ValueError(f"{path}: no partition directory in it or below it")
+            self.directories.extend(found)
+        self.now = int(time.time() * 1000) if now is None else now
+        self.now_given = now is not None
+        self.overrides = overrides or {}
+        self._cluster: dict[str, ClusterConfig | None] = {}
+
+    def _cluster_config(self, log_dir: str, problems: list[str]) -> ClusterConfig | None:
+        if log_dir not in self._cluster:
+            try:
+                self._cluster[log_dir] = read_cluster_config(log_dir)
+            except KdumpError as e:
+                problems.append(f"__cluster_metadata: {e.describe()}")
+                self._cluster[log_dir] = None
+        return self._cluster[log_dir]
+
+    def effective_config(self, log_dir: str, topic: str | None, problems: list[str]) -> tuple[dict, dict]:
+        cluster = self._cluster_config(log_dir, problems)
+        config: dict[str, str] = {}
+        sources: dict[str, str] = {}
+        for name, (broker_name, default) in DEFAULTS.items():
+            if name in self.overrides:
+                config[name], sources[name] = self.overrides[name], "--config"
+                continue
+            value = None
+            if cluster is not None and topic is not None:
+                value = cluster.topics.get(topic, {}).get(name)
+                if value is not None:
+                    config[name], sources[name] = value, "topic config (__cluster_metadata)"
+                    continue
+                value = cluster.topic_value(topic, name, broker_name)
+                if value is not None:
+                    config[name], sources[name] = (
+                        value,
+                        f"dynamic broker config {broker_name} (__cluster_metadata)",
+                    )
+                    continue
+            config[name], sources[name] = default, "Kafka default"
+        return config, sources
+
+    def facts(self) -> list[RetentionFacts]:
+        return [self.partition_facts(d) for d in self.directories]
+
+    def partition_facts(self, directory: str) -> RetentionFacts:
+        log = LocalLog.scan(directory)
+        problems: list[str] = []
+        log_dir = os.path.dirname(os.path.abspath(directory))
+        config, sources = self.effective_config(log_dir, log.topic, problems)
+        checkpoints = read_log_dir_checkpoints(log_dir, problems)
+        key = None if log.name is None else (log.name.topic, log.name.partition)
+
+        def ckpt(name: str) -> int | None:
+            return checkpoints.get(name, {}).get(key) if key else None
+
+        segments: list[SegmentFate] = []
+        log_end: int | None = None
+        for segment in log.log_segments:
+            largest = -1
+            size = 0
+            try:
+                with segment.open_log() as records:
+                    size = records.size_in_bytes
+                    for batch in records.batches():
+                        largest = max(largest, batch.max_timestamp)
+                        log_end = batch.last_offset + 1
+            except KdumpError as e:
+                problems.append(e.describe())
+            if largest < 0:
+                try:
+                    largest = int(os.path.getmtime(segment.log_path) * 1000)
+                except OSError:
+                    largest = -1
+            segments.append(SegmentFate(segment.base_offset, segment.base_offset, size, largest, None, None))
+        for i, s in enumerate(segments):
+            s.next_offset = (
+                segments[i + 1].base_offset if i + 1 < len(segments) else (log_end or s.base_offset)
+            )
+        if segments and log_end is None:
+            log_end = segments[-1].base_offset
+        log_start = (
+            None if not segments else max(ckpt("log-start-offset-checkpoint") or 0, segments[0].base_offset)
+        )
+        hw = ckpt("replication-offset-checkpoint")
+        if hw is None and log_end is not None:
+            hw = log_end
+            problems.append("no high watermark in replication-offset-checkpoint: the log end offset is used")
+        size_total = sum(s.size for s in segments)
+        policy = {p.strip() for p in config["cleanup.policy"].split(",")}
+        self._apply_delete(segments, policy, config, log_start, hw, log_end, size_total, problems)
+        remaining = [s for s in segments if s.deleted_by is None]
+        if log_start is None:
+            after = None
+        elif remaining:
+            after = max(log_start, remaining[0].base_offset)
+        else:
+            after = max(log_start, log_end or log_start)
+        compaction = None
+        if "compact" in policy and segments:
+            compaction = self._compaction(
+                log, segments, config, ckpt("cleaner-offset-checkpoint"), log_start, hw, problems
+            )
+        return RetentionFacts(
+            directory,
+            log.topic,
+            log.partition,
+            self.now,
+            config,
+            sources,
+            log_start,
+            after,
+            log_end,
+            hw,
+            size_total,
+            segments,
+            compaction,
+            problems,
+        )
+
+    def _apply_delete(
+        self,
+        segments: list[SegmentFate],
+        policy: set[str],
+        config: dict[str, str],
+        log_start: int | None,
+        hw: int | None,
+        log_end: int | None,
+        size_total: int,
+        problems: list[str],
+    ) -> None:
+        def upper_ok(i: int) -> bool:
+            s = segments[i]
+            last = i + 1 == len(segments)
+            if last and s.size == 0:
+                return False
+            return hw is not None and hw >= s.next_offset
+
+        def prefix(reason: str, predicate) -> None:  # type: ignore[no-untyped-def]
+            for i, s in enumerate(segments):
+                if s.deleted_by is not None:
+                    continue
+                if upper_ok(i) and predicate(i, s):
+                    s.deleted_by = reason
+                else:
+                    return
+
+        retention_ms = _int(config["retention.ms"], problems, "retention.ms")
+        retention_bytes = _int(config["retention.bytes"], problems, "retention.bytes")
+        if "delete" in policy:
+            if retention_ms >= 0:
+                prefix("time", lambda i, s: self.now - s.largest_timestamp > retention_ms)
+                latest = -1
+                for s in segments:
+                    latest = max(latest, s.largest_timestamp)
+                    if s.deleted_by is None:
+                        s.deletable_at = latest + retention_ms + 1
+            if retention_bytes >= 0:
+                remaining = sum(s.size for s in segments if s.deleted_by is None)
+                diff = [remaining - retention_bytes]
+
+                def fits(_i: int, s: SegmentFate) -> bool:
+                    if diff[0] - s.size >= 0:
+                        diff[0] -= s.size
+                        return True
+                    return False
+
+                if diff[0] > 0:
+                    prefix("size", fits)
+        if log_start is not None:
+            prefix(
+                "log-start-offset",
+                lambda i, s: i + 1 < len(segments) and segments[i + 1].base_offset <= log_start,
+            )
+
+    def _compaction(
+        self,
+        log: LocalLog,
+        segments: list[SegmentFate],
+        config: dict[str, str],
+        cleaner_checkpoint: int | None,
+        log_start: int | None,
+        hw: int | None,
+        problems: list[str],
+    ) -> CompactionFacts:
+        start = log_start or 0
+        log_end = segments[-1].next_offset
+        first_dirty = cleaner_checkpoint if cleaner_checkpoint is not None else start
+        if first_dirty < start or first_dirty > log_end:
+            problems.append(f"cleaner checkpoint {first_dirty} out of range: the log start offset is used")
+            first_dirty = start
+        ongoing, more = ongoing_transactions(log)
+        problems.extend(more)
+        first_unstable = min((t.first_offset for t in ongoing), default=None)
+        lso = hw if hw is not None else log_end
+        if first_unstable is not None:
+            lso = min(lso, first_unstable)
+        candidates = [lso, segments[-1].base_offset]
+        lag = _int(config["min.compaction.lag.ms"], problems, "min.compaction.lag.ms")
+        if lag > 0:
+            for s in segments[:-1]:
+                if s.next_offset > first_dirty and s.largest_timestamp > self.now - lag:
+                    candidates.append(s.base_offset)
+                    break
+        uncleanable = min(candidates)
+        first_uncleanable_segment = next(
+            (s for s in segments[:-1] if s.next_offset > uncleanable), segments[-1]
+        )
+        clean = sum(s.size for s in _segments_between(segments, -1, first_dirty))
+        cleanable = sum(
+            s.size
+            for s in _segments_between(
+                segments, first_dirty, max(first_dirty, first_uncleanable_segment.base_offset)
+            )
+        )
+        total = clean + cleanable
+        ratio = cleanable / total if total else 0.0
+        try:
+            min_ratio = float(config["min.cleanable.dirty.ratio"])
+        except ValueError:
+            problems.append("min.cleanable.dirty.ratio is not a number: 0.5 used")
+            min_ratio = 0.5
+        facts = CompactionFacts(
+            first_dirty, uncleanable, clean, cleanable, ratio, min_ratio, total > 0 and ratio > min_ratio
+        )
+        self._keys(log, facts, problems)
+        return facts
+
+    def _keys(self, log: LocalLog, facts: CompactionFacts, problems: list[str]) -> None:
+        latest: dict[bytes, bool] = {}  # key -> latest value is a tombstone
+        for segment in log.log_segments:
+            try:
+                with segment.open_log() as records:
+                    for batch in records.batches():
+                        if batch.is_control_batch:
+                            continue
+                        horizon = batch.delete_horizon_ms if isinstance(batch, DefaultRecordBatch) else None
+                        for record in batch.records():
+                            facts.records += 1
+                            if record.key is None:
+                                facts.records_without_key += 1
+                                continue
+                            tomb = record.value is None
+                            if record.key in latest:
+                                facts.superseded += 1
+                            latest[record.key] = tomb
+                            if tomb:
+                                facts.tombstones += 1
+                                if horizon is not None:
+                                    facts.tombstones_with_horizon += 1
+                                    if (
+                                        facts.latest_delete_horizon is None
+                                        or horizon > facts.latest_delete_horizon
+                                    ):
+                                        facts.latest_delete_horizon = horizon
+                                    if horizon <= self.now:
+                                        facts.tombstones_past_horizon += 1
+            except KdumpError as e:
+                problems.append(e.describe())
+        facts.distinct_keys = len(latest)
+        facts.live_tombstones = sum(latest.values())
+
+
+def _segments_between(segments: list[SegmentFate], start: int, end: int) -> list[SegmentFate]:
+    """Kafka's ``LogSegments.values(from, to)``: from the segment holding ``start`` (floor) to those starting
+    below ``end``."""
+    if start == end:
+        return []
+    floor = 0
+    for i, s in enumerate(segments):
+        if s.base_offset <= start:
+            floor = i
+    return [s for s in segments[floor:] if s.base_offset < end]
+
+
+def _int(text: str, problems: list[str], name: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        problems.append(f"{name}={text!r} is not a number: -1 used")
+        return -1
