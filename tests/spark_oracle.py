@@ -20,7 +20,9 @@ FIXTURE_TREES = [str(FIXTURE_CORPUS / t) for t in CORPUS_TREES if (FIXTURE_CORPU
 _TS_TYPE = {"CreateTime": 0, "LogAppendTime": 1}
 
 
-def expected_rows(paths: list[str], *, include_headers: bool = False) -> list[tuple]:
+def expected_rows(
+    paths: list[str], *, include_headers: bool = False, include_control: bool = False
+) -> list[tuple]:
     """Every record under ``paths`` as decoded by the storage core, in the column order of the data source
     (timestamps in milliseconds), for batches that are whole, CRC-valid and decodable."""
     rows = []
@@ -35,6 +37,8 @@ def expected_rows(paths: list[str], *, include_headers: bool = False) -> list[tu
                     continue
                 for batch in batches:
                     if batch.magic > 2 or not batch.is_valid():
+                        continue
+                    if batch.is_control_batch and not include_control:  # a consumer never returns them
                         continue
                     try:
                         found = list(batch.records())

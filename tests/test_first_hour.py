@@ -7,6 +7,7 @@ from kdump: segment ``i`` holds offsets ``40 * i`` to ``40 * i + 39`` in batches
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -135,3 +136,137 @@ def test_the_transaction_log_decoder_on_an_ordinary_topic_says_so(tmp_path: Path
         f"kdump: {segment}: byte 0: the record at offset 0 has no key, so this is not __transaction_state data "
         "(--transaction-log-decoder reads only that topic)\n"
     )
+
+
+# -- item 2: discoverability ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("flag", ["-h", "--kdump-help"])
+def test_files_h_lists_kafkas_options_and_kdumps_own(flag: str) -> None:
+    from kdump.cli.files import KDUMP_OPTIONS, usage_text
+
+    code, out, err = run_kdump([flag])
+    text = out.decode()
+    assert (code, err) == (0, b"")
+    assert usage_text() in text  # Kafka's table, unchanged
+    for spec in KDUMP_OPTIONS:
+        assert f"\n--{spec.name}" in text, spec.name
+
+
+def test_h_as_the_argument_of_an_option_is_not_help(partition: Path) -> None:
+    code, out, _ = run_kdump(["--deep-iteration", "--key", "-h", _logs(partition)[0]])
+    assert (code, out) == (0, b"")  # a filter for the key "-h": nothing matches, so not even a header
+
+
+def test_files_help_stays_kafkas() -> None:
+    from kdump.cli.files import DESCRIPTION, usage_text
+
+    code, out, err = run_kdump(["--help"])
+    assert (code, out, err.decode()) == (1, b"", DESCRIPTION + "\n" + usage_text())
+
+
+def test_kdump_help_files_and_the_pointer_to_it() -> None:
+    from click.testing import CliRunner
+
+    from kdump.cli import cli
+    from kdump.cli.files import kdump_help_text
+
+    runner = CliRunner()
+    result = runner.invoke(cli, ["help", "files"])
+    assert result.exit_code == 0 and result.output == kdump_help_text()
+    assert "kdump help files" in runner.invoke(cli, ["--help"]).output
+    ls_help = runner.invoke(cli, ["help", "ls"])
+    assert ls_help.exit_code == 0 and ls_help.output == runner.invoke(cli, ["ls", "-h"]).output
+    unknown = runner.invoke(cli, ["help", "nosuch"])
+    assert unknown.exit_code == 2 and "no such command 'nosuch'" in unknown.output
+
+
+def test_shell_completion_completes_commands_and_options() -> None:
+    import os
+    import subprocess
+    import sys
+
+    def complete(words: str, cword: int) -> str:
+        env = {
+            **os.environ,
+            "_KDUMP_COMPLETE": "bash_complete",
+            "COMP_WORDS": words,
+            "COMP_CWORD": str(cword),
+        }
+        return subprocess.run(
+            [sys.executable, "-m", "kdump"], env=env, capture_output=True, text=True, check=True
+        ).stdout
+
+    assert "plain,ls" in complete("kdump l", 1).splitlines()
+    assert "plain,--json" in complete("kdump ls --j", 2).splitlines()
+
+
+def test_the_man_pages_are_installed_with_the_package() -> None:
+    import glob
+    import tomllib
+
+    root = Path(__file__).resolve().parents[1]
+    config = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["data-files"]
+    installed = {Path(p).name for pattern in config["share/man/man1"] for p in glob.glob(str(root / pattern))}
+    assert installed == {p.name for p in (root / "man").glob("*.1")} and "kdump.1" in installed
+
+
+def test_kdump_find_man_page_quotes_json() -> None:
+    import os
+    import subprocess
+
+    page = Path(__file__).resolve().parents[1] / "man" / "kdump-find.1"
+    text = subprocess.run(
+        ["groff", "-man", "-Tutf8", str(page)],
+        capture_output=True,
+        check=True,
+        env={**os.environ, "GROFF_NO_SGR": "1"},
+    ).stdout.decode()
+    text = re.sub(r".\x08", "", text)
+    for shown in (
+        '{"offset": N}',
+        '{"timestamp": T}',
+        '"slot", "offset", "position"}',
+        '{"offset", "timestamp",',
+    ):
+        assert shown in text, shown
+
+
+# -- item 4: human timestamps ----------------------------------------------------------------------------------
+
+
+def _utc(ms: int) -> str:
+    import time
+
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ms // 1000)) + f".{ms % 1000:03d}Z"
+
+
+def test_human_time_follows_every_timestamp_of_the_text(partition: Path) -> None:
+    from tests.partition_builder import BASE_TIMESTAMP
+
+    log = _logs(partition)[1]
+    code, out, _ = run_kdump(["--deep-iteration", "--human-time", log])
+    plain_code, plain, _ = run_kdump(["--deep-iteration", log])
+    text = out.decode()
+    assert code == plain_code == 0
+    stamps = re.findall(r"CreateTime: (\d+) \(([^)]*)\)", text)
+    assert len(stamps) == 8 + 40  # every batch and record line of segment 1
+    assert all(iso == _utc(int(ms)) for ms, iso in stamps)
+    assert f"CreateTime: {BASE_TIMESTAMP + 1000} ({_utc(BASE_TIMESTAMP + 1000)}) keySize:" in text
+    assert re.sub(r" \([^)]*Z\)", "", text) == plain.decode()  # nothing else changes
+
+
+def test_human_time_in_another_zone_and_on_time_indexes(partition: Path) -> None:
+    timeindex = _logs(partition)[0].replace(".log", ".timeindex")
+    code, out, _ = run_kdump(["--tz", "+05:30", timeindex])
+    lines = [line for line in out.decode().splitlines() if line.startswith("timestamp: ")]
+    assert code == 0 and lines
+    for line in lines:
+        ms = int(line.split()[1])
+        local = _utc(ms + 5 * 3600_000 + 1800_000)[:-1] + "+05:30"
+        assert line.startswith(f"timestamp: {ms} ({local}) offset: ")
+
+
+def test_a_bad_zone_is_a_usage_error(partition: Path) -> None:
+    code, _, err = run_kdump(["--tz", "Mars/Olympus", _logs(partition)[0]])
+    assert code == 2 and err.startswith(b"kdump: --tz: ")

@@ -105,7 +105,7 @@ def test_layouts_named_like_partitions(tmp_path: Path, layout: str) -> None:
     listed = {(o["topic"], o["partition"]) for o in map(json.loads, out.splitlines())}
     assert ("orders", 0) in listed and ("pay-ments", 10) in listed
 
-    code, out = run("rebuild-index", "--dry-run", str(first))
+    code, out = run("rebuild-index", "--dry-run", "--verbose", str(first))  # --verbose names every file
     assert code == 0, out
     assert "orders-0" in out
 

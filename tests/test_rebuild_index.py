@@ -110,15 +110,42 @@ def test_whole_log_dir_rewrites_only_the_explained_files(tmp_path: Path) -> None
     .log is untouched, and only the two files with a broker-restart history change (see the man page)."""
     data = _copy_tree(CORPUS / "data", tmp_path / "data")
     logs = _hashes(data, ".log")
-    r = _run([str(data)])
-    assert r.returncode == 0, r.stderr
-    assert f"{data / 'small-index-0'}: index.interval.bytes 100 (the topic's configuration in" in r.stdout
-    rewritten = sorted(line.split(": ")[0] for line in r.stdout.splitlines() if ": rewritten (" in line)
-    assert rewritten == [
+    explained = [
         str(data / "__cluster_metadata-0" / "00000000000000000000.index"),
         str(data / "__cluster_metadata-0" / "00000000000000000000.timeindex"),
         str(data / "plain-0" / "00000000000000000000.timeindex"),
     ]
+    # by default the three are sound (verify-index finds nothing wrong with them) and left alone
+    before = _hashes(data, "index")
+    r = _run([str(data)])
+    assert r.returncode == 0, r.stderr
+    assert _hashes(data, "index") == before
+    sound = sorted(
+        line.split(": ")[0] for line in r.stdout.splitlines() if ": sound, differs from a rebuild" in line
+    )
+    assert sound == explained and ": rewritten (" not in r.stdout
+    assert (
+        "Rebuilt the indexes of 61 segments in 21 partitions: 0 index files rewritten, 0 created, 119 unchanged, "
+        "3 sound left alone." in r.stdout
+    )
+    # the interval is said once, and again only for the partition whose topic sets another
+    interval_lines = [
+        line for line in r.stdout.splitlines() if "index.interval.bytes " in line and "sound" not in line
+    ]
+    assert interval_lines[0].startswith("index.interval.bytes 4096 (Kafka's default; ")
+    assert interval_lines[1].startswith(
+        f"{data / 'small-index-0'}: index.interval.bytes 100 (the topic's configuration in"
+    )
+    assert len(interval_lines) == 2
+    r = _run(["--force", str(data)])
+    assert r.returncode == 0, r.stderr
+    rewritten = sorted(line.split(": ")[0] for line in r.stdout.splitlines() if ": rewritten (" in line)
+    assert rewritten == explained
+    assert all(
+        "sound: the differences are history a rebuild cannot know" in line
+        for line in r.stdout.splitlines()
+        if ": rewritten (" in line
+    )
     assert r.stdout.splitlines()[-1] == (
         "Rebuilt the indexes of 61 segments in 21 partitions: 3 index files rewritten, 0 created, 119 unchanged."
     )
@@ -500,3 +527,21 @@ def test_missing_indexes_are_created(partition: Path) -> None:
     r = _run([str(partition)])
     assert r.returncode == 0 and index.read_bytes() == good and f"{index}: created (" in r.stdout
     assert json.dumps(r.stdout)  # plain text, no traceback
+
+
+def test_a_sound_index_is_left_alone_unless_forced(tmp_path: Path) -> None:
+    """An index a broker wrote at index.interval.bytes 4096 is sound; rebuilt at 100 it would differ (history a
+    rebuild cannot know): left alone by default, said so in the dry run, rewritten with --force."""
+    d = tmp_path / "logdir" / "orders-0"
+    build_partition(str(d), 1, batches_per_segment=40, index_interval_bytes=4096, distinct_timestamps=True)
+    index = d / "00000000000000000000.index"
+    before = index.read_bytes()
+    dry = _run(["--dry-run", "--index-interval-bytes", "100", str(d)])
+    assert dry.returncode == 0
+    assert f"{index}: sound, differs from a rebuild (" in dry.stdout and "would leave it alone" in dry.stdout
+    assert "--force rewrites sound files too" in dry.stdout
+    r = _run(["--index-interval-bytes", "100", str(d)])
+    assert r.returncode == 0 and index.read_bytes() == before
+    forced = _run(["--force", "--index-interval-bytes", "100", str(d)])
+    assert forced.returncode == 0 and f"{index}: rewritten (" in forced.stdout
+    assert len(index.read_bytes()) > len(before)  # entries every 100 bytes instead of every 4096

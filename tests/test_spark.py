@@ -80,8 +80,9 @@ def test_read_committed_on_corpus_txn_topic(spark) -> None:
     df = spark.read.format("kafka-log").option("isolation.level", "read_committed").load(directory)
     got = [r.offset for r in df.select("offset").collect()]
     assert sorted(got) == sorted(committed_offsets(directory))
-    everything = spark.read.format("kafka-log").load(directory)
+    everything = spark.read.format("kafka-log").option("includeControlRecords", "true").load(directory)
     assert everything.count() > len(got) and everything.filter("isControl").count() == 18
+    assert spark.read.format("kafka-log").load(directory).filter("isControl").count() == 0
 
 
 def test_offset_and_timestamp_ranges(spark) -> None:
@@ -201,3 +202,35 @@ def test_registered_automatically_with_a_regular_install(tmp_path: Path) -> None
     assert result.stdout.strip().splitlines()[-1] == str(
         len(expected_rows([str(FIXTURE_CORPUS / "data" / "plain-0")]))
     )
+
+
+def test_export_keeps_the_jvm_log_off_stderr(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "kdump",
+            "spark",
+            "export",
+            str(FIXTURE_CORPUS / "data" / "txn-0"),
+            "-o",
+            str(out),
+            "--format",
+            "json",
+            "--include-control",
+            "--master",
+            "local[1]",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=600,
+    )
+    assert result.returncode == 0 and result.stderr == "", result.stderr
+    assert result.stdout == f"Wrote {out} (json).\n"
+    exported = [
+        json.loads(line) for f in sorted(out.glob("part-*.json")) for line in f.read_text().splitlines()
+    ]
+    source = [str(FIXTURE_CORPUS / "data" / "txn-0")]
+    assert len(exported) == len(expected_rows(source, include_control=True))

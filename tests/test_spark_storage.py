@@ -71,6 +71,29 @@ def test_reader_matches_core_decode_on_fixtures(headers: bool) -> None:
     assert len(got) > 1000
 
 
+def test_control_records_only_when_asked_for(tmp_path: Path) -> None:
+    """Like spark-sql-kafka (a consumer), no control records by default; includeControlRecords=true keeps them."""
+    from kdump.storage.builder import SimpleRecord, build_end_txn_marker_batch, build_v2_batch
+    from kdump.storage.control_record import ControlRecordType
+
+    directory = tmp_path / "orders-0"
+    directory.mkdir()
+    data = build_v2_batch(
+        [SimpleRecord(b"a"), SimpleRecord(b"b")], producer_id=7, producer_epoch=0, base_sequence=0,
+        is_transactional=True,
+    ) + build_end_txn_marker_batch(
+        ControlRecordType.COMMIT, coordinator_epoch=1, producer_id=7, producer_epoch=0, base_offset=2, timestamp=5
+    )  # fmt: skip
+    (directory / "00000000000000000000.log").write_bytes(data)
+    default = read_all({"path": str(directory)})
+    assert [o for b in default for o in b.column("offset").to_pylist()] == [0, 1]
+    assert arrow_rows(default) == expected_rows([str(directory)])
+    kept = read_all({"path": str(directory), "includeControlRecords": "true"})
+    assert [o for b in kept for o in b.column("offset").to_pylist()] == [0, 1, 2]
+    assert [c for b in kept for c in b.column("isControl").to_pylist()] == [False, False, True]
+    assert arrow_rows(kept) == expected_rows([str(directory)], include_control=True)
+
+
 @needs_corpus
 def test_reader_matches_core_decode_on_corpus() -> None:
     trees = [str(CORPUS / t) for t in CORPUS_TREES]

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import sys
+import textwrap
+from datetime import tzinfo
 
 from kdump import KAFKA_COMPAT_VERSION
 from kdump.cli import jopt
@@ -107,21 +110,76 @@ KDUMP_OPTIONS: list[jopt.OptionSpec] = [
     jopt.OptionSpec("json", "One JSON object per line instead of Kafka's text.", hidden=True),
     jopt.OptionSpec("print-header-values", "Also print record header values.", hidden=True),
     *(
-        jopt.OptionSpec(name, help_text, arg="required", hidden=True)
-        for name, help_text in (
-            ("from-offset", "First offset to show (inclusive)."),
-            ("to-offset", "Last offset to show (inclusive)."),
-            ("from-time", "First timestamp to show (epoch ms or ISO-8601, inclusive)."),
-            ("to-time", "Last timestamp to show (epoch ms or ISO-8601, inclusive)."),
-            ("key", "Show only records with exactly this key."),
-            ("key-regex", "Show only records whose key matches this regular expression."),
-            ("producer-id", "Show only batches of this producer."),
-            ("max-records", "Stop after this many records (batches without deep iteration)."),
+        jopt.OptionSpec(name, help_text, arg="required", arg_type=arg_type, hidden=True)
+        for name, arg_type, help_text in (
+            ("from-offset", "Long: offset", "First offset to show (inclusive)."),
+            ("to-offset", "Long: offset", "Last offset to show (inclusive)."),
+            ("from-time", "String: time", "First timestamp to show (epoch ms or ISO-8601, inclusive)."),
+            ("to-time", "String: time", "Last timestamp to show (epoch ms or ISO-8601, inclusive)."),
+            ("key", "String: key", "Show only records with exactly this key."),
+            ("key-regex", "String: regex", "Show only records whose key matches this regular expression."),
+            ("producer-id", "Long: id", "Show only batches of this producer."),
+            (
+                "max-records",
+                "Long: n",
+                "Stop after this many records (batches without deep iteration), over all files.",
+            ),
         )
     ),
     jopt.OptionSpec("transactional-only", "Show only transactional batches.", hidden=True),
     jopt.OptionSpec("control-only", "Show only control batches.", hidden=True),
+    jopt.OptionSpec(
+        "human-time",
+        "After every epoch-millisecond timestamp of the text, the time in ISO-8601 (UTC, or --tz).",
+        hidden=True,
+    ),
+    jopt.OptionSpec(
+        "tz",
+        "Time zone of --human-time: UTC (default), an offset like +02:00, or a name like Europe/Berlin.",
+        arg="required",
+        arg_type="String: zone",
+        hidden=True,
+    ),
+    jopt.OptionSpec(
+        "kdump-help", "Print Kafka's options and kdump's own on standard output (also -h).", hidden=True
+    ),
 ]
+
+#: What asks for kdump's help of ``files`` (``--help`` stays Kafka's table on standard error, status 1).
+KDUMP_HELP_OPTIONS = ("-h", "--kdump-help")
+
+
+def kdump_help_text() -> str:
+    """``kdump help files``: Kafka's option table, then kdump's own options in the same form."""
+    own = [dataclasses.replace(s, hidden=False) for s in KDUMP_OPTIONS]
+    return (
+        "Usage: kdump files [OPTIONS] [--files] FILE[,FILE...]\n\n"
+        f"{textwrap.fill(DESCRIPTION, jopt.OVERALL_WIDTH)}\n\n"
+        "Kafka's options (kafka-dump-log.sh 4.0); with these alone the output is Kafka's,\n"
+        "byte for byte:\n"
+        f"{jopt.help_table(OPTIONS)}\n"
+        "kdump's own options (opt-in; man kdump-files, KDUMP OPTIONS); files may also be\n"
+        "given as arguments:\n"
+        f"{jopt.help_table(own)}\n"
+        "kdump files --help prints Kafka's table alone, on standard error with status 1,\n"
+        "as kafka-dump-log.sh does.\n"
+    )
+
+
+def asks_kdump_help(argv: list[str]) -> bool:
+    """True when ``-h`` or ``--kdump-help`` is an option of ``argv`` (not the argument of another option)."""
+    takes_argument = {f"--{s.name}" for s in OPTIONS + KDUMP_OPTIONS if s.arg == "required"}
+    skip = False
+    for token in argv:
+        if skip:
+            skip = False
+            continue
+        if token == "--":
+            return False
+        if token in KDUMP_HELP_OPTIONS:
+            return True
+        skip = token in takes_argument
+    return False
 
 
 def usage_text() -> str:
@@ -183,7 +241,20 @@ def build_options(parsed: jopt.ParsedArgs) -> DumpOptions:
         json=parsed.has("json"),
         print_header_values=parsed.has("print-header-values"),
         record_filter=build_filter(parsed),
+        human_time=parsed.has("human-time") or parsed.has("tz"),
+        tz=_zone(parsed.value("tz")),
     )
+
+
+def _zone(raw: str | None) -> tzinfo | None:
+    if raw is None:
+        return None
+    from kdump.render.human_time import parse_tz
+
+    try:
+        return parse_tz(raw)
+    except ValueError as e:
+        raise KdumpUsageError(f"--tz: {e}") from None
 
 
 def _long_option(parsed: jopt.ParsedArgs, name: str) -> int | None:
@@ -255,6 +326,9 @@ def build_filter(parsed: jopt.ParsedArgs) -> RecordFilter | None:
 
 def run(argv: list[str], out: Output, err: Output) -> int:
     """Run ``kdump files`` with ``argv``; returns the exit status (errors propagate as KdumpError)."""
+    if asks_kdump_help(argv):
+        out.write(kdump_help_text())
+        return 0
     parsed = jopt.parse(OPTIONS + KDUMP_OPTIONS, argv)
     if not argv or parsed.has("help"):
         err.write(DESCRIPTION + "\n" + usage_text())

@@ -2,35 +2,84 @@
 
 from __future__ import annotations
 
+import shutil
 import sys
 
 import click
+
+from kdump.render.color import CHOICES as COLOR_CHOICES
 
 
 @click.command("ls")
 @click.argument("paths", nargs=-1, type=click.Path(exists=True, file_okay=False, dir_okay=True))
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per partition.")
+@click.option("--wide", is_flag=True, help="On a terminal, every column, however wide the table gets.")
+@click.option(
+    "--columns",
+    metavar="A,B,...",
+    help="Only these columns, in this order (names as in the header, any case; e.g. topic,partition,log-end).",
+)
+@click.option(
+    "--human-time", is_flag=True, help="Add ISO-8601 times beside the epoch milliseconds (plain text)."
+)
+@click.option(
+    "--tz", metavar="ZONE", help="Time zone of ISO-8601 times: UTC (default), +02:00, Europe/Berlin."
+)
+@click.option(
+    "--color",
+    type=click.Choice(COLOR_CHOICES),
+    default=None,
+    help="Colour the terminal table: auto (default; not with NO_COLOR set), always, never.",
+)
 @click.option("--no-progress", is_flag=True, help="Never show a progress bar.")
-def command(paths: tuple[str, ...], as_json: bool, no_progress: bool) -> None:
+def command(
+    paths: tuple[str, ...],
+    as_json: bool,
+    wide: bool,
+    columns: str | None,
+    human_time: bool,
+    tz: str | None,
+    color: str | None,
+    no_progress: bool,
+) -> None:
     """Summarise every partition of a log directory or partition directory (default: the current directory).
 
     Per partition: segments, size, log start and end offsets, high watermark and recovery point (from the
-    checkpoint files), records, time range, codecs, producers, open transactions and anomalies. A table on a
-    terminal, aligned plain text in a pipe, JSON lines with --json.
+    checkpoint files), records, time range, codecs, producers, open transactions and anomalies. A table fitted
+    to the terminal's width (columns left out to fit are named under it; --wide, --columns), aligned plain text
+    in a pipe, JSON lines with --json. Over several log directories the log directory and its broker id tell
+    identical partitions apart.
     """
     from kdump.cli import run_guarded
     from kdump.commands.ls import ListPartitions
+    from kdump.render import color as colors
+    from kdump.render.human_time import parse_tz
+    from kdump.render.ls_table import parse_columns
 
+    if color is not None:
+        colors.mode = color
     try:
         lister = ListPartitions(list(paths) or ["."])
+        chosen = parse_columns(columns) if columns else None
+        zone = parse_tz(tz) if tz else None
     except ValueError as e:
         raise click.UsageError(str(e)) from None
     interactive = sys.stdout.isatty()
     progress = not no_progress and sys.stderr.isatty()
+    width = shutil.get_terminal_size().columns
     sys.exit(
         run_guarded(
             lambda out, err: lister.run(
-                out, as_json=as_json, rich_table=interactive and not as_json, progress=progress
+                out,
+                as_json=as_json,
+                terminal=interactive and not as_json,
+                progress=progress,
+                width=width,
+                wide=wide,
+                columns=chosen,
+                human_time=human_time,
+                tz=zone,
+                use_color=colors.enabled(sys.stdout),
             )
         )
     )

@@ -19,7 +19,10 @@ import click
 @click.option("--dry-run", is_flag=True, help="Report what would change, entry by entry; write nothing.")
 @click.option("--no-backup", is_flag=True, help="Do not keep the old index files as <name>.bak.")
 @click.option(
-    "--force", is_flag=True, help="Write even when a running broker holds the log directory's .lock."
+    "--force",
+    is_flag=True,
+    help="Also rewrite index files that are sound but differ from a rebuild, and write even when a running "
+    "broker holds the log directory's .lock.",
 )
 @click.option("-v", "--verbose", is_flag=True, help="Also list the index files that are already right.")
 def command(

@@ -5,8 +5,11 @@ Only click and the standard library are imported here; PySpark is imported when 
 
 from __future__ import annotations
 
+import os
 import re
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import click
 
@@ -24,6 +27,113 @@ def _check_spark() -> None:
         raise click.ClickException(
             f"{e.name} is not installed: pip install 'kdump[spark]' (and Java 17+ for Spark)"
         ) from None
+
+
+def _preflight(
+    paths: tuple[str, ...],
+    *,
+    output: str | None = None,
+    overwrite: bool = False,
+    topics: str | None = None,
+    topic_pattern: str | None = None,
+) -> None:
+    """What can be checked before a JVM starts, as usage errors (status 2): the output directory, the paths,
+    the topics asked for, and a working Java."""
+    from kdump.spark.planning import partition_dirs
+    from kdump.storage.local_log import no_kafka_data
+    from kdump.storage.naming import parse_partition_dir
+
+    if output is not None:
+        if os.path.exists(output) and not overwrite:
+            raise click.UsageError(
+                f"{output} exists; name a new directory, or pass --overwrite to replace it"
+            )
+        parent = os.path.dirname(os.path.abspath(output))
+        if not os.path.isdir(parent):
+            raise click.UsageError(f"{parent}: no such directory (where --output {output} would go)")
+    try:
+        directories = partition_dirs(paths)
+    except FileNotFoundError as e:
+        raise click.UsageError(str(e)) from None
+    if not directories:
+        raise click.UsageError(no_kafka_data(", ".join(paths)))
+    if topics is not None or topic_pattern is not None:
+        names = sorted(
+            {
+                p.topic
+                for p in (parse_partition_dir(os.path.basename(d)) for d in directories)
+                if p is not None
+            }
+        )
+        wanted = None if topics is None else {t.strip() for t in topics.split(",") if t.strip()}
+        try:
+            pattern = None if topic_pattern is None else re.compile(topic_pattern)
+        except re.error as e:
+            raise click.UsageError(f"--topic-pattern: not a regular expression ({e})") from None
+        matching = [
+            n
+            for n in names
+            if (wanted is None or n in wanted) and (pattern is None or pattern.fullmatch(n) is not None)
+        ]
+        if not matching:
+            asked = " and ".join(
+                x
+                for x in (
+                    None if topics is None else f"--topics {topics}",
+                    None if topic_pattern is None else f"--topic-pattern {topic_pattern}",
+                )
+                if x
+            )
+            shown = ", ".join(names[:20]) + (", ..." if len(names) > 20 else "")
+            raise click.UsageError(f"no topic matches {asked}; the topics here: {shown or 'none'}")
+    if not os.environ.get("PYSPARK_GATEWAY_PORT"):  # under spark-submit the JVM is already running
+        _check_java()
+
+
+def _check_java() -> None:
+    """Spark needs Java 17 or later: the ``java`` of ``JAVA_HOME``, else the one on ``PATH``."""
+    import shutil
+    import subprocess
+
+    home = os.environ.get("JAVA_HOME")
+    java = os.path.join(home, "bin", "java") if home else shutil.which("java")
+    where = f"JAVA_HOME={home}" if home else "PATH"
+    if not java or not os.access(java, os.X_OK):
+        raise click.UsageError(f"no Java found (looked in {where}); Spark needs Java 17 or later")
+    try:
+        result = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise click.UsageError(f"{java} does not run ({e}); Spark needs Java 17 or later") from None
+    text = (result.stderr or result.stdout).strip()
+    if result.returncode != 0:
+        first = text.splitlines()[0] if text else f"exit status {result.returncode}"
+        raise click.UsageError(f"{java} -version fails ({first}); Spark needs a working Java 17 or later")
+    m = re.search(r'version "(\d+)(?:\.(\d+))?', text)
+    if m:
+        major = int(m[1]) if m[1] != "1" else int(m[2] or 0)
+        if major < 17:
+            raise click.UsageError(f"{java} is Java {major}; Spark needs Java 17 or later (set JAVA_HOME)")
+
+
+@contextmanager
+def _jvm_log(verbose: bool) -> Iterator[None]:
+    """Without ``--verbose``, the JVM's start-up lines and log (it writes to the process's standard error,
+    file descriptor 2) go to a discarded temporary file; kdump's own messages are printed after."""
+    if verbose:
+        yield
+        return
+    import tempfile
+
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as log:
+        os.dup2(log.fileno(), 2)
+        try:
+            yield
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
 
 
 def _default_master(master: str | None) -> str | None:
@@ -65,6 +175,11 @@ def command() -> None:
 )
 @click.option("--include-headers", is_flag=True, help="Add the headers column.")
 @click.option(
+    "--include-control",
+    is_flag=True,
+    help="Also export control records (transaction markers), which no consumer returns.",
+)
+@click.option(
     "--decoder",
     type=click.Choice(
         ["offsets", "transaction-log", "cluster-metadata", "share-group-state", "remote-log-metadata"]
@@ -90,12 +205,14 @@ def command() -> None:
 )
 @click.option("--overwrite", is_flag=True, help="Replace the output directory if it exists.")
 @click.option("--master", help=_MASTER_HELP)
+@click.option("-v", "--verbose", is_flag=True, help="Show Spark's own log on standard error.")
 def export_command(
     paths: tuple[str, ...],
     output: str,
     fmt: str,
     isolation_level: str,
     include_headers: bool,
+    include_control: bool,
     decoder: str | None,
     topics: str | None,
     topic_pattern: str | None,
@@ -104,16 +221,20 @@ def export_command(
     extra: tuple[str, ...],
     overwrite: bool,
     master: str | None,
+    verbose: bool,
 ) -> None:
     """Write the records under PATH... (log directories, partition directories or globs) as Parquet or JSON.
 
     Columns: spark-sql-kafka's key, value, topic, partition, offset, timestamp, timestampType (and headers),
-    then the forensic columns. Damaged batches are listed after the run.
+    then the forensic columns. Damaged batches are listed after the run. As a consumer sees them: no control
+    records unless --include-control.
     """
+    _preflight(paths, output=output, overwrite=overwrite, topics=topics, topic_pattern=topic_pattern)
     _check_spark()
     options = {
         "isolation.level": isolation_level,
         "includeHeaders": "true" if include_headers else "false",
+        "includeControlRecords": "true" if include_control else "false",
         "corruptBatches": on_corrupt,
     }
     for name, value in (
@@ -132,15 +253,16 @@ def export_command(
     from kdump.spark.jobs import export
 
     try:
-        export(
-            list(paths),
-            output,
-            fmt=fmt,
-            options=options,
-            master=_default_master(master),
-            overwrite=overwrite,
-            out=sys.stdout,
-        )
+        with _jvm_log(verbose):
+            export(
+                list(paths),
+                output,
+                fmt=fmt,
+                options=options,
+                master=_default_master(master),
+                overwrite=overwrite,
+                out=sys.stdout,
+            )
     except Exception as e:  # a Spark failure: one line, not a JVM stack trace
         raise click.ClickException(_first_line(e)) from None
 
@@ -151,22 +273,30 @@ def export_command(
 @click.option("--deep", is_flag=True, help="Also decode every record of every batch.")
 @click.option("--gaps", is_flag=True, help="Also report offset gaps (normal in compacted topics).")
 @click.option("--master", help=_MASTER_HELP)
+@click.option("-v", "--verbose", is_flag=True, help="Show Spark's own log on standard error.")
 def verify_command(
-    paths: tuple[str, ...], output: str | None, deep: bool, gaps: bool, master: str | None
+    paths: tuple[str, ...], output: str | None, deep: bool, gaps: bool, master: str | None, verbose: bool
 ) -> None:
     """Run `kdump verify` on Spark: the same checks with the same code, one task per segment.
 
     Prints what `kdump verify` prints; exits 0 when nothing was found, 1 when problems were found, 2 on usage
     errors.
     """
+    _preflight(paths)
     _check_spark()
     from kdump.spark.jobs import verify
 
     report = open(output, "w", encoding="utf-8") if output else None  # noqa: SIM115
     try:
-        found = verify(
-            list(paths), master=_default_master(master), deep=deep, gaps=gaps, out=sys.stdout, report=report
-        )
+        with _jvm_log(verbose):
+            found = verify(
+                list(paths),
+                master=_default_master(master),
+                deep=deep,
+                gaps=gaps,
+                out=sys.stdout,
+                report=report,
+            )
     except ValueError as e:  # no Kafka data below a path, or a file that is not a segment file
         raise click.UsageError(str(e)) from None
     except Exception as e:

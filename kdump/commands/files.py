@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from datetime import tzinfo
 
 from kdump.commands import parallel
 from kdump.commands.parallel import OffsetGaps
@@ -78,6 +79,9 @@ class DumpOptions:
     json: bool = False
     print_header_values: bool = False
     record_filter: RecordFilter | None = None
+    #: ``--human-time``: ISO-8601 after every timestamp of the text, in ``tz`` (None: UTC).
+    human_time: bool = False
+    tz: tzinfo | None = None
     #: Integer options whose argument does not convert: Kafka converts them lazily, where it first uses them
     #: (``--max-bytes`` for each .log/.checkpoint, ``--max-message-size`` for each .index), and dies there.
     option_errors: dict[str, str] = field(default_factory=dict)
@@ -127,6 +131,10 @@ class DumpLogSegments:
     def __init__(self, options: DumpOptions, out: Output, err: Output) -> None:
         self.options = options
         self.out = out
+        if options.human_time and not options.json:
+            from kdump.render.human_time import HumanTimeOutput
+
+            self.out = HumanTimeOutput(out, options.tz)
         self.err = err
         self.non_consecutive: dict[str, list[tuple[int, int]]] = {}
         self.index_mismatches: dict[str, list[tuple[int, int]]] = {}
@@ -275,7 +283,7 @@ class DumpLogSegments:
                 )
             else:
                 out.write(f"Snapshot end offset: {snapshot_id.end_offset}, epoch: {snapshot_id.epoch}\n")
-        if json_mode or opts.record_filter is not None or opts.print_header_values:
+        if json_mode or opts.record_filter is not None or opts.print_header_values or opts.human_time:
             try:
                 with FileRecords(file.path, max_bytes=opts.max_bytes) as records:
                     self._dump_batches_selected(file, records, parser)

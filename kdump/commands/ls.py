@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import os
+from datetime import tzinfo
 
+from kdump.errors import KdumpError
 from kdump.exit_status import ExitStatus
 from kdump.render import log_summary as render
+from kdump.render import ls_table
 from kdump.render.output import Output
 from kdump.render.progress import ProgressBar
+from kdump.storage.checkpoint import META_PROPERTIES_FILE, read_meta_properties
 from kdump.storage.local_log import find_partition_dirs, no_kafka_data
 from kdump.storage.log_summary import PartitionSummary, read_log_dir_checkpoints, summarize_partition
 
@@ -22,7 +26,8 @@ class ListPartitions:
             found = list(find_partition_dirs([path]))
             if not found:
                 raise ValueError(no_kafka_data(path))
-            self.directories.extend(found)
+            self.directories.extend(_named(d) for d in found)
+        self.log_dirs = [_log_dir(p) for p in dict.fromkeys(_parent(d) for d in self.directories)]
 
     def summaries(self, progress: bool = False) -> list[PartitionSummary]:
         checkpoints: dict[str, dict] = {}
@@ -54,38 +59,59 @@ class ListPartitions:
         return result
 
     def run(
-        self, out: Output, *, as_json: bool = False, rich_table: bool = False, progress: bool = False
+        self,
+        out: Output,
+        *,
+        as_json: bool = False,
+        terminal: bool = False,
+        progress: bool = False,
+        width: int = 80,
+        wide: bool = False,
+        columns: list[str] | None = None,
+        human_time: bool = False,
+        tz: tzinfo | None = None,
+        use_color: bool = False,
     ) -> int:
         summaries = self.summaries(progress)
+        brokers = {d.path: d.broker_id for d in self.log_dirs}
         if as_json:
             for s in summaries:
-                out.write(render.summary_json(s))
-        elif rich_table:
-            out.flush()
-            _print_rich(summaries)
+                log_dir = ls_table.log_dir_of(s)
+                out.write(render.summary_json(s, log_dir=log_dir, broker_id=brokers.get(log_dir)))
+        elif terminal:
+            out.write(
+                ls_table.terminal_text(
+                    summaries, self.log_dirs, width, wide=wide, columns=columns, use_color=use_color, tz=tz
+                )
+            )
         else:
-            out.write(render.plain_table(summaries))
+            out.write(
+                render.plain_table(
+                    summaries,
+                    columns=columns,
+                    log_dirs=self.log_dirs if len(self.log_dirs) > 1 else None,
+                    human_time=human_time,
+                    tz=tz,
+                )
+            )
         return ExitStatus.OK
 
 
-def _print_rich(summaries: list[PartitionSummary]) -> None:
-    from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
+def _named(directory: str) -> str:
+    """``.`` or ``..`` (or a path ending in them) as its absolute path, so the partition has its name."""
+    if os.path.basename(os.path.normpath(directory)) in (".", "..", ""):
+        return os.path.abspath(directory)
+    return directory
 
-    table = Table(box=None, header_style="bold")
-    for column in render.COLUMNS:
-        table.add_column(
-            column,
-            no_wrap=column not in ("CODECS",),
-            justify="left" if column in ("TOPIC", "CODECS") else "right",
-        )
-    for s in summaries:
-        cells = render.row(s, human=True)
-        style = "red" if s.anomalies else None
-        table.add_row(*cells, style=style)
-    console = Console()
-    console.print(table)
-    for s in summaries:
-        for a in s.anomalies:
-            console.print(Text.assemble((s.directory, "red"), f": {a}"), highlight=False)
+
+def _parent(directory: str) -> str:
+    return os.path.dirname(os.path.abspath(directory))
+
+
+def _log_dir(path: str) -> ls_table.LogDir:
+    """The log directory with the node id of its ``meta.properties`` (none when absent or unreadable)."""
+    try:
+        meta = read_meta_properties(os.path.join(path, META_PROPERTIES_FILE))
+    except (OSError, ValueError, KdumpError):
+        return ls_table.LogDir(path)
+    return ls_table.LogDir(path, meta.node_id)

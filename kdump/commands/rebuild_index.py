@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -96,6 +97,8 @@ class _Counts:
     rewritten: int = 0
     created: int = 0
     unchanged: int = 0
+    #: Index files that differ from a rebuild but are sound (verify-index finds nothing wrong): left alone.
+    sound: int = 0
     problems: int = 0
     log_bytes: int = 0
 
@@ -111,6 +114,9 @@ class RebuildIndex:
         self.counts = _Counts()
         self._configs: dict[str, ClusterConfig | None] = {}  # by log directory
         self._node_ids: dict[str, int | None] = {}
+        #: The first partition's index interval and its source, printed once; other partitions' only when
+        #: they differ.
+        self._first_interval: tuple[int, str] | None = None
 
     def run(self) -> int:
         for target in self.targets:
@@ -132,14 +138,25 @@ class RebuildIndex:
         if self.options.dry_run:
             head = f"Dry run over {where}: "
             body = (
-                f"{c.rewritten} index files would be rewritten, {c.created} created, {c.unchanged} unchanged; "
-                "nothing was written"
+                f"{c.rewritten} index files would be rewritten, {c.created} created, {c.unchanged} unchanged"
+                f"{f', {c.sound} sound left alone' if c.sound else ''}; nothing was written"
             )
         else:
             head = f"Rebuilt the indexes of {where}: "
-            body = f"{c.rewritten} index files rewritten, {c.created} created, {c.unchanged} unchanged"
+            body = f"{c.rewritten} index files rewritten, {c.created} created, {c.unchanged} unchanged" + (
+                f", {c.sound} sound left alone" if c.sound else ""
+            )
         tail = "" if not c.problems else f"; {plural(c.problems, 'problem')}"
-        return f"{head}{body}{tail}.\n"
+        sound = ""
+        if c.sound:
+            sound = (
+                f"\n{plural(c.sound, 'sound index file')} (verify-index finds nothing wrong) "
+                f"{'differs' if c.sound == 1 else 'differ'} from a rebuild and "
+                f"{'would be ' if self.options.dry_run else 'was '}left alone: a broker indexes batches as "
+                "they are appended, with history a rebuild cannot know (the index.interval.bytes of that time, "
+                "appends of several batches at once, a restart); --force rewrites sound files too"
+            )
+        return f"{head}{body}{tail}.{sound}\n"
 
     # -- interval -------------------------------------------------------------------------------------------
 
@@ -208,7 +225,11 @@ class RebuildIndex:
             return
         self.counts.partitions += 1
         interval, source = self.interval_for(log)
-        self.out.write(f"{target.directory}: {INDEX_INTERVAL_CONFIG} {interval} ({source})\n")
+        if self._first_interval is None:
+            self._first_interval = (interval, source)
+            self.out.write(f"{INDEX_INTERVAL_CONFIG} {interval} ({source})\n")
+        elif self._first_interval != (interval, source):
+            self.out.write(f"{target.directory}: {INDEX_INTERVAL_CONFIG} {interval} ({source})\n")
         if not self.options.dry_run:
             log_dir = os.path.dirname(os.path.abspath(target.directory))
             holder = lock_holder(log_dir)
@@ -250,10 +271,29 @@ class RebuildIndex:
                 f"{recovered.valid_bytes} valid bytes before it and the .log is left unchanged (a broker would "
                 f"truncate its last {recovered.invalid_bytes} bytes)"
             )
-        self.write_index(segment.index_path, recovered.offset_index_bytes(), _OFFSET_SLOT, recovered)
-        self.write_index(segment.time_index_path, recovered.time_index_bytes(), _TIME_SLOT, recovered)
+        soundness: dict[str, bool] = {}
 
-    def write_index(self, path: str, data: bytes, slot: struct.Struct, recovered: RecoveredIndexes) -> None:
+        def sound(path: str) -> bool:
+            """Whether verify-index finds nothing wrong with ``path`` (one pass, only when a file differs)."""
+            if not soundness:
+                from kdump.storage.index_verification import verify_segment
+
+                problems = {p.path for p in verify_segment(segment).problems}
+                for name in (segment.index_path, segment.time_index_path):
+                    soundness[name] = name not in problems
+            return soundness.get(path, False)
+
+        self.write_index(segment.index_path, recovered.offset_index_bytes(), _OFFSET_SLOT, recovered, sound)
+        self.write_index(segment.time_index_path, recovered.time_index_bytes(), _TIME_SLOT, recovered, sound)
+
+    def write_index(
+        self,
+        path: str,
+        data: bytes,
+        slot: struct.Struct,
+        recovered: RecoveredIndexes,
+        sound: Callable[[str], bool] = lambda path: False,
+    ) -> None:
         try:
             with open(path, "rb") as f:
                 old: bytes | None = f.read()
@@ -274,6 +314,18 @@ class RebuildIndex:
             what = f"{_entries(entries)}, was {len(old)} bytes = {_entries(len(old) // slot.size)}" + (
                 f" + {len(old) % slot.size} bytes" if len(old) % slot.size else ""
             )
+        is_sound = old is not None and sound(path)
+        if is_sound and not self.options.force:
+            self.counts.sound += 1
+            verb = "would leave" if self.options.dry_run else "left"
+            self.out.write(
+                f"{path}: sound, differs from a rebuild ({what}); {verb} it alone (--force rewrites it)\n"
+            )
+            if self.options.dry_run:
+                self.out.write("".join(diff_lines(old or b"", data, slot, recovered.base_offset)))
+            return
+        if is_sound:
+            what += "; sound: the differences are history a rebuild cannot know"
         if self.options.dry_run:
             verb = "would create" if old is None else "would rewrite"
             self.out.write(f"{path}: {verb} ({what})\n")

@@ -172,6 +172,8 @@ SCHEMA: dict[str, dict[str, tuple[str, ...]]] = {
     "partition": {
         "version": (INT,),
         "directory": (STR,),
+        "logDir": (STR,),
+        "brokerId": (INT, NULL),
         "topic": (STR, NULL),
         "partition": (INT, NULL),
         "segments": (INT,),

@@ -1,12 +1,19 @@
-"""The forms of ``kdump ls``: aligned plain text (for pipes), JSON lines, and the rows of the rich table."""
+"""The forms of ``kdump ls``: aligned plain text (for pipes) and JSON lines (the terminal table:
+:mod:`kdump.render.ls_table`)."""
 
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
-from typing import Any
+import os
+from collections.abc import Sequence
+from datetime import tzinfo
+from typing import TYPE_CHECKING, Any
 
+from kdump.render.human_time import iso
 from kdump.storage.log_summary import PartitionSummary
+
+if TYPE_CHECKING:
+    from kdump.render.ls_table import LogDir
 
 #: Version of the ``kdump ls --json`` objects.
 JSON_SCHEMA_VERSION = 1
@@ -34,13 +41,8 @@ def _opt(value: int | None) -> str:
     return "-" if value is None else str(value)
 
 
-def iso_time(ms: int | None) -> str:
-    if ms is None:
-        return "-"
-    try:
-        return datetime.fromtimestamp(ms / 1000, tz=UTC).isoformat(timespec="milliseconds")
-    except (OverflowError, OSError, ValueError):
-        return str(ms)
+def iso_time(ms: int | None, tz: tzinfo | None = None) -> str:
+    return "-" if ms is None else iso(ms, tz)
 
 
 def row(s: PartitionSummary, *, human: bool = False) -> list[str]:
@@ -73,22 +75,58 @@ def human_size(n: int) -> str:
     return f"{n} B"  # pragma: no cover
 
 
-def plain_table(summaries: list[PartitionSummary]) -> str:
+def plain_table(
+    summaries: list[PartitionSummary],
+    *,
+    columns: Sequence[str] | None = None,
+    log_dirs: Sequence[LogDir] | None = None,
+    human_time: bool = False,
+    tz: tzinfo | None = None,
+) -> str:
     """Columns padded to their widest cell, two spaces apart, no trailing blanks; then one
-    ``<directory>: <anomaly>`` line per anomaly."""
-    rows = [list(COLUMNS)] + [row(s) for s in summaries]
-    widths = [max(len(r[i]) for r in rows) for i in range(len(COLUMNS))]
+    ``<directory>: <anomaly>`` line per anomaly.  ``columns``: only these (``DIR`` is ``LOG-DIR``);
+    ``log_dirs`` (several log directories): ``LOG-DIR`` and ``BROKER`` columns at the end; ``human_time``:
+    ``MIN-TIME``/``MAX-TIME`` (ISO-8601) after ``MIN-TIMESTAMP``/``MAX-TIMESTAMP``."""
+    brokers = {d.path: d.broker_id for d in log_dirs or ()}
+    names = list(COLUMNS)
+    if log_dirs:
+        names += ["LOG-DIR", "BROKER"]
+    if columns:
+        names = ["LOG-DIR" if c == "DIR" else c for c in columns]
+    if human_time:
+        for ms_name, iso_name in (("MIN-TIMESTAMP", "MIN-TIME"), ("MAX-TIMESTAMP", "MAX-TIME")):
+            if ms_name in names:
+                names.insert(names.index(ms_name) + 1, iso_name)
+    rows = [names]
+    for s in summaries:
+        log_dir = os.path.dirname(os.path.abspath(s.directory))
+        broker = brokers.get(log_dir)
+        cells = dict(zip(COLUMNS, row(s), strict=True))
+        cells.update(
+            {
+                "LOG-DIR": log_dir,
+                "BROKER": "-" if broker is None else str(broker),
+                "MIN-TIME": iso_time(s.min_timestamp, tz),
+                "MAX-TIME": iso_time(s.max_timestamp, tz),
+            }
+        )
+        rows.append([cells[n] for n in names])
+    widths = [max(len(r[i]) for r in rows) for i in range(len(names))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip() for r in rows]
     for s in summaries:
         lines.extend(f"{s.directory}: {a}" for a in s.anomalies)
     return "\n".join(lines) + "\n"
 
 
-def summary_object(s: PartitionSummary) -> dict[str, Any]:
+def summary_object(
+    s: PartitionSummary, *, log_dir: str | None = None, broker_id: int | None = None
+) -> dict[str, Any]:
     return {
         "type": "partition",
         "version": JSON_SCHEMA_VERSION,
         "directory": s.directory,
+        "logDir": log_dir if log_dir is not None else os.path.dirname(os.path.abspath(s.directory)),
+        "brokerId": broker_id,
         "topic": s.topic,
         "partition": s.partition,
         "segments": s.segments,
@@ -114,5 +152,5 @@ def summary_object(s: PartitionSummary) -> dict[str, Any]:
     }
 
 
-def summary_json(s: PartitionSummary) -> str:
-    return json.dumps(summary_object(s), ensure_ascii=False) + "\n"
+def summary_json(s: PartitionSummary, *, log_dir: str | None = None, broker_id: int | None = None) -> str:
+    return json.dumps(summary_object(s, log_dir=log_dir, broker_id=broker_id), ensure_ascii=False) + "\n"

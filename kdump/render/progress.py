@@ -7,8 +7,12 @@ class ProgressBar:
     """A transient rich progress bar counting bytes: ``update(done)`` or ``advance(n)``, then ``close()``."""
 
     def __init__(self, label: str, total: int) -> None:
+        import sys
+
         from rich.console import Console
         from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
+
+        from kdump.render import color
 
         self.done = 0
         self.progress = Progress(
@@ -16,7 +20,7 @@ class ProgressBar:
             BarColumn(),
             DownloadColumn(),
             TimeRemainingColumn(),
-            console=Console(stderr=True),
+            console=Console(stderr=True, no_color=not color.enabled(sys.stderr)),
             transient=True,
         )
         self.task = self.progress.add_task(label, total=total)

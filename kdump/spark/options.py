@@ -34,8 +34,10 @@ OPTIONS: dict[str, str] = {
     "endingTimestamp": "milliseconds: stop each partition before the first record at or after it",
     "startingOffsetsByTimestamp": 'JSON {"topic": {"0": ms}}: startingTimestamp per partition',
     "endingOffsetsByTimestamp": 'JSON {"topic": {"0": ms}}: endingTimestamp per partition',
-    "isolation.level": "read_uncommitted (default: every record on disk, control records included) or "
-    "read_committed (what a read_committed consumer returns)",
+    "isolation.level": "read_uncommitted (default: every data record on disk, as a read_uncommitted consumer "
+    "gets them) or read_committed (what a read_committed consumer returns)",
+    "includeControlRecords": "true: also return the records of control batches (transaction markers, KRaft "
+    "control records), which no consumer returns (default false)",
     "includeHeaders": "true: add the headers column",
     "decoder": "an internal-topic decoder (offsets, transaction-log, cluster-metadata, share-group-state, "
     "remote-log-metadata): add the decoded column",
@@ -69,6 +71,8 @@ class ReadOptions:
     include_headers: bool = False
     decoder: str | None = None
     read_committed: bool = False
+    #: Also return control batches' records (no consumer does; spark-sql-kafka never returns them).
+    include_control: bool = False
     corrupt: str = "skip"
     report_dir: str | None = None
     report_stderr: bool = True
@@ -241,6 +245,7 @@ def parse_options(options: Mapping[str, str]) -> Selection:
         include_headers=_bool(_get(options, "includeHeaders"), "includeHeaders"),
         decoder=decoder(options),
         read_committed=isolation == READ_COMMITTED,
+        include_control=_bool(_get(options, "includeControlRecords"), "includeControlRecords"),
         corrupt=corrupt,
         report_dir=_get(options, "corruptReportDir"),
         report_stderr=_get(options, "corruptReportStderr") is None

@@ -278,6 +278,8 @@ def _read(split: Split, options: ReadOptions, report: Reporter) -> Iterator[pa.R
                         )
                     if not committed.accept(batch):
                         continue
+                if batch.is_control_batch and not options.include_control:
+                    continue  # a consumer never returns control records
                 found = list(batch.records())
             except KdumpError as e:
                 report("decode", e.message, batch.position, batch.base_offset)

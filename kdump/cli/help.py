@@ -1,0 +1,33 @@
+"""``kdump help [COMMAND]``: every command's options, ``kdump files``' included (Kafka's and kdump's own).
+
+``kdump files --help`` must stay Kafka's table on standard error with status 1 (scripts depend on that), so
+kdump's own options of ``files`` are found here, with ``kdump files -h`` or ``kdump files --kdump-help``.
+"""
+
+from __future__ import annotations
+
+import click
+
+
+@click.command("help")
+@click.argument("command_name", metavar="[COMMAND]", required=False)
+@click.pass_context
+def command(ctx: click.Context, command_name: str | None) -> None:
+    """Show the options of COMMAND (for `files`: kafka-dump-log.sh's options and kdump's own)."""
+    group = ctx.parent.command if ctx.parent is not None else None
+    if command_name == "files":
+        from kdump.cli.files import kdump_help_text
+
+        click.echo(kdump_help_text(), nl=False)
+        return
+    if not isinstance(group, click.Group):  # pragma: no cover - always run below the kdump group
+        raise click.UsageError("kdump help runs as a subcommand of kdump")
+    if command_name is None:
+        click.echo(group.get_help(ctx.parent))  # type: ignore[arg-type]
+        return
+    sub = group.get_command(ctx, command_name)
+    if sub is None:
+        names = ", ".join(sorted(group.list_commands(ctx)))
+        raise click.UsageError(f"no such command {command_name!r}; the commands: {names}")
+    with click.Context(sub, info_name=command_name, parent=ctx.parent) as sub_ctx:
+        click.echo(sub.get_help(sub_ctx))
