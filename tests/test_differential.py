@@ -14,28 +14,13 @@ import pytest
 
 from tests.differential import fixtures
 from tests.differential.kafka import unavailable_reason
+from tests.differential.known import open_issue
 from tests.replay import differences, run_kdump
 
 REPRODUCERS = fixtures.load()
 NO_KAFKA = unavailable_reason()
 SAMPLE_SEED = 20
 SAMPLE_CASES = int(os.environ.get("KDUMP_DIFFTEST_SAMPLE", "300"))
-
-#: Divergences still open in another issue: Kafka's first line of the trace -> the issue that fixes them.
-#: (Remove an entry when its fix lands: the sample then holds kdump to Kafka on those cases too.)
-OPEN: dict[bytes, str] = {
-    b"Invalid magic used in LegacyRecord": "issue 15 (signed magic byte)",
-    b"Slice from position": "issue 15 (slicing preconditions)",
-    b"Incorrect declared batch size": "issue 15 (record iterator order of checks)",
-    b"java.lang.ClassNotFoundException": "issue 15 (decoder classes)",
-    b"java.lang.NoSuchMethodException": "issue 15 (decoder classes)",
-    b"java.lang.ClassCastException": "issue 15 (decoder classes)",
-}
-
-
-def open_issue(kafka_err: bytes) -> str | None:
-    head = next((line for line in kafka_err.splitlines() if line.startswith(b"Exception in thread")), b"")
-    return next((issue for text, issue in OPEN.items() if text in head), None)
 
 
 def _params():  # noqa: ANN202

@@ -32,6 +32,9 @@ KEY_SIZE_OFFSET_V1 = 14
 COMPRESSION_CODEC_MASK = 0x07
 TIMESTAMP_TYPE_MASK = 0x08
 
+#: The heap of Kafka's tools (kafka-run-class.sh's default -Xmx256M): a larger buffer cannot be allocated.
+KAFKA_TOOL_HEAP = 256 * 1024 * 1024
+
 _LOG_HEADER = struct.Struct(">qi")
 _INT = struct.Struct(">i")
 _LONG = struct.Struct(">q")
@@ -293,6 +296,14 @@ class LegacyRecordBatch:
             if size < RECORD_OVERHEAD_V0:
                 raise CorruptRecordError(
                     f"Record size is less than the minimum record overhead ({RECORD_OVERHEAD_V0})"
+                )
+            if size >= KAFKA_TOOL_HEAP:
+                # DataLogInputStream.nextBatch allocates the declared size before reading it (no bound in the
+                # deep iterator): in the tool's 256 MiB heap that is an OutOfMemoryError
+                raise InvalidRecordError(
+                    f"An inner message of the compressed message set declares {size} bytes; Kafka's tool runs "
+                    "out of memory allocating them (java.lang.OutOfMemoryError)",
+                    position=self.position,
                 )
             if pos + LOG_OVERHEAD + size > end:
                 break

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from .cases import KINDS, REPO, make_case
 from .kafka import unavailable_reason
+from .known import open_issue
 from .runner import run
 
 
@@ -104,7 +105,11 @@ def main(argv: list[str] | None = None) -> int:
                 print(
                     f"--- {who}: exit {o.code}\n{o.out.decode(errors='replace')}{o.err.decode(errors='replace')}"
                 )
-    signatures = collections.Counter(r.signature() for r in diverging)
+    open_ones = [r for r in diverging if r.kafka is not None and open_issue(r.kafka.err)]
+    signatures = collections.Counter(
+        r.signature() + (f" [open: {open_issue(r.kafka.err)}]" if r in open_ones and r.kafka else "")
+        for r in diverging
+    )
     signatures.update(r.problems[0] for r in results if r.status == "deliberate")
     print(
         f"\n{len(results)} cases (seed {args.seed}, "
@@ -112,6 +117,10 @@ def main(argv: list[str] | None = None) -> int:
         + ") in "
         f"{elapsed:.0f} s with {args.jobs} job(s): "
         + ", ".join(f"{n} {s}" for s, n in sorted(statuses.items()))
+    )
+    print(
+        f"diverging: {len(diverging)}, of which {len(open_ones)} in classes open in another issue "
+        f"(tests/differential/known.py), {len(diverging) - len(open_ones)} others"
     )
     print("by kind: " + ", ".join(f"{k} {n}" for k, n in sorted(by_kind.items())))
     for sig, n in signatures.most_common():
