@@ -31,6 +31,7 @@ from kdump.storage import checkpoint, naming
 from kdump.storage.file_records import INT_MAX, FileRecords, RecordBatch
 from kdump.storage.offset_index import OffsetIndex
 from kdump.storage.producer_snapshot import read_producer_snapshot
+from kdump.storage.record_batch import DefaultRecordBatch
 from kdump.storage.record_filter import KEEP, STOP, RecordFilter
 from kdump.storage.time_index import NO_TIMESTAMP, TimeIndex
 from kdump.storage.transaction_index import TransactionIndex
@@ -385,7 +386,7 @@ class DumpLogSegments:
                     )
                     lines: list[str] = []
                     try:
-                        if batch.magic >= 2 and batch.records_count <= STREAM_LINES:
+                        if isinstance(batch, DefaultRecordBatch) and batch.records_count <= STREAM_LINES:
                             for record in batch.records():
                                 offset = record.offset
                                 if last_offset == -1:

@@ -384,7 +384,7 @@ def _describe(values: tuple[int, int], slot: struct.Struct, base_offset: int) ->
     return f"timestamp {values[0]} offset {base_offset + values[1]}"
 
 
-def diff_lines(old: bytes, new: bytes, slot: struct.Struct, base_offset: int) -> list[str]:
+def diff_lines(old: bytes | mmap.mmap, new: bytes, slot: struct.Struct, base_offset: int) -> list[str]:
     """Entry-by-entry differences between two index files: ``entry i: old -> new``, ``+`` for an entry only
     the new file has, ``-`` for one only the old file has; a zero-filled tail and a partial last entry are
     summarised on one line each."""

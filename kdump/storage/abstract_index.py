@@ -109,7 +109,7 @@ class AbstractIndex:
         index._init(bytes(data), base_offset, None if path is None else os.fspath(path))
         return index
 
-    def _init(self, data: bytes, base_offset: int, path: str | None) -> None:
+    def _init(self, data: bytes | mmap.mmap, base_offset: int, path: str | None) -> None:
         self._data = data
         #: The path as given (None for :meth:`from_bytes` without a path).
         self.path: str | None = path

@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from itertools import islice
+from typing import Any
 
 from kdump.errors import KdumpError
 from kdump.storage import naming
@@ -287,7 +288,7 @@ def _without_zero_tail(
     file in pieces first, so a huge preallocated (or sparse) index costs only its written entries."""
     count = index.entry_count
     head_end = min(max(index.zero_tail_start(), 1), count)
-    entries = list(islice(index, head_end))
+    entries: list[Any] = list(islice(index, head_end))  # OffsetPosition or TimestampOffset
     if head_end < count and not any(e.offset == index.base_offset for e in islice(entries, 1, None)):
         tail: int | None = head_end
     else:

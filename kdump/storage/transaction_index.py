@@ -104,7 +104,7 @@ class TransactionIndex:
         index._init(bytes(data), start_offset, None if path is None else os.fspath(path), True)
         return index
 
-    def _init(self, data: bytes, start_offset: int, path: str | None, exists: bool) -> None:
+    def _init(self, data: bytes | mmap.mmap, start_offset: int, path: str | None, exists: bool) -> None:
         self._data = data
         self.path: str | None = path
         self.start_offset: int = start_offset
