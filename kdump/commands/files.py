@@ -14,7 +14,7 @@ from datetime import tzinfo
 from typing import TYPE_CHECKING, Any
 
 from kdump.commands import parallel
-from kdump.commands.parallel import OffsetGaps
+from kdump.commands.parallel import LONG_WRAP_STEP, OffsetGaps
 from kdump.errors import CorruptSnapshotError, KdumpError, UsageError
 from kdump.exit_status import ExitStatus
 from kdump.jdk.collections import scala_hashmap_order
@@ -392,7 +392,7 @@ class DumpLogSegments:
                                 if last_offset == -1:
                                     if gaps.first_offset == -1:
                                         gaps.first_offset = offset
-                                elif offset != last_offset + 1:
+                                elif offset != last_offset + 1 and offset - last_offset != LONG_WRAP_STEP:
                                     pairs.append((last_offset, offset))
                                 last_offset = offset
                                 lines.append(render(record))
@@ -402,7 +402,7 @@ class DumpLogSegments:
                                 if last_offset == -1:
                                     if gaps.first_offset == -1:
                                         gaps.first_offset = offset
-                                elif offset != last_offset + 1:
+                                elif offset != last_offset + 1 and offset - last_offset != LONG_WRAP_STEP:
                                     pairs.append((last_offset, offset))
                                 last_offset = offset
                                 lines.append(render(record))
@@ -482,7 +482,11 @@ class DumpLogSegments:
                                 continue
                         else:
                             offset = record.offset
-                            if last_offset != -1 and offset != last_offset + 1:
+                            if (
+                                last_offset != -1
+                                and offset != last_offset + 1
+                                and offset - last_offset != LONG_WRAP_STEP
+                            ):
                                 if pairs is None:
                                     pairs = self.non_consecutive.setdefault(file.absolute_path, [])
                                 pairs.append((last_offset, offset))

@@ -40,6 +40,12 @@ CHUNK_BYTES = 4 << 20
 _GO, _STOP = b"g", b"s"
 
 
+#: ``offset - lastOffset`` where Kafka's ``offset != lastOffset + 1`` holds only by Java's long overflow
+#: (``Long.MAX_VALUE + 1`` is ``Long.MIN_VALUE``): such a pair is consecutive to Kafka.  Tested second, after the
+#: plain comparison, so the usual path costs nothing more.
+LONG_WRAP_STEP = 1 - 2**64
+
+
 @dataclass
 class OffsetGaps:
     """Deep iteration's check for non-consecutive offsets over a run of batches: the first and last record
@@ -262,7 +268,11 @@ def _merge(
         if result is None:
             raise KdumpError("a worker rendering the segment failed", path=path, position=bounds[index][0])
         if result.first_offset != -1:
-            if last != -1 and result.first_offset != last + 1:
+            if (
+                last != -1
+                and result.first_offset != last + 1
+                and result.first_offset - last != LONG_WRAP_STEP
+            ):
                 gaps.append((last, result.first_offset))
             last = result.last_offset
         gaps.extend(result.pairs)
