@@ -113,7 +113,9 @@ class LegacyRecordBatch:
         if rel < 0 or at + 4 > self._message_end:
             raise LegacyFieldError(
                 f"Message field at byte {rel} lies outside the {size}-byte message",
-                java_text=f"Range [{rel}, {rel} + 4) out of bounds for length {size}",
+                # Java 17's ByteBuffer.getInt(index) (Buffer.checkIndex) throws IndexOutOfBoundsException with
+                # no message: the parsers print getMessage(), "null"
+                java_text="null",
                 position=self.position,
             )
         return _INT.unpack_from(self.buf, at)[0]
