@@ -389,3 +389,24 @@ def test_a_negative_position_in_the_offset_index_of_a_time_index_dump(partition:
     # Kafka's own text (FileRecords.slice's precondition), which names the .log through FileRecords.toString
     assert "Invalid position: -5 in read from FileRecords(size=" in line
     assert f"file={partition / SEGMENT}, start=0, end=2147483647)" in line
+
+
+# -- files over 2 GiB ----------------------------------------------------------------------------------------------
+
+
+def test_a_segment_over_2_gib_shows_its_real_size_and_says_what_was_read(partition: Path) -> None:
+    """Kafka's FileRecords is int-sized: it reads the first 2147483647 bytes of a segment.  `ls` used to show
+    that clamp as the size; the real size is shown and an anomaly says what was read; `verify` reports it."""
+    last = sorted(partition.glob("*.log"))[-1]
+    sizes = {p.name: p.stat().st_size for p in partition.glob("*.log")}
+    os.truncate(last, 3 << 30)  # sparse: no disk used
+    r = _kdump("ls", str(partition.parent))
+    _clean(r)
+    row = next(line.split() for line in r.stdout.splitlines() if line.startswith("orders"))
+    expected = sum(sizes.values()) - sizes[last.name] + (3 << 30)
+    assert row[3] == str(expected)
+    assert f"{last.name}: {3 << 30} bytes: only the first 2147483647 were read" in r.stdout + r.stderr
+    v = _kdump("verify", str(partition.parent))
+    _clean(v)
+    assert v.returncode == 1
+    assert f"{last}: segment-size: {3 << 30} bytes: larger than any segment Kafka writes" in v.stdout

@@ -129,7 +129,12 @@ def summarize_partition(
         first_in_segment = True
         try:
             with segment.open_log() as records:
-                s.size_bytes += records.size_in_bytes
+                s.size_bytes += records.file_size
+                if records.file_size > records.size_in_bytes:
+                    anomalies.append(
+                        f"{name}.log: {records.file_size} bytes: only the first {records.size_in_bytes} were read "
+                        "(Kafka's FileRecords view of a segment is int-sized, 2 GiB at most)"
+                    )
                 valid = 0
                 for batch in records.batches():
                     if first_in_segment:

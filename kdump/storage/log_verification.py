@@ -29,7 +29,7 @@ from kdump.errors import KdumpError
 from kdump.storage import checkpoint, naming
 from kdump.storage.checksum import crc32c
 from kdump.storage.control_record import ControlRecordType, parse_type_id
-from kdump.storage.file_records import FileRecords, RecordBatch
+from kdump.storage.file_records import INT_MAX, FileRecords, RecordBatch
 from kdump.storage.index_verification import IndexProblem, verify_segment
 from kdump.storage.local_log import LocalLog
 from kdump.storage.log_segment import LogSegment
@@ -228,6 +228,15 @@ def verify_log_segment(
     facts.index_entries = result.entries
     facts.time_index_rule = result.time_index_rule
     facts.log_bytes = result.log_bytes
+    if facts.has_log and segment.log_size > INT_MAX:
+        facts.problems.append(
+            IndexProblem(
+                segment.log_path,
+                "segment-size",
+                f"{segment.log_size} bytes: larger than any segment Kafka writes (segment.bytes is an int); "
+                f"only the first {INT_MAX} bytes were checked, as Kafka reads them",
+            )
+        )
     return facts
 
 
