@@ -4,6 +4,7 @@ small; each case must end with one clear line naming the path and a defined exit
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -410,3 +411,42 @@ def test_a_segment_over_2_gib_shows_its_real_size_and_says_what_was_read(partiti
     _clean(v)
     assert v.returncode == 1
     assert f"{last}: segment-size: {3 << 30} bytes: larger than any segment Kafka writes" in v.stdout
+
+
+# -- the active segment's preallocated index files -------------------------------------------------------------
+
+
+def _preallocate(path: Path, entry_size: int) -> None:
+    """What a running broker leaves: the index file grown to its maximum size (``log.index.size.max.bytes``,
+    10 MiB by default, rounded down to whole entries), zero-filled after the written entries."""
+    os.truncate(path, (10 * 1024 * 1024) // entry_size * entry_size)
+
+
+@pytest.mark.parametrize("command", [["verify-index"], ["verify"], ["verify", "--json"]])
+def test_the_active_segments_preallocated_indexes_are_noted_not_reported(partition: Path, command: list) -> None:
+    segments = sorted(partition.glob("*.log"))
+    active = segments[-1]
+    _preallocate(active.with_suffix(".index"), 8)
+    _preallocate(active.with_suffix(".timeindex"), 12)
+    r = _kdump(*command, str(partition.parent))
+    _clean(r)
+    assert r.returncode == 0, r.stdout
+    text = r.stdout
+    assert "zero-tail" not in text and "sanity-check" not in text
+    for suffix in (".index", ".timeindex"):
+        assert f"{active.with_suffix(suffix)}" in text
+    assert text.count("active-segment") == 3  # two zero tails, and the time index's start-up sanity check
+    if "--json" in command:
+        summary = json.loads(text.splitlines()[-1])
+        assert summary["activeSegmentNotes"] == 3 and summary["problems"] == 0
+        assert summary["entries"] < 100  # the written entries, not the 1.3M preallocated slots
+
+
+def test_a_zero_tail_outside_the_active_segment_is_still_reported(partition: Path) -> None:
+    first = sorted(partition.glob("*.index"))[0]
+    _preallocate(first, 8)
+    r = _kdump("verify-index", str(partition.parent))
+    _clean(r)
+    assert r.returncode == 1
+    assert f"{first}: entry 1 (byte 8): zero-tail: " in r.stdout
+    assert "active-segment" not in r.stdout

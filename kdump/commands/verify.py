@@ -63,6 +63,7 @@ class Summary:
     leader_epochs: int = 0
     kraft_snapshots: int = 0
     pre_38_time_indexes: int = 0
+    active_segment_notes: int = 0
     unchecked: int = 0
     problems: int = 0
     files_with_problems: int = 0
@@ -75,7 +76,7 @@ class Sink(Protocol):
 
     def problem(self, problem: IndexProblem) -> None: ...
     def unchecked(self, item: Unchecked) -> None: ...
-    def note(self, note: RuleNote) -> None: ...
+    def note(self, note: RuleNote | IndexProblem) -> None: ...
     def summary(self, summary: Summary) -> None: ...
 
 
@@ -124,8 +125,9 @@ def select_partitions(paths: Iterable[str]) -> list[PartitionTarget]:
     return list(targets.values())
 
 
-#: One segment to check: the segment, ``deep``, and the last offsets producer snapshots name.
-SegmentTask = tuple[LogSegment, bool, frozenset[int]]
+#: One segment to check: the segment, ``deep``, the last offsets producer snapshots name, and whether it is the
+#: partition's active segment.
+SegmentTask = tuple[LogSegment, bool, frozenset[int], bool]
 #: Runs :func:`segment_task` over a list of tasks, returning the facts in the same order (a process pool,
 #: Spark, or the builtin ``map``).
 SegmentMapper = Callable[[list[SegmentTask]], Iterable[SegmentFacts]]
@@ -133,8 +135,8 @@ SegmentMapper = Callable[[list[SegmentTask]], Iterable[SegmentFacts]]
 
 def segment_task(task: SegmentTask) -> SegmentFacts:
     """Check one segment (what a pool worker or a Spark task runs)."""
-    segment, deep, wanted = task
-    return verify_log_segment(segment, deep=deep, wanted=wanted)
+    segment, deep, wanted, active = task
+    return verify_log_segment(segment, deep=deep, wanted=wanted, active=active)
 
 
 class Verify:
@@ -188,6 +190,9 @@ class Verify:
                 summary.index_entries += s.index_entries
                 for p in s.problems:
                     self._problem(p, summary, files)
+                for n in s.notes:
+                    summary.active_segment_notes += 1
+                    self.sink.note(n)
                 if s.time_index_rule == "pre-3.8":
                     summary.pre_38_time_indexes += 1
                     self.sink.note(
@@ -226,8 +231,9 @@ class Verify:
         owners: list[int] = []
         for i, target in enumerate(self.targets):
             wanted = snapshot_wanted_offsets(target.log) if target.base_offsets is None else frozenset()
+            active = target.log.active_base_offset
             for segment in target.segments:
-                tasks.append((segment, self.deep, wanted))
+                tasks.append((segment, self.deep, wanted, segment.base_offset == active))
                 owners.append(i)
         if self.mapper is not None:
             yield from self._grouped(owners, iter(self.mapper(tasks)))

@@ -30,6 +30,8 @@ class Target:
 
     partition_dir: str
     segment: LogSegment
+    #: The partition's active segment (its preallocated index files are noted, not reported).
+    active: bool = False
 
 
 def select_segments(
@@ -50,12 +52,12 @@ def select_segments(
     partitions: set[str] = set()
     seen: set[tuple[str, int]] = set()
 
-    def add(directory: str, segment: LogSegment) -> None:
+    def add(directory: str, segment: LogSegment, active: int | None) -> None:
         key = (os.path.realpath(directory), segment.base_offset)
         partitions.add(key[0])
         if key not in seen:
             seen.add(key)
-            targets.append(Target(directory, segment))
+            targets.append(Target(directory, segment, segment.base_offset == active))
 
     for path in paths:
         if os.path.isdir(path):
@@ -64,12 +66,12 @@ def select_segments(
                 found = True
                 partitions.add(os.path.realpath(directory))
                 try:
-                    segments = LocalLog.scan(directory).segments
+                    log = LocalLog.scan(directory)
                 except OSError as e:
                     unreadable(directory, e)
                     continue
-                for segment in segments:
-                    add(directory, segment)
+                for segment in log.segments:
+                    add(directory, segment, log.active_base_offset)
             if not found:
                 raise ValueError(no_kafka_data(path))
         else:
@@ -77,7 +79,11 @@ def select_segments(
                 segment = LogSegment.of_file(path)
             except naming.NumberFormatError as e:
                 raise ValueError(e.describe()) from None
-            add(segment.directory, segment)
+            try:
+                active = LocalLog.scan(segment.directory).active_base_offset
+            except OSError:
+                active = None
+            add(segment.directory, segment, active)
     return targets, len(partitions)
 
 
@@ -115,6 +121,7 @@ class VerifyIndex:
             "filesWithProblems": 0,
             "lastOffsetTimeIndexes": 0,
             "preKafka38TimeIndexes": 0,
+            "activeSegmentNotes": 0,
         }
         files_with_problems: set[str] = set()
         line = render.problem_json if self.as_json else render.problem_line
@@ -134,7 +141,7 @@ class VerifyIndex:
                     def advance(n: int, base: int = base) -> None:
                         bar.update(base + n)
 
-                result = verify_segment(target.segment, progress=advance)
+                result = verify_segment(target.segment, progress=advance, active=target.active)
                 done += target.segment.log_size
                 summary["indexFiles"] += result.index_files
                 summary["entries"] += result.entries
@@ -143,6 +150,9 @@ class VerifyIndex:
                     summary["problems"] += 1
                     files_with_problems.add(problem.path)
                     self.out.write(line(problem))
+                for note in result.notes:
+                    summary["activeSegmentNotes"] += 1
+                    self.out.write(render.note_json(note) if self.as_json else render.note_line(note))
                 rule = result.time_index_rule
                 if rule is not None:
                     summary[_RULE_COUNTS[rule]] += 1

@@ -12,8 +12,9 @@ from kdump.storage.index_verification import IndexProblem
 JSON_SCHEMA_VERSION = 1
 
 
-def problem_line(problem: IndexProblem) -> str:
-    """``<file>: entry <n> (byte <p>): <kind>: <message>``; the entry part, or ``byte <p>`` alone, when known."""
+def problem_line(problem: IndexProblem, label: str = "") -> str:
+    """``<file>: entry <n> (byte <p>): <kind>: <message>``; the entry part, or ``byte <p>`` alone, when known.
+    ``label`` (``"note: "``) goes before the kind."""
     where = [problem.path]
     if problem.entry is not None:
         where.append(
@@ -21,12 +22,17 @@ def problem_line(problem: IndexProblem) -> str:
         )
     elif problem.position is not None:
         where.append(f"byte {problem.position}")
-    return f"{': '.join(where)}: {problem.kind}: {problem.message}\n"
+    return f"{': '.join(where)}: {label}{problem.kind}: {problem.message}\n"
 
 
-def problem_json(problem: IndexProblem) -> str:
+def note_line(note: IndexProblem) -> str:
+    """A finding that is not damage (the active segment's preallocated index files): ``... note: <kind>: ...``."""
+    return problem_line(note, "note: ")
+
+
+def problem_json(problem: IndexProblem, type_: str = "problem") -> str:
     obj: dict[str, Any] = {
-        "type": "problem",
+        "type": type_,
         "kind": problem.kind,
         "file": problem.path,
         "entry": problem.entry,
@@ -35,6 +41,10 @@ def problem_json(problem: IndexProblem) -> str:
         "message": problem.message,
     }
     return json.dumps(obj, ensure_ascii=False) + "\n"
+
+
+def note_json(note: IndexProblem) -> str:
+    return problem_json(note, "note")
 
 
 #: What each time-index rule (``SegmentVerification.time_index_rule``) is called in the notes.
@@ -73,6 +83,8 @@ def summary_line(summary: dict[str, int]) -> str:
             f" Time indexes by the pre-3.8 rule: {summary['preKafka38TimeIndexes']}, naming batches' last "
             f"offsets: {summary.get('lastOffsetTimeIndexes', 0)}."
         )
+    if summary.get("activeSegmentNotes"):
+        rules += f" Notes on active segments' preallocated index files: {summary['activeSegmentNotes']}."
     if summary["problems"] == 0:
         return checked + "no problems found." + rules + "\n"
     return (

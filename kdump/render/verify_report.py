@@ -37,8 +37,11 @@ class TextSink:
     def unchecked(self, item: Unchecked) -> None:
         self.out.write(f"{item.path}: not checked: {item.message}\n")
 
-    def note(self, note: RuleNote) -> None:
-        self.out.write(index_report.rule_note_line(note.path, note.rule))
+    def note(self, note: RuleNote | IndexProblem) -> None:
+        if isinstance(note, IndexProblem):
+            self.out.write(index_report.note_line(note))
+        else:
+            self.out.write(index_report.rule_note_line(note.path, note.rule))
 
     def summary(self, s: Summary) -> None:
         parts = [
@@ -59,6 +62,8 @@ class TextSink:
         text = f"Checked {plural(s.partitions, 'partition')}: {', '.join(parts)}"
         if s.unchecked:
             text += f"; {s.unchecked} not checked"
+        if s.active_segment_notes:
+            text += f"; {plural(s.active_segment_notes, 'note')} on active segments' preallocated index files"
         if s.problems:
             kinds = ", ".join(f"{k}: {v}" for k, v in sorted(s.kinds.items()))
             text += (
@@ -82,8 +87,11 @@ class JsonSink:
     def unchecked(self, item: Unchecked) -> None:
         self._write({"type": "unchecked", "file": item.path, "message": item.message})
 
-    def note(self, note: RuleNote) -> None:
-        self.out.write(index_report.rule_note_json(note.path, note.rule))
+    def note(self, note: RuleNote | IndexProblem) -> None:
+        if isinstance(note, IndexProblem):
+            self.out.write(index_report.note_json(note))
+        else:
+            self.out.write(index_report.rule_note_json(note.path, note.rule))
 
     def summary(self, s: Summary) -> None:
         self._write(
@@ -103,6 +111,7 @@ class JsonSink:
                 "leaderEpochs": s.leader_epochs,
                 "kraftSnapshots": s.kraft_snapshots,
                 "preKafka38TimeIndexes": s.pre_38_time_indexes,
+                "activeSegmentNotes": s.active_segment_notes,
                 "unchecked": s.unchecked,
                 "problems": s.problems,
                 "filesWithProblems": s.files_with_problems,
@@ -125,7 +134,7 @@ class TeeSink:
         for s in self.sinks:
             s.unchecked(item)
 
-    def note(self, note: RuleNote) -> None:
+    def note(self, note: RuleNote | IndexProblem) -> None:
         for s in self.sinks:
             s.note(note)
 

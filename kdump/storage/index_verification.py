@@ -63,6 +63,12 @@ PROBLEM_KINDS = {
     "unreadable": "a file that cannot be opened or read",
 }
 
+#: What the active segment's notes say (not problems: a running broker's indexes look like this).
+ACTIVE_SEGMENT_NOTE = (
+    "the active segment (highest base offset): a running broker fills its preallocated index files as the log "
+    "grows, a clean shutdown trims them"
+)
+
 
 @dataclass(frozen=True)
 class IndexProblem:
@@ -86,6 +92,8 @@ class SegmentVerification:
 
     segment: LogSegment
     problems: list[IndexProblem] = field(default_factory=list)
+    #: Findings that are not damage: the active segment's preallocated index files (kind ``active-segment``).
+    notes: list[IndexProblem] = field(default_factory=list)
     index_files: int = 0
     entries: int = 0
     log_bytes: int = 0
@@ -123,13 +131,16 @@ def verify_segment(
     *,
     progress: Callable[[int], None] | None = None,
     visit: Callable[[RecordBatch], None] | None = None,
+    active: bool = False,
 ) -> SegmentVerification:
     """Check the index files of ``segment`` against its log.  Never raises for bad content: every finding is
     an :class:`IndexProblem`.  ``progress(n)`` is called with the number of log bytes read so far;
     ``visit(batch)`` with every batch of the log's one pass (how ``kdump verify`` checks the log itself in
-    the same pass)."""
+    the same pass).  ``active``: the segment is its partition's active one (the highest base offset), whose
+    zero-filled index tail is a running broker's preallocation: noted in ``notes``, not a problem."""
     result = SegmentVerification(segment)
     problems = result.problems
+
     has_log = segment.has(naming.LOG_FILE_SUFFIX)
     index_suffixes = [
         s
@@ -165,11 +176,13 @@ def verify_segment(
 
     checks: list[_Checker] = []
     if isinstance(offset_index, OffsetIndex):
-        checks.append(_OffsetIndexChecker(offset_index, problems))
-        result.entries += offset_index.entry_count
+        checks.append(offset_checker := _OffsetIndexChecker(offset_index, problems))
+        result.entries += len(offset_checker.pending)  # the written entries (a zero tail is reported)
     if isinstance(time_index, TimeIndex):
-        checks.append(_TimeIndexChecker(time_index, problems, result.time_index_rules))
-        result.entries += time_index.entry_count
+        checks.append(time_checker := _TimeIndexChecker(time_index, problems, result.time_index_rules))
+        result.entries += len(time_checker.pending)
+    if active and _preallocated(offset_index, time_index):
+        _note_preallocation(result)
 
     last: _Batch | None = None
     try:
@@ -242,6 +255,57 @@ def _load(segment: LogSegment, suffix: str, problems: list[IndexProblem]) -> Off
             )
         )
     return index
+
+
+#: The smallest maximum index size taken for a broker's preallocation (one page: Kafka maps index files, and
+#: its default ``segment.index.bytes`` is 10 MiB); a zero tail on smaller files is reported as damage.
+MIN_PREALLOCATION = 4096
+
+
+def _preallocated(
+    offset_index: OffsetIndex | TimeIndex | None, time_index: OffsetIndex | TimeIndex | None
+) -> bool:
+    """Whether the index files' lengths are what ``LogSegment`` leaves when it opens an active segment: each
+    file resized to one maximum size (``segment.index.bytes``) rounded down to whole entries, the same size for
+    both (``AbstractIndex.resize``)."""
+    low, high = MIN_PREALLOCATION, 1 << 31
+    present = False
+    for index in (offset_index, time_index):
+        if index is None:
+            continue
+        present = True
+        size = index.ENTRY_SIZE
+        if index.length % size:
+            return False
+        # the maximum sizes that round down to this length
+        low, high = max(low, index.length), min(high, index.length + size - 1)
+    return present and low <= high
+
+
+def _note_preallocation(result: SegmentVerification) -> None:
+    """Move what the active segment's preallocation explains from ``problems`` to ``notes``: an index's
+    zero-filled tail, and Kafka's start-up sanity check failing on it (it reads the last slot, a zero one)."""
+    preallocated = {p.path for p in result.problems if p.kind == "zero-tail"}
+    kept = []
+    for p in result.problems:
+        if p.path in preallocated and p.kind in ("zero-tail", "sanity-check"):
+            if p.kind == "zero-tail":
+                message = p.message.split(": a preallocated", 1)[0] + ": preallocated, not written yet"
+            else:
+                message = f"{p.message} (the sanity check reads the last slot, a preallocated zero one)"
+            result.notes.append(
+                IndexProblem(
+                    p.path,
+                    "active-segment",
+                    f"{message}; {ACTIVE_SEGMENT_NOTE}",
+                    p.entry,
+                    p.position,
+                    p.offset,
+                )
+            )
+        else:
+            kept.append(p)
+    result.problems[:] = kept
 
 
 def _check_txn_index(segment: LogSegment, problems: list[IndexProblem]) -> int:

@@ -59,6 +59,13 @@ class LocalLog:
         """The segments that have a ``.log``."""
         return [s for s in self.segments if s.has(naming.LOG_FILE_SUFFIX)]
 
+    @property
+    def active_base_offset(self) -> int | None:
+        """Base offset of the active segment, the one a running broker appends to: the greatest with a ``.log``
+        (Kafka's ``segments.lastSegment``)."""
+        segments = self.log_segments
+        return segments[-1].base_offset if segments else None
+
     def segment_for(self, offset: int) -> LogSegment | None:
         """The segment with a ``.log`` and the greatest base offset <= ``offset`` (Kafka's
         ``segments.floorSegment``), or None when ``offset`` is below every base offset."""

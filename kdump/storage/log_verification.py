@@ -91,6 +91,8 @@ class SegmentFacts:
     base_offset: int
     has_log: bool
     problems: list[IndexProblem] = field(default_factory=list)
+    #: Findings that are not damage: the active segment's preallocated index files.
+    notes: list[IndexProblem] = field(default_factory=list)
     index_files: int = 0
     index_entries: int = 0
     time_index_rule: str | None = None
@@ -216,14 +218,15 @@ class _LogChecker:
 
 
 def verify_log_segment(
-    segment: LogSegment, *, deep: bool = False, wanted: frozenset[int] = frozenset()
+    segment: LogSegment, *, deep: bool = False, wanted: frozenset[int] = frozenset(), active: bool = False
 ) -> SegmentFacts:
     """Every check of one segment: its indexes (``verify_segment``) and its log, in one pass.  ``wanted``:
-    last offsets of batches that producer snapshots name (their producer fields are collected)."""
+    last offsets of batches that producer snapshots name (their producer fields are collected).  ``active``: the partition's active segment (``verify_segment``)."""
     facts = SegmentFacts(segment.directory, segment.base_offset, segment.has(naming.LOG_FILE_SUFFIX))
     checker = _LogChecker(segment, facts, deep, wanted)
-    result = verify_segment(segment, visit=checker)
+    result = verify_segment(segment, visit=checker, active=active)
     facts.problems[:0] = result.problems
+    facts.notes = result.notes
     facts.index_files = result.index_files
     facts.index_entries = result.entries
     facts.time_index_rule = result.time_index_rule
