@@ -423,7 +423,9 @@ def _preallocate(path: Path, entry_size: int) -> None:
 
 
 @pytest.mark.parametrize("command", [["verify-index"], ["verify"], ["verify", "--json"]])
-def test_the_active_segments_preallocated_indexes_are_noted_not_reported(partition: Path, command: list) -> None:
+def test_the_active_segments_preallocated_indexes_are_noted_not_reported(
+    partition: Path, command: list
+) -> None:
     segments = sorted(partition.glob("*.log"))
     active = segments[-1]
     _preallocate(active.with_suffix(".index"), 8)
