@@ -150,9 +150,11 @@ class VerifyIndex:
                     summary["problems"] += 1
                     files_with_problems.add(problem.path)
                     self.out.write(line(problem))
-                for note in result.notes:
+                for active_note in result.notes:
                     summary["activeSegmentNotes"] += 1
-                    self.out.write(render.note_json(note) if self.as_json else render.note_line(note))
+                    self.out.write(
+                        render.note_json(active_note) if self.as_json else render.note_line(active_note)
+                    )
                 rule = result.time_index_rule
                 if rule is not None:
                     summary[_RULE_COUNTS[rule]] += 1
