@@ -145,8 +145,18 @@ SCHEMA: dict[str, dict[str, tuple[str, ...]]] = {
         "filesWithProblems": (INT,),
         "lastOffsetTimeIndexes": (INT,),
         "preKafka38TimeIndexes": (INT,),
+        "activeSegmentNotes": (INT,),
     },
-    "note": {"kind": (STR,), "file": (STR,), "rule": (STR,), "message": (STR,)},
+    # time-index-rule notes carry "rule"; active-segment notes the place, as problems do
+    "note": {
+        "kind": (STR,),
+        "file": (STR,),
+        "rule": (STR,),
+        "entry": (INT, NULL),
+        "position": (INT, NULL),
+        "offset": (INT, NULL),
+        "message": (STR,),
+    },
     # kdump find
     "location": {
         "version": (INT,),
