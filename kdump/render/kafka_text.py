@@ -16,7 +16,7 @@ from kdump.render.kafka_json import struct_to_json
 from kdump.storage.control_record import ControlRecordType, decode_control_record
 from kdump.storage.file_records import RecordBatch
 from kdump.storage.producer_snapshot import ProducerSnapshotEntry
-from kdump.storage.record import Record
+from kdump.storage.record import LazyHeaders, Record
 from kdump.storage.transaction_index import AbortedTxn
 
 RECORD_INDENT = "|"
@@ -74,9 +74,9 @@ def header_keys(record: Record) -> str:
     headers = record.headers
     if not headers:
         return "[]"
-    if type(headers) is tuple:
-        return "[" + ",".join(decode_utf8_jdk(h.key) for h in headers) + "]"
-    return "[" + _joined(map(decode_utf8_jdk, headers.keys())) + "]"  # LazyHeaders
+    if isinstance(headers, LazyHeaders):
+        return "[" + _joined(map(decode_utf8_jdk, headers.keys())) + "]"
+    return "[" + ",".join(decode_utf8_jdk(h.key) for h in headers) + "]"
 
 
 def header_values(record: Record) -> str:
