@@ -17,6 +17,10 @@
 
 #define INT32_MAX_ 2147483647LL
 
+/* A record with more headers than this is left to the Python decoder, which keeps them encoded
+   (kdump.storage.record.LazyHeaders, MAX_EAGER_HEADERS) instead of building one object per header. */
+#define MAX_EAGER_HEADERS 4096
+
 /* Zigzag varint of at most 5 bytes, 32 bits kept (Kafka's ByteUtils.readVarint); 0 on any problem. */
 static int read_varint(const unsigned char *b, Py_ssize_t *pos, Py_ssize_t limit, int64_t *out)
 {
@@ -138,7 +142,8 @@ static PyObject *read_records(PyObject *self, PyObject *const *args, Py_ssize_t 
             goto decline;
         if ((value = bytes_or_none(b, &pos, body_end, value_size)) == NULL)
             goto decline;
-        if (!read_varint(b, &pos, body_end, &header_count) || header_count < 0 || header_count > body_end - pos)
+        if (!read_varint(b, &pos, body_end, &header_count) || header_count < 0 || header_count > body_end - pos
+            || header_count > MAX_EAGER_HEADERS)
             goto decline;
         if ((headers = PyTuple_New((Py_ssize_t)header_count)) == NULL)
             goto decline;
@@ -243,7 +248,7 @@ static PyMethodDef methods[] = {
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "kdump._speedups", NULL, -1, methods};
 
 /* Bumped with every change of behaviour: kdump ignores a build whose REVISION differs (a stale build). */
-#define SPEEDUPS_REVISION 2
+#define SPEEDUPS_REVISION 3
 
 PyMODINIT_FUNC PyInit__speedups(void) {
     PyObject *m = PyModule_Create(&module);

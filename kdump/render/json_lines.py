@@ -22,7 +22,7 @@ from kdump.storage.control_record import decode_control_record
 from kdump.storage.file_records import RecordBatch
 from kdump.storage.naming import parse_partition_dir
 from kdump.storage.producer_snapshot import ProducerSnapshotEntry
-from kdump.storage.record import Record
+from kdump.storage.record import Record, check_object_headers
 from kdump.storage.transaction_index import AbortedTxn
 
 JSON_SCHEMA_VERSION = 1
@@ -48,6 +48,7 @@ def put_bytes(obj: dict[str, Any], name: str, data: bytes | None) -> None:
 
 def headers_json(record: Record) -> list[dict[str, Any]]:
     """A record's headers as ``[{"key": ..., "value": ...}]`` (with ``put_bytes``' encoding markers)."""
+    check_object_headers(record)
     headers = []
     for h in record.headers:
         header: dict[str, Any] = {}
@@ -127,6 +128,8 @@ def record_renderer(
             obj["valueSize"] = r.value_size
             if magic >= 2:
                 obj["sequence"] = r.sequence
+                if r.headers:
+                    check_object_headers(r)
                 obj["headerKeys"] = [decode_utf8_jdk(h.key) for h in r.headers]
             if r.magic < 2:
                 obj["isValid"] = bool(r.valid)

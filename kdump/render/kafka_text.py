@@ -6,7 +6,8 @@ prints them, so that a failure half-way through a line leaves exactly the text K
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from itertools import islice
 
 from kdump.errors import KdumpError
 from kdump.jdk.text import decode_utf8_jdk
@@ -15,7 +16,7 @@ from kdump.render.kafka_json import struct_to_json
 from kdump.storage.control_record import ControlRecordType, decode_control_record
 from kdump.storage.file_records import RecordBatch
 from kdump.storage.producer_snapshot import ProducerSnapshotEntry
-from kdump.storage.record import Record
+from kdump.storage.record import LazyHeaders, Record
 from kdump.storage.transaction_index import AbortedTxn
 
 RECORD_INDENT = "|"
@@ -61,16 +62,27 @@ def batch_line_tail(batch: RecordBatch, position: int) -> str:
     )
 
 
+def _joined(texts: Iterator[str]) -> str:
+    """``",".join(texts)`` a piece at a time: no list of one string per header for a record of millions."""
+    pieces = []
+    while chunk := list(islice(texts, 4096)):
+        pieces.append(",".join(chunk))
+    return ",".join(pieces)
+
+
 def header_keys(record: Record) -> str:
-    if not record.headers:
+    headers = record.headers
+    if not headers:
         return "[]"
-    return "[" + ",".join(decode_utf8_jdk(h.key) for h in record.headers) + "]"
+    if isinstance(headers, LazyHeaders):
+        return "[" + _joined(map(decode_utf8_jdk, headers.keys())) + "]"
+    return "[" + ",".join(decode_utf8_jdk(h.key) for h in headers) + "]"
 
 
 def header_values(record: Record) -> str:
     """``[v1,v2]``: header values decoded like keys; a null value prints ``null`` (kdump's --print-header-values)."""
     return (
-        "[" + ",".join("null" if h.value is None else decode_utf8_jdk(h.value) for h in record.headers) + "]"
+        "[" + _joined("null" if h.value is None else decode_utf8_jdk(h.value) for h in record.headers) + "]"
     )
 
 

@@ -39,7 +39,7 @@ from kdump.spark.planning import Split
 from kdump.spark.schema import arrow_schema
 from kdump.storage.consumer_view import ReadCommittedFilter
 from kdump.storage.file_records import FileRecords, RecordBatch
-from kdump.storage.record import Record
+from kdump.storage.record import MAX_OBJECT_HEADERS, Header, LazyHeaders, Record
 from kdump.storage.timestamp_type import CREATE_TIME, LOG_APPEND_TIME
 
 _TIMESTAMP_TYPE = {CREATE_TIME: 0, LOG_APPEND_TIME: 1}
@@ -283,9 +283,13 @@ class _Columns:
         return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
 
 
-def _headers(headers: tuple) -> list[dict[str, Any]] | None:
+def _headers(headers: tuple[Header, ...] | LazyHeaders) -> list[dict[str, Any]] | None:
     if not headers:
         return None
+    if len(headers) > MAX_OBJECT_HEADERS:
+        raise KdumpError(
+            f"a record has {len(headers)} headers, more than the {MAX_OBJECT_HEADERS} kdump puts in a Spark row"
+        )
     return [{"key": decode_utf8_jdk(h.key), "value": h.value} for h in headers]
 
 

@@ -24,7 +24,7 @@ from kdump.errors import DecompressionError, InvalidRecordError
 from kdump.storage import compression
 from kdump.storage.abstract_index import wrap_int64
 from kdump.storage.checksum import crc32c
-from kdump.storage.record import Header, Record
+from kdump.storage.record import MAX_EAGER_HEADERS, Header, LazyHeaders, Record
 from kdump.storage.timestamp_type import CREATE_TIME, LOG_APPEND_TIME
 from kdump.storage.varint import VarintError, read_varint, read_varlong
 
@@ -293,8 +293,9 @@ def compression_name(codec_id: int) -> str:
     return name
 
 
-#: The ``REVISION`` of ``kdump/_speedups.c`` this decoder agrees with (2: Java int sequences, negative deltas).
-SPEEDUPS_REVISION = 2
+#: The ``REVISION`` of ``kdump/_speedups.c`` this decoder agrees with (2: Java int sequences, negative deltas;
+#: 3: records of more than ``MAX_EAGER_HEADERS`` headers are left to the Python decoder, which keeps them lazy).
+SPEEDUPS_REVISION = 3
 
 
 def _load_accelerator():  # noqa: ANN202
@@ -460,7 +461,25 @@ def _read_records(
             else:
                 header_count, pos = read_varint(buf, pos, limit)
             if header_count == 0:
-                headers: tuple[Header, ...] = ()
+                headers: tuple[Header, ...] | LazyHeaders = ()
+            elif header_count > MAX_EAGER_HEADERS and header_count <= limit - pos:
+                # Many headers: checked here exactly as below, kept encoded (no object per header).
+                headers_start = pos
+                for _h in range(header_count):
+                    hk_size, pos = read_varint(buf, pos, limit)
+                    if hk_size < 0:
+                        raise InvalidRecordError(
+                            f"Invalid negative header key size {hk_size}", position=record_start
+                        )
+                    if pos + hk_size > limit:
+                        raise IndexError
+                    pos += hk_size
+                    hv_size, pos = read_varint(buf, pos, limit)
+                    if hv_size >= 0:
+                        if pos + hv_size > limit:
+                            raise IndexError
+                        pos += hv_size
+                headers = LazyHeaders(buf, headers_start, pos, header_count)
             else:
                 if header_count < 0:
                     raise InvalidRecordError(
