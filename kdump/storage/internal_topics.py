@@ -74,11 +74,11 @@ class RecordDecodeError(InternalTopicError):
 
 
 class NewerThanKdumpError(RecordDecodeError):
-    """A record of a version newer than the newest schema kdump holds (raised only when decoding with
-    ``newest``): not damage, a broker newer than kdump."""
+    """A record of a type or version kdump does not know (when decoding with ``newest``: the newest schemas kdump
+    holds): most likely a broker newer than kdump, not damage."""
 
 
-class UnknownRecordTypeError(RecordDecodeError):
+class UnknownRecordTypeError(NewerThanKdumpError):
     """A coordinator record whose key has a record type the serde does not know."""
 
     kafka_class = "org.apache.kafka.coordinator.common.runtime.Deserializer$UnknownRecordTypeException"
@@ -223,10 +223,6 @@ def decode_coordinator_record(
     record_type = _SHORT.unpack_from(key, 0)[0]
     names = record_types.get(record_type)
     if names is None:
-        if newest:
-            raise NewerThanKdumpError(
-                f"{decoder} record type {record_type} is newer than kdump knows (as of {NEWEST_KAFKA_SOURCE})"
-            )
         raise UnknownRecordTypeError(record_type)
     key_schema, value_schema = schemas[names[0]], schemas[names[1]]
     key_struct = _read_coordinator_message(key_schema, key, record_type, "key")
@@ -393,12 +389,7 @@ def decode_framed(
     _, api_key, version = fields
     schema = by_api_key.get(api_key)
     if schema is None:
-        if newest:
-            raise NewerThanKdumpError(
-                f"metadata record type (apiKey) {api_key} is newer than kdump knows (as of "
-                f"{NEWEST_KAFKA_SOURCE})"
-            )
-        raise RecordDecodeError(
+        raise (NewerThanKdumpError if newest else RecordDecodeError)(
             f"org.apache.kafka.common.errors.UnsupportedVersionException: Unknown metadata id {api_key}"
         )
     if newest and version not in schema.version_range:
