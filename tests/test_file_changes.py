@@ -204,3 +204,39 @@ def test_salvage_of_a_file_truncated_underneath_writes_nothing(segment: Path, tm
     )
     assert done.stdout.strip() == "changed", done.stderr
     assert not (out / NAME).exists()
+
+
+@pytest.mark.parametrize("keep", [0, 100_000], ids=["from-empty", "past-100000"])
+def test_truncated_and_refilled_while_dumping(segment: Path, keep: int) -> None:
+    """Truncated and written again in place (same inode, as large or larger): the bytes kdump already read
+    changed, so the output could mix old and new batches: it stops with one line saying so."""
+    proc, head = _held_dump(segment)
+    refill = _segment(1000, BATCHES + 10)  # other offsets, other bytes, a larger file
+    with open(segment, "r+b") as f:
+        f.truncate(keep)
+        f.seek(keep)
+        f.write(refill[keep:])
+    rest, err = proc.communicate(timeout=60)
+    assert proc.returncode == 1, (proc.returncode, err)
+    lines = err.decode().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"kdump: {segment}: byte ")
+    # noticed by the bytes already read (from-empty) or by the failure the mix caused (past-100000)
+    assert (
+        "while kdump was reading it" in lines[0] and "what was read may mix old and new content" in lines[0]
+    )
+
+
+def test_file_records_notice_a_refill_at_the_end_of_a_pass(segment: Path) -> None:
+    """The storage core on its own: a refill after the first batch is reported by the pass's last look."""
+    from kdump.storage.file_records import FileChangedError, FileRecords
+
+    records = FileRecords(str(segment))
+    batches = records.batches()
+    next(batches)
+    with open(segment, "r+b") as f:
+        f.truncate(0)
+        f.write(_segment(1000, BATCHES))
+    with pytest.raises(FileChangedError, match="rewritten"):
+        for _ in batches:
+            pass
+    records.close()

@@ -769,7 +769,7 @@ def _located(
     """The error to raise for a failure at ``batch``: a file truncated underneath takes precedence (what was
     read may be zeros); otherwise the cause, located at the batch."""
     position = getattr(batch, "position", None)
-    records.check_unchanged(position)
+    records.check_unchanged(position, thorough=True, failed=True)
     cause = e.cause if isinstance(e, kafka_text.PartialLineError) else e
     return cause.located(file.path, position)
 

@@ -64,6 +64,8 @@ class Summary:
     kraft_snapshots: int = 0
     pre_38_time_indexes: int = 0
     active_segment_notes: int = 0
+    #: Records of internal topics newer than kdump knows (``--deep``), in notes.
+    newer_records: int = 0
     unchecked: int = 0
     problems: int = 0
     files_with_problems: int = 0
@@ -191,7 +193,10 @@ class Verify:
                 for p in s.problems:
                     self._problem(p, summary, files)
                 for n in s.notes:
-                    summary.active_segment_notes += 1
+                    if n.kind == "active-segment":
+                        summary.active_segment_notes += 1
+                    else:
+                        summary.newer_records += int(n.message.split(" ", 1)[0])
                     self.sink.note(n)
                 if s.time_index_rule == "pre-3.8":
                     summary.pre_38_time_indexes += 1

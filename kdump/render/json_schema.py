@@ -146,6 +146,7 @@ SCHEMA: dict[str, dict[str, tuple[str, ...]]] = {
         "lastOffsetTimeIndexes": (INT,),
         "preKafka38TimeIndexes": (INT,),
         "activeSegmentNotes": (INT,),
+        "newerRecords": (INT,),
     },
     # time-index-rule notes carry "rule"; active-segment notes the place, as problems do
     "note": {

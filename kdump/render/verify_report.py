@@ -62,6 +62,8 @@ class TextSink:
         text = f"Checked {plural(s.partitions, 'partition')}: {', '.join(parts)}"
         if s.unchecked:
             text += f"; {s.unchecked} not checked"
+        if s.newer_records:
+            text += f"; {plural(s.newer_records, 'record')} newer than kdump knows, not decoded"
         if s.active_segment_notes:
             text += f"; {plural(s.active_segment_notes, 'note')} on active segments' preallocated index files"
         if s.problems:
@@ -112,6 +114,7 @@ class JsonSink:
                 "kraftSnapshots": s.kraft_snapshots,
                 "preKafka38TimeIndexes": s.pre_38_time_indexes,
                 "activeSegmentNotes": s.active_segment_notes,
+                "newerRecords": s.newer_records,
                 "unchecked": s.unchecked,
                 "problems": s.problems,
                 "filesWithProblems": s.files_with_problems,

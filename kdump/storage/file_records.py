@@ -44,11 +44,14 @@ RecordBatch = DefaultRecordBatch | LegacyRecordBatch
 _LOG_HEADER = struct.Struct(">qi")
 _V2_HEADER = struct.Struct(">qiibIhiqqqhii")
 _RELEASE_EVERY = 64 * 1024 * 1024
+#: Bytes of log between two looks for a rewrite (``FileRecords.check_unchanged``), and the bytes sampled each time.
+_CHECK_EVERY = 4 * 1024 * 1024
+_SAMPLE_BYTES = 64
 
 
 class FileChangedError(KdumpError):
-    """The file was truncated while it was being read (by a broker's recovery, say): what was read past its new
-    end may be zeros instead of data, so reading stops."""
+    """The file was truncated or rewritten while it was being read (by a broker's recovery, say): what was read
+    past its new end may be zeros, or a mix of old and new bytes, so reading stops."""
 
 
 class FileRecords:
@@ -71,6 +74,12 @@ class FileRecords:
         self.decompression_limit = decompression_limit
         self._mmap: mmap.mmap | None = None
         self._guard: int | None = None
+        #: (position, bytes) already read, looked at again by ``check_unchanged``: a file truncated and refilled
+        #: in place (same inode, maybe larger) shows other bytes there.
+        self._samples: list[tuple[int, bytes]] = []
+        #: (inode, mtime) when opened: a failure in bytes that were there at open, in a file modified since, is
+        #: the file's change, not its content.
+        self._opened: tuple[int, int] | None = None
         if data is not None:
             self.buf: bytes = data
             self.file_size = len(data)
@@ -82,7 +91,9 @@ class FileRecords:
             except OSError as e:
                 raise KdumpError(e.strerror or str(e), path=path) from None
             try:
-                self.file_size = os.fstat(fd).st_size
+                st = os.fstat(fd)
+                self.file_size = st.st_size
+                self._opened = (st.st_ino, st.st_mtime_ns)
                 if self.file_size > 0:
                     try:
                         self._mmap = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
@@ -96,6 +107,7 @@ class FileRecords:
                 os.close(fd)
         #: End of the slice that iteration covers (``--max-bytes``).
         self.end = min(self.file_size, max_bytes)
+        self._sample(0)
 
     @classmethod
     def from_bytes(cls, data: bytes, path: str = "<memory>", **kwargs: int) -> FileRecords:
@@ -118,14 +130,26 @@ class FileRecords:
             self._guard = None
             self._mmap = None
 
-    def check_unchanged(self, position: int | None = None) -> None:
+    def _sample(self, position: int) -> None:
+        if self._mmap is not None and position + _SAMPLE_BYTES <= self.end:
+            self._samples.append((position, self._mmap[position : position + _SAMPLE_BYTES]))
+
+    def check_unchanged(
+        self, position: int | None = None, *, thorough: bool = False, failed: bool = False
+    ) -> None:
         """Raise :class:`FileChangedError` (at ``position``, the batch being read) when the file is now shorter
-        than the part of it this reader covers: it was truncated underneath, and what was read past its new end
-        may have been zeros.  A file that grew is fine (only the bytes present when it was opened are read)."""
-        if self._mmap is None:
+        than the part of it this reader covers (it was truncated underneath: what was read past its new end may
+        have been zeros), or when bytes already read changed (it was truncated and refilled, or rewritten in
+        place: what was read may mix old and new content).  A file that grew is fine (only the bytes present
+        when it was opened are read).  The first and the latest samples are looked at (cheap enough for every
+        batch); all of them when ``thorough`` (at the end of a pass).  ``failed``: reading failed at ``position``;
+        if the file was modified since it was opened and ``position`` is in the bytes it had then (which a
+        writer that only appends never touches), the change is what is reported."""
+        mm = self._mmap
+        if mm is None:
             return
         try:
-            size = self._mmap.size()  # fstat of the mapped file (the mapping keeps its own descriptor)
+            size = mm.size()  # fstat of the mapped file (the mapping keeps its own descriptor)
         except (OSError, ValueError):
             return
         if size < self.end:
@@ -135,6 +159,29 @@ class FileRecords:
                 path=self.path,
                 position=position,
             )
+        samples = self._samples
+        for at, sample in samples if thorough or len(samples) <= 2 else (samples[0], samples[-1]):
+            if mm[at : at + len(sample)] != sample:
+                raise FileChangedError(
+                    f"the file was rewritten while kdump was reading it (by another process: the bytes at "
+                    f"{at} changed, truncated and refilled?): what was read may mix old and new content; "
+                    "reading stopped here",
+                    path=self.path,
+                    position=position,
+                )
+        if failed and self._opened is not None and position is not None and position < self.end:
+            try:
+                st = os.stat(self.path)
+            except OSError:
+                return
+            if (st.st_ino, st.st_mtime_ns) != self._opened and st.st_ino == self._opened[0]:
+                raise FileChangedError(
+                    "the file was modified while kdump was reading it (by another process, in bytes that were "
+                    "there when it was opened: truncated and refilled?): what was read may mix old and new "
+                    "content; reading stopped here",
+                    path=self.path,
+                    position=position,
+                )
 
     @property
     def size_in_bytes(self) -> int:
@@ -157,6 +204,7 @@ class FileRecords:
         limit = self.decompression_limit
         position = start
         released = 0
+        next_check = start + _CHECK_EVERY
         mm = self._mmap
         unpack_log_header = _LOG_HEADER.unpack_from
         unpack_v2 = _V2_HEADER.unpack_from
@@ -172,7 +220,7 @@ class FileRecords:
             offset, size = unpack_log_header(buf, position)
             if size < MIN_RECORD_SIZE:
                 if watch:
-                    self.check_unchanged(position)
+                    self.check_unchanged(position, thorough=True, failed=True)
                 raise CorruptRecordError(
                     f"Found record size {size} smaller than minimum record overhead ({MIN_RECORD_SIZE}) "
                     f"in file {path}.",
@@ -196,10 +244,14 @@ class FileRecords:
                     )
                 yield DefaultRecordBatch(buf, position, unpack_v2(buf, position), decompression_limit=limit)
             position += LOG_OVERHEAD + size
-            if mm is not None and position - released >= _RELEASE_EVERY:
-                released = _release(mm, released, position)
+            if position >= next_check and mm is not None:
+                self.check_unchanged(position)
+                self._sample(position)
+                next_check = position + _CHECK_EVERY
+                if position - released >= _RELEASE_EVERY:
+                    released = _release(mm, released, position)
         if watch:
-            self.check_unchanged(position)
+            self.check_unchanged(position, thorough=True)
 
     def _describe(self) -> str:
         """Kafka's ``FileRecords.toString`` of the whole file opened by the dump (``end`` is Integer.MAX_VALUE)."""

@@ -21,9 +21,11 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
+from typing import Any
 
 from kdump.errors import KdumpError
 from kdump.storage.message import (
+    Field,
     MessageFormatError,
     MessageSchema,
     Struct,
@@ -38,6 +40,15 @@ from kdump.storage.schemas import (
     share_coordinator,
     transaction_log,
 )
+
+#: The decoder of each internal topic, by topic name.
+TOPIC_DECODERS = {
+    "__consumer_offsets": "offsets",
+    "__transaction_state": "transaction-log",
+    "__cluster_metadata": "cluster-metadata",
+    "__remote_log_metadata": "remote-log-metadata",
+    "__share_group_state": "share-group-state",
+}
 
 #: Decoder names, in Kafka's order of precedence when several flags are given.
 DECODERS = ("offsets", "transaction-log", "cluster-metadata", "remote-log-metadata", "share-group-state")
@@ -62,7 +73,12 @@ class RecordDecodeError(InternalTopicError):
         self.java_text = java_text
 
 
-class UnknownRecordTypeError(RecordDecodeError):
+class NewerThanKdumpError(RecordDecodeError):
+    """A record of a type or version kdump does not know (when decoding with ``newest``: the newest schemas kdump
+    holds): most likely a broker newer than kdump, not damage."""
+
+
+class UnknownRecordTypeError(NewerThanKdumpError):
     """A coordinator record whose key has a record type the serde does not know."""
 
     kafka_class = "org.apache.kafka.coordinator.common.runtime.Deserializer$UnknownRecordTypeException"
@@ -121,19 +137,31 @@ def decode_key_value(
     if decoder == "offsets":
         decoded = decode_coordinator_record(
             decoder,
-            group_coordinator.RECORD_TYPES,
+            group_coordinator.NEWEST_RECORD_TYPES if newest else group_coordinator.RECORD_TYPES,
             group_coordinator.NEWEST_SCHEMAS if newest else group_coordinator.SCHEMAS,
             key,
             value,
             newest=newest,
         )
+        if newest:
+            decoded.beyond_kafka40 = _beyond_kafka40(
+                decoded, group_coordinator.SCHEMAS, group_coordinator.RECORD_TYPES
+            )
         if decoded.kind == "GroupMetadata" and decoded.value is not None:
             decoded.value = expand_consumer_protocol(decoded.value)
         return decoded
     if decoder == "share-group-state":
-        return decode_coordinator_record(
-            decoder, share_coordinator.RECORD_TYPES, share_coordinator.SCHEMAS, key, value
+        if not newest:
+            return decode_coordinator_record(
+                decoder, share_coordinator.RECORD_TYPES, share_coordinator.SCHEMAS, key, value
+            )
+        decoded = decode_coordinator_record(
+            decoder, share_coordinator.RECORD_TYPES, share_coordinator.NEWEST_SCHEMAS, key, value, newest=True
         )
+        decoded.beyond_kafka40 = _beyond_kafka40(
+            decoded, share_coordinator.SCHEMAS, share_coordinator.RECORD_TYPES
+        )
+        return decoded
     if decoder == "transaction-log":
         return decode_transaction_log(key, value, newest=newest)
     if decoder == "cluster-metadata":
@@ -154,6 +182,28 @@ def decode_key_value(
 
 
 # -- coordinator records (__consumer_offsets, __share_group_state) ------------------------------------------
+
+
+def _beyond_kafka40(
+    decoded: DecodedRecord, schemas_40: dict[str, MessageSchema], types_40: dict[int, tuple[str, str]]
+) -> bool:
+    """Whether a record decoded with the newest schemas is one Kafka 4.0 would not have read so: a record type
+    4.0 does not know, or a value whose untagged layout changed since 4.0 (tagged fields 4.0 does not know it
+    skips, as it does for every version it knows)."""
+    names = types_40.get(decoded.key_version if decoded.key_version is not None else -1)
+    if names is None:
+        return True
+    if decoded.value is None:
+        return False
+    return _untagged(schemas_40[names[1]].fields) != _untagged(decoded.value.fields)
+
+
+def _untagged(fields: tuple[Field, ...]) -> tuple[Any, ...]:
+    return tuple(
+        (f.name, f.type, f.versions, f.nullable_versions, _untagged(f.fields))
+        for f in fields
+        if f.tag is None
+    )
 
 
 def decode_coordinator_record(
@@ -184,7 +234,7 @@ def decode_coordinator_record(
     value_version = _SHORT.unpack_from(value, 0)[0]
     if value_version not in value_schema.version_range:
         if newest:
-            raise RecordDecodeError(_newer_than_kdump(value_schema, value_version))
+            raise NewerThanKdumpError(_newer_than_kdump(value_schema, value_version))
         raise RecordDecodeError(f"Found an unknown record version {value_version} for {record_type} type")
     value_struct = _read_coordinator_message(value_schema, value, value_version, "value")
     return DecodedRecord(decoder, kind, key_struct, record_type, value_struct, value_version)
@@ -255,7 +305,7 @@ def decode_transaction_log(key: bytes | None, value: bytes | None, *, newest: bo
     value_version = _fatal_short(value, "value")
     if value_version not in value_schema.version_range:
         if newest:
-            raise RecordDecodeError(_newer_than_kdump(value_schema, value_version))
+            raise NewerThanKdumpError(_newer_than_kdump(value_schema, value_version))
         raise FatalDecodeError(
             f"Unknown version {value_version} from the transaction log message value",
             "java.lang.IllegalStateException",
@@ -339,11 +389,11 @@ def decode_framed(
     _, api_key, version = fields
     schema = by_api_key.get(api_key)
     if schema is None:
-        raise RecordDecodeError(
+        raise (NewerThanKdumpError if newest else RecordDecodeError)(
             f"org.apache.kafka.common.errors.UnsupportedVersionException: Unknown metadata id {api_key}"
         )
     if newest and version not in schema.version_range:
-        raise RecordDecodeError(_newer_than_kdump(schema, version))
+        raise NewerThanKdumpError(_newer_than_kdump(schema, version))
     try:
         record, end = read_message_prefix(schema, data, version, pos)
     except MessageFormatError:

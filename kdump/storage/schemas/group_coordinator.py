@@ -228,9 +228,9 @@ ConsumerProtocolAssignment 0-3 flexible=none
 
 SCHEMAS: dict[str, MessageSchema] = parse_schemas(SCHEMA_TEXT)
 
-#: Newer than Kafka 4.0 (see :mod:`kdump.storage.schemas`): tagged fields added to versions 4.0 knows.  The
-#: share-group values that changed their untagged layout at the same version (early access in 4.0) and the
-#: streams-group records (types 17..23) are not here yet.
+#: Newer than Kafka 4.0 (see :mod:`kdump.storage.schemas`): tagged fields added to versions 4.0 knows, the
+#: share-group values whose layout changed at the same version (early access in 4.0: kdump's own modes read the
+#: newest layout), and the streams-group records (types 17, 19-23; 18 was withdrawn before a release).
 NEWEST_SCHEMA_TEXT = """
 OffsetCommitValue 0-4 flexible=4+
   offset int64 0+
@@ -247,7 +247,147 @@ ConsumerGroupMetadataValue 0 flexible=0+
 ConsumerGroupTargetAssignmentMetadataValue 0 flexible=0+
   AssignmentEpoch int32 0+
   AssignmentTimestamp int64 0+ tag=0 default=0
+
+ConsumerGroupCurrentMemberAssignmentValue 0 flexible=0+
+  MemberEpoch int32 0+
+  PreviousMemberEpoch int32 0+
+  State int8 0+
+  AssignedPartitions []TopicPartitions 0+
+  PartitionsPendingRevocation []TopicPartitions 0+
+  struct TopicPartitions 0+
+    TopicId uuid 0+
+    Partitions []int32 0+
+    AssignmentEpochs []int32 0+ nullable=0+ tag=0
+
+ShareGroupMetadataValue 0 flexible=0+
+  Epoch int32 0+
+  MetadataHash int64 0+
+
+ShareGroupTargetAssignmentMetadataValue 0 flexible=0+
+  AssignmentEpoch int32 0+
+  AssignmentTimestamp int64 0+ tag=0 default=0
+
+ShareGroupStatePartitionMetadataValue 0 flexible=0+
+  InitializingTopics []TopicPartitionsInfo 0+
+  InitializedTopics []TopicPartitionsInfo 0+
+  DeletingTopics []TopicInfo 0+
+  struct TopicPartitionsInfo 0+
+    TopicId uuid 0+
+    TopicName string 0+
+    Partitions []int32 0+
+  struct TopicInfo 0+
+    TopicId uuid 0+
+    TopicName string 0+
+
+StreamsGroupMetadataKey 17 flexible=none
+  GroupId string 17
+
+StreamsGroupMetadataValue 0 flexible=0+
+  Epoch int32 0+
+  MetadataHash int64 0+
+  ValidatedTopologyEpoch int32 0+ tag=0 default=-1
+  LastAssignmentConfigs []LastAssignmentConfig 0+ nullable=0+ tag=1
+  StoredDescriptionTopologyEpoch int32 0+ tag=2 default=-1
+  FailedDescriptionTopologyEpoch int32 0+ tag=3 default=-1
+  struct LastAssignmentConfig 0+
+    Key string 0+
+    Value string 0+
+
+StreamsGroupMemberMetadataKey 19 flexible=none
+  GroupId string 19
+  MemberId string 19
+
+StreamsGroupMemberMetadataValue 0 flexible=0+
+  InstanceId string 0+ nullable=0+
+  RackId string 0+ nullable=0+
+  ClientId string 0+
+  ClientHost string 0+
+  RebalanceTimeoutMs int32 0+ default=-1
+  TopologyEpoch int32 0+
+  ProcessId string 0+
+  UserEndpoint Endpoint 0+ nullable=0+ default=null
+  ClientTags []KeyValue 0+
+  struct Endpoint 0+
+    Host string 0+
+    Port uint16 0+
+  struct KeyValue 0+
+    Key string 0+
+    Value string 0+
+
+StreamsGroupTargetAssignmentMetadataKey 20 flexible=none
+  GroupId string 20
+
+StreamsGroupTargetAssignmentMetadataValue 0 flexible=0+
+  AssignmentEpoch int32 0+
+  AssignmentTimestamp int64 0+ tag=0 default=0
+
+StreamsGroupTargetAssignmentMemberKey 21 flexible=none
+  GroupId string 21
+  MemberId string 21
+
+StreamsGroupTargetAssignmentMemberValue 0 flexible=0+
+  ActiveTasks []TaskIds 0+
+  StandbyTasks []TaskIds 0+
+  WarmupTasks []TaskIds 0+
+  struct TaskIds 0+
+    SubtopologyId string 0+
+    Partitions []int32 0+
+
+StreamsGroupCurrentMemberAssignmentKey 22 flexible=none
+  GroupId string 22
+  MemberId string 22
+
+StreamsGroupCurrentMemberAssignmentValue 0 flexible=0+
+  MemberEpoch int32 0+
+  PreviousMemberEpoch int32 0+
+  State int8 0+
+  ActiveTasks []TaskIds 0+
+  StandbyTasks []TaskIds 0+
+  WarmupTasks []TaskIds 0+
+  ActiveTasksPendingRevocation []TaskIds 0+
+  StandbyTasksPendingRevocation []TaskIds 0+
+  WarmupTasksPendingRevocation []TaskIds 0+
+  struct TaskIds 0+
+    SubtopologyId string 0+
+    Partitions []int32 0+
+    AssignmentEpochs []int32 0+ nullable=0+ tag=0
+
+StreamsGroupTopologyKey 23 flexible=none
+  GroupId string 23
+
+StreamsGroupTopologyValue 0 flexible=0+
+  Epoch int32 0+
+  Subtopologies []Subtopology 0+
+    SubtopologyId string 0+
+    SourceTopics []string 0+
+    SourceTopicRegex []string 0+
+    StateChangelogTopics []TopicInfo 0+
+    RepartitionSinkTopics []string 0+
+    RepartitionSourceTopics []TopicInfo 0+
+    CopartitionGroups []CopartitionGroup 0+
+      SourceTopics []int16 0+
+      SourceTopicRegex []int16 0+
+      RepartitionSourceTopics []int16 0+
+  struct TopicConfig 0+
+    key string 0+
+    value string 0+
+  struct TopicInfo 0+
+    Name string 0+
+    Partitions int32 0+
+    ReplicationFactor int16 0+
+    TopicConfigs []TopicConfig 0+
 """
 NEWEST_SCHEMAS: dict[str, MessageSchema] = {**SCHEMAS, **parse_schemas(NEWEST_SCHEMA_TEXT)}
+#: Record types of the newest source (type 9, ShareGroupPartitionMetadata, was withdrawn after 4.0: 4.0's
+#: schema still reads what 4.0 wrote).
+NEWEST_RECORD_TYPES: dict[int, tuple[str, str]] = {
+    **RECORD_TYPES,
+    17: ("StreamsGroupMetadataKey", "StreamsGroupMetadataValue"),
+    19: ("StreamsGroupMemberMetadataKey", "StreamsGroupMemberMetadataValue"),
+    20: ("StreamsGroupTargetAssignmentMetadataKey", "StreamsGroupTargetAssignmentMetadataValue"),
+    21: ("StreamsGroupTargetAssignmentMemberKey", "StreamsGroupTargetAssignmentMemberValue"),
+    22: ("StreamsGroupCurrentMemberAssignmentKey", "StreamsGroupCurrentMemberAssignmentValue"),
+    23: ("StreamsGroupTopologyKey", "StreamsGroupTopologyValue"),
+}
 #: ``ConsumerProtocolSubscription`` and ``ConsumerProtocolAssignment`` (the bytes of classic group members).
 CONSUMER_PROTOCOL: dict[str, MessageSchema] = parse_schemas(CONSUMER_PROTOCOL_TEXT)
