@@ -324,3 +324,24 @@ def test_many_partitions_over_a_process_pool_give_the_same_facts(tmp_path: Path,
     monkeypatch.setenv("KDUMP_WORKERS", "2")
     _, parallel = run(str(tmp_path))
     assert parallel == sequential and "magic" in parallel
+
+
+@pytest.mark.parametrize("root", ROOTS)
+@pytest.mark.parametrize("deep", [False, True], ids=["shallow", "deep"])
+def test_the_two_process_check_of_a_segment_finds_the_same(root: Path, deep: bool) -> None:
+    """A big segment checked alone is split over two processes (log checks in a forked child, index checks
+    here): on every segment of the damaged cases and a clean partition, the facts equal the one-pass check's."""
+    from kdump.storage.local_log import LocalLog, find_partition_dirs
+
+    compared = 0
+    for directory in find_partition_dirs([str(root / "damaged")]):
+        log = LocalLog.scan(directory)
+        active = log.active_base_offset
+        wanted = verify_command.snapshot_wanted_offsets(log)
+        for segment in log.segments:
+            task = (segment, deep, wanted, segment.base_offset == active)
+            assert verify_command.split_segment_task(task) == verify_command.segment_task(task), (
+                segment.log_path
+            )
+            compared += 1
+    assert compared >= 16

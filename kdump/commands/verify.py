@@ -15,6 +15,7 @@ time index written by the pre-3.8 rule) and one :class:`Summary`.  ``--indexes-o
 from __future__ import annotations
 
 import os
+import pickle
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -22,16 +23,18 @@ from typing import Protocol
 from kdump.errors import KdumpError
 from kdump.exit_status import ExitStatus
 from kdump.storage import naming
-from kdump.storage.index_verification import IndexProblem
+from kdump.storage.index_verification import IndexProblem, verify_segment
 from kdump.storage.local_log import LOG_DIR_FILES, LocalLog, find_partition_dirs, no_kafka_data
 from kdump.storage.log_segment import LogSegment
 from kdump.storage.log_verification import (
     SegmentFacts,
     Unchecked,
+    check_log,
     check_partition,
     cleanup_policy,
     snapshot_wanted_offsets,
     verify_log_segment,
+    with_index_checks,
 )
 
 #: Below this much log in all, segments are checked in this process (a pool costs more than it saves).
@@ -139,6 +142,38 @@ def segment_task(task: SegmentTask) -> SegmentFacts:
     """Check one segment (what a pool worker or a Spark task runs)."""
     segment, deep, wanted, active = task
     return verify_log_segment(segment, deep=deep, wanted=wanted, active=active)
+
+
+#: A segment at least this large, checked alone with more than one core, is checked by two processes.
+MIN_SPLIT_BYTES = 32 << 20
+
+
+def split_segment_task(task: SegmentTask) -> SegmentFacts:
+    """:func:`segment_task` on two cores: a forked child runs the log checks (CRCs, offsets, records with
+    ``--deep``) while this process checks the indexes against the log; the facts are the same.  Falls back to
+    one process when the child fails."""
+    segment, deep, wanted, active = task
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: log checks, facts pickled back
+        status = 1
+        try:
+            os.close(read_end)
+            data = pickle.dumps(check_log(segment, deep=deep, wanted=wanted))
+            with os.fdopen(write_end, "wb") as out:
+                out.write(data)
+            status = 0
+        finally:
+            os._exit(status)
+    os.close(write_end)
+    try:
+        result = verify_segment(segment, active=active)
+    finally:
+        with os.fdopen(read_end, "rb") as pipe:
+            data = pipe.read()
+        _, status = os.waitpid(pid, 0)
+    facts = pickle.loads(data) if status == 0 and data else check_log(segment, deep=deep, wanted=wanted)
+    return with_index_checks(facts, result)
 
 
 class Verify:
@@ -251,7 +286,14 @@ class Verify:
             with context.Pool(self.workers) as pool:
                 yield from self._grouped(owners, pool.imap(segment_task, tasks))
         else:
-            yield from self._grouped(owners, map(segment_task, tasks))
+            single = self.workers > 1 and self.mapper is None
+            yield from self._grouped(
+                owners,
+                (
+                    split_segment_task(t) if single and t[0].log_size >= MIN_SPLIT_BYTES else segment_task(t)
+                    for t in tasks
+                ),
+            )
 
     def _grouped(
         self, owners: list[int], results: Iterator[SegmentFacts]

@@ -30,7 +30,7 @@ from kdump.storage import checkpoint, naming
 from kdump.storage.checksum import crc32c
 from kdump.storage.control_record import ControlRecordType, parse_type_id
 from kdump.storage.file_records import INT_MAX, FileRecords, RecordBatch
-from kdump.storage.index_verification import IndexProblem, verify_segment
+from kdump.storage.index_verification import IndexProblem, SegmentVerification, verify_segment
 from kdump.storage.internal_topics import TOPIC_DECODERS, NewerThanKdumpError, decode_key_value
 from kdump.storage.local_log import LocalLog
 from kdump.storage.log_segment import LogSegment
@@ -263,16 +263,43 @@ def verify_log_segment(
     segment: LogSegment, *, deep: bool = False, wanted: frozenset[int] = frozenset(), active: bool = False
 ) -> SegmentFacts:
     """Every check of one segment: its indexes (``verify_segment``) and its log, in one pass.  ``wanted``:
-    last offsets of batches that producer snapshots name (their producer fields are collected).  ``active``: the partition's active segment (``verify_segment``)."""
+    last offsets of batches that producer snapshots name (their producer fields are collected).  ``active``:
+    the partition's active segment (``verify_segment``)."""
     facts = SegmentFacts(segment.directory, segment.base_offset, segment.has(naming.LOG_FILE_SUFFIX))
     checker = _LogChecker(segment, facts, deep, wanted)
     result = verify_segment(segment, visit=checker, active=active)
+    facts.notes = checker.newer_notes()
+    return with_index_checks(facts, result)
+
+
+def check_log(
+    segment: LogSegment, *, deep: bool = False, wanted: frozenset[int] = frozenset()
+) -> SegmentFacts:
+    """The log half of :func:`verify_log_segment` alone: the same batches, the same checks (the walk stops
+    where ``verify_segment``'s does; that one reports why).  With :func:`with_index_checks` over
+    ``verify_segment(segment)`` run elsewhere (another process) it gives :func:`verify_log_segment`'s facts."""
+    facts = SegmentFacts(segment.directory, segment.base_offset, segment.has(naming.LOG_FILE_SUFFIX))
+    checker = _LogChecker(segment, facts, deep, wanted)
+    if facts.has_log:
+        try:
+            with segment.open_log() as records:
+                for batch in records.batches():
+                    checker(batch)
+        except KdumpError:
+            pass
+    facts.notes = checker.newer_notes()
+    return facts
+
+
+def with_index_checks(facts: SegmentFacts, result: SegmentVerification) -> SegmentFacts:
+    """``facts`` of the log checks completed with ``verify_segment``'s ``result`` (its problems and notes first)."""
     facts.problems[:0] = result.problems
-    facts.notes = result.notes + checker.newer_notes()
+    facts.notes = result.notes + facts.notes
     facts.index_files = result.index_files
     facts.index_entries = result.entries
     facts.time_index_rule = result.time_index_rule
     facts.log_bytes = result.log_bytes
+    segment = result.segment
     if facts.has_log and segment.log_size > INT_MAX:
         facts.problems.append(
             IndexProblem(

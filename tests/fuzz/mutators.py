@@ -628,6 +628,41 @@ def attack_record_varints(data: bytes, rng: random.Random) -> bytes:
     return _reframe_v2(data, pos, total, bytes(body))
 
 
+def attack_header_count(data: bytes, rng: random.Random) -> bytes:
+    """The header count of a record of an uncompressed v2 batch set to an interesting value (around the 4,096
+    headers decoded eagerly, negative, huge, one off); length and CRC repaired."""
+    found = [f for f in _v2_frames(data) if struct.unpack_from(">h", data, f[0] + 21)[0] & 7 == 0]
+    if not found:
+        return attack_record_varints(data, rng)
+    pos, total, _ = rng.choice(found)
+    body = bytearray(data[pos + 61 : pos + total])
+    counts = []  # where each record's header-count varint is
+    i = 0
+    while i < len(body):
+        length, n = _read_varint(body, i)
+        if n == 0 or length <= 0:
+            break
+        j = i + n + 1  # past the length and the attributes byte
+        ok = True
+        for sized in (False, False, True, True):  # timestamp delta, offset delta, key, value
+            value, m = _read_varint(body, j)
+            if m == 0:
+                ok = False
+                break
+            j += m + (max(0, value) if sized else 0)
+        if ok:
+            counts.append(j)
+        i += n + length
+    if not counts:
+        return attack_record_varints(data, rng)
+    at = rng.choice(counts)
+    old, m = _read_varint(body, at)
+    body[at : at + m] = _zigzag(
+        rng.choice((-1, 0, old - 1, old + 1, 4095, 4096, 4097, 1 << 20, (1 << 31) - 1))
+    )
+    return _reframe_v2(data, pos, total, bytes(body))
+
+
 def _read_varint(buf: bytes | bytearray, pos: int) -> tuple[int, int]:
     """A zigzag varint at ``pos``: (value, bytes used); (0, 0) when it does not end within 5 bytes."""
     raw = 0
@@ -655,6 +690,7 @@ STRUCTURAL: tuple[Mutator, ...] = (
     truncate_in_entry,
     attack_record_varints,
     attack_record_varints,
+    attack_header_count,
 )
 
 

@@ -153,8 +153,35 @@ def transaction_log_segment() -> bytes:
     return builder.build_v2_batch([SimpleRecord(value, key=key, timestamp=1_700_000_000_000)], base_offset=0)
 
 
+def many_headers_segment(codec: int) -> bytes:
+    """A record of 5,000 headers (past the 4,096 decoded eagerly: kept encoded) between two plain records."""
+    headers = tuple((f"h{i % 7}", None if i % 3 else b"x") for i in range(5000))
+    records = [*_records(1), SimpleRecord(b"v", key=b"k", headers=headers, timestamp=1_700_000_000_100)]
+    records += _records(1, start_ts=1_700_000_000_200)
+    return builder.build_v2_batch(records, base_offset=0, compression=codec)
+
+
+def many_records_segment(codec: int) -> bytes:
+    """One batch of 5,000 tiny records (past the 4,096 lines written at once: streamed)."""
+    records = [SimpleRecord(None, timestamp=1_700_000_000_000 + i) for i in range(5000)]
+    return builder.build_v2_batch(records, base_offset=0, compression=codec)
+
+
+def many_inner_messages_segment(magic: int, codec: int) -> bytes:
+    """A v0/v1 wrapper of 5,000 inner messages (decoded one at a time)."""
+    records = [SimpleRecord(b"m", timestamp=1_700_000_000_000) for _ in range(5000)]
+    return builder.build_segment(
+        [builder.build_legacy_message_set(records, magic=magic, base_offset=0, compression=codec)]
+    )
+
+
 def segment_seeds() -> list[Seed]:
     seeds = [Seed(f"v2-{name}", {LOG: v2_segment(codec)}, LOG) for codec, name in _CODECS]
+    for codec, name in ((NONE, "none"), (ZSTD, "zstd")):
+        seeds.append(Seed(f"many-headers-{name}", {LOG: many_headers_segment(codec)}, LOG))
+        seeds.append(Seed(f"many-records-{name}", {LOG: many_records_segment(codec)}, LOG))
+    seeds.append(Seed("many-inner-v0-gzip", {LOG: many_inner_messages_segment(0, GZIP)}, LOG))
+    seeds.append(Seed("many-inner-v1-lz4", {LOG: many_inner_messages_segment(1, LZ4)}, LOG))
     for magic in (0, 1):
         for codec, name in _CODECS[:4]:
             seeds.append(Seed(f"v{magic}-{name}", {LOG: legacy_segment(magic, codec)}, LOG))
