@@ -191,8 +191,8 @@ def test_salvage_of_a_file_truncated_underneath_writes_nothing(segment: Path, tm
         from kdump.storage import salvage
         from kdump.storage.file_records import FileChangedError
         real = salvage.scan_segment
-        def scan_then_truncate(records, base_offset=None):
-            result = real(records, base_offset)
+        def scan_then_truncate(records, base_offset=None, next_base_offset=None):
+            result = real(records, base_offset, next_base_offset)
             os.truncate({str(segment)!r}, 1000)
             return result
         salvage.scan_segment = scan_then_truncate

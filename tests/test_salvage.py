@@ -347,3 +347,36 @@ def test_kraft_snapshot_gets_no_indexes(tmp_path: Path) -> None:
     assert result.intact and result.offset_index is None
     assert (tmp_path / snapshot.name).read_bytes() == snapshot.read_bytes()
     assert sorted(os.listdir(tmp_path)) == [snapshot.name]
+
+
+def test_a_block_overwritten_by_the_next_segment_is_dropped_and_the_batches_after_it_kept(
+    tmp_path: Path,
+) -> None:
+    """Segment 0 (offsets 0-199, one record a batch) with batches 50-129 overwritten in place by the next
+    segment's first 80 batches (offsets 1000-1079, intact, same sizes): more batches than the tail after the block,
+    so the longest increasing chain alone would keep the block and drop offsets 130-199.  The next segment's base
+    offset (its file name) bounds this segment's offsets: the block is dropped, the tail kept."""
+
+    def batch(offset: int) -> bytes:
+        return builder.build_v2_batch(
+            [SimpleRecord(b"value-%06d" % offset, key=b"k", timestamp=1_700_000_000_000 + offset)],
+            base_offset=offset,
+        )
+
+    original = [batch(o) for o in range(200)]
+    block = [batch(1000 + i) for i in range(80)]
+    assert {len(b) for b in original} == {len(b) for b in block}
+    damaged = b"".join(original[:50] + block + original[130:])
+    directory = tmp_path / "orders-0"
+    directory.mkdir()
+    (directory / "00000000000000000000.log").write_bytes(damaged)
+    (directory / "00000000000000001000.log").write_bytes(b"".join(batch(1000 + i) for i in range(100)))
+    result = salvage_segment(str(directory / "00000000000000000000.log"), str(tmp_path / "out"))
+    kept = [(b.first_offset, b.last_offset) for b in result.batches]
+    assert kept == [(o, o) for o in list(range(50)) + list(range(130, 200))]
+    (lost,) = result.lost
+    assert "they belong to the next segment (base offset 1000" in lost.reason
+    assert (lost.start, lost.end) == (50 * len(original[0]), 130 * len(original[0]))
+    # without the next segment beside it, nothing says the block is foreign: the longest chain wins
+    alone = scan_segment(FileRecords.from_bytes(damaged), 0)
+    assert [b.first_offset for b in alone.batches][50] == 1000

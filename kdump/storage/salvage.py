@@ -312,11 +312,15 @@ def _choose_chain(candidates: list[SalvagedBatch], base_offset: int | None) -> l
 # -- the scan ----------------------------------------------------------------------------------------------------
 
 
-def scan_segment(records: FileRecords, base_offset: int | None = None) -> SalvageResult:
+def scan_segment(
+    records: FileRecords, base_offset: int | None = None, next_base_offset: int | None = None
+) -> SalvageResult:
     """Find the intact batches of ``records`` and what is lost between them (nothing is written).
 
     ``base_offset`` (the one in a ``.log`` file name) makes batches whose offsets do not fit that segment's
-    index count as lost, and the offsets from it to the first kept batch count as a gap."""
+    index count as lost, and the offsets from it to the first kept batch count as a gap.  ``next_base_offset``
+    (the next segment's, in the same directory) makes batches with offsets from it on count as lost: they are
+    the next segment's bytes (a block of this file overwritten by them), not this segment's."""
     buf = records.buf
     end = records.size_in_bytes
     path = records.path
@@ -336,7 +340,7 @@ def scan_segment(records: FileRecords, base_offset: int | None = None) -> Salvag
     dropped: dict[int, str] = {}
     eligible = []
     for b in candidates:
-        reason = _ineligible(b, base_offset)
+        reason = _ineligible(b, base_offset, next_base_offset)
         if reason is None:
             eligible.append(b)
         else:
@@ -376,9 +380,14 @@ def scan_segment(records: FileRecords, base_offset: int | None = None) -> Salvag
     return result
 
 
-def _ineligible(b: SalvagedBatch, base_offset: int | None) -> str | None:
+def _ineligible(b: SalvagedBatch, base_offset: int | None, next_base_offset: int | None = None) -> str | None:
     if b.last_offset < b.first_offset:
         return f"intact batch dropped: its last offset {b.last_offset} is below its first offset {b.first_offset}"
+    if next_base_offset is not None and b.last_offset >= next_base_offset:
+        return (
+            f"intact batch with offsets {b.first_offset}-{b.last_offset} dropped: they belong to the next segment "
+            f"(base offset {next_base_offset}; a block of this file overwritten by its bytes?)"
+        )
     if base_offset is not None and not 0 <= b.last_offset - base_offset <= _INT_MAX:
         return (
             f"intact batch with offsets {b.first_offset}-{b.last_offset} dropped: they do not fit the index of a "
@@ -453,8 +462,9 @@ def salvage_segment(
     for path in (target, *index_paths):
         if os.path.lexists(path):
             raise SalvageError(f"{path} exists; salvage does not overwrite files", path=source)
+    next_base_offset = _next_base_offset(source, base_offset)
     with FileRecords(source) as records:
-        result = scan_segment(records, base_offset)
+        result = scan_segment(records, base_offset, next_base_offset)
         records.check_unchanged()  # truncated underneath: stop before writing anything
         try:
             os.makedirs(out_dir, exist_ok=True)
@@ -481,6 +491,26 @@ def salvage_segment(
         result.offset_index_entries = len(indexes.offset_entries)
         result.time_index_entries = len(indexes.time_entries)
     return result
+
+
+def _next_base_offset(source: str, base_offset: int | None) -> int | None:
+    """The base offset of the next ``.log`` beside ``source`` (the smallest above ``base_offset``), if any."""
+    if base_offset is None:
+        return None
+    try:
+        names = os.listdir(os.path.dirname(os.path.abspath(source)))
+    except OSError:
+        return None
+    above = []
+    for name in names:
+        if name.endswith(naming.LOG_FILE_SUFFIX):
+            try:
+                offset = naming.offset_from_file(name)
+            except naming.NumberFormatError:
+                continue
+            if offset > base_offset:
+                above.append(offset)
+    return min(above, default=None)
 
 
 def _write_segment(target: str, result: SalvageResult, records: FileRecords) -> None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import itertools
 import mmap
 import os
 import platform
@@ -44,7 +45,11 @@ _faults = 0
 #: (start, end) address ranges of the registered mappings, replaced as a whole (the handler reads it).
 _spans: dict[int, tuple[int, int]] = {}
 _spans_view: tuple[tuple[int, int], ...] = ()
-_lock = threading.Lock()
+# Re-entrant: a map's finalizer (unregister) can run inside register, when building the spans' tuple collects it.
+_lock = threading.RLock()
+#: Tokens are a counter, not addresses: a new map at the address of a collected one whose finalizer has not run
+#: yet must not lose its protection when that finalizer unregisters the old token.
+_tokens = itertools.count(1)
 _state: dict[str, object] = {}
 
 
@@ -206,7 +211,7 @@ def register(mapping: mmap.mmap) -> int | None:
     if not start:
         return None
     with _lock:
-        token = start
+        token = next(_tokens)
         _spans[token] = (start, start + len(mapping))
         _spans_view = tuple(_spans.values())
     return token
