@@ -359,11 +359,9 @@ def _newer_than_kdump(schema: MessageSchema, version: int) -> str:
     )
 
 
-def decode_framed(
-    decoder: str, by_api_key: dict[int, MessageSchema], value: bytes | None, *, newest: bool = False
-) -> DecodedRecord:
-    """``AbstractApiMessageSerde.read``: frame version 1, apiKey, version, the record, nothing after it."""
-    data = b"" if value is None else value
+def read_frame(data: bytes) -> tuple[int, int, int]:
+    """The frame of a metadata-style record value (``AbstractApiMessageSerde.read``): frame version 1, apiKey,
+    version; returns ``(api key, version, position of the message)``.  RecordDecodeError with Kafka's words."""
     pos = 0
     fields = []
     for entity in ("frame version", "type", "version"):
@@ -387,6 +385,15 @@ def decode_framed(
                     "(only frame version 1 is supported)"
                 )
     _, api_key, version = fields
+    return api_key, version, pos
+
+
+def decode_framed(
+    decoder: str, by_api_key: dict[int, MessageSchema], value: bytes | None, *, newest: bool = False
+) -> DecodedRecord:
+    """``AbstractApiMessageSerde.read``: frame version 1, apiKey, version, the record, nothing after it."""
+    data = b"" if value is None else value
+    api_key, version, pos = read_frame(data)
     schema = by_api_key.get(api_key)
     if schema is None:
         raise (NewerThanKdumpError if newest else RecordDecodeError)(

@@ -9,8 +9,8 @@ gives the configuration the cluster has now, which is how kdump learns, for inst
 ``index.interval.bytes`` a topic's indexes were written with.  A ZooKeeper-mode broker keeps its configuration
 in ZooKeeper, not on disk, so nothing can be learnt there.
 
-Each metadata record's value is ``frame version (uvarint), api key (uvarint), version (uvarint), message``.
-Only the record types that matter here are decoded: ``TopicRecord`` (2), ``PartitionRecord`` (3, for partition
+Each metadata record's value is ``frame version (uvarint), api key (uvarint), version (uvarint), message``, read
+with the cluster-metadata decoder's frame reader and schemas.  Only the record types that matter here are decoded: ``TopicRecord`` (2), ``PartitionRecord`` (3, for partition
 counts), ``ConfigRecord`` (4) and ``RemoveTopicRecord`` (9, which drops the topic's configuration); everything
 else is skipped.
 """
@@ -23,32 +23,20 @@ from dataclasses import dataclass, field
 from kdump.errors import KdumpError
 from kdump.storage import naming
 from kdump.storage.file_records import FileRecords
-from kdump.storage.message import Field, MessageFormatError, MessageSchema, read_message_prefix
+from kdump.storage.internal_topics import RecordDecodeError, read_frame
+from kdump.storage.message import MessageFormatError, read_message_prefix
 from kdump.storage.schemas import metadata as metadata_schemas
-from kdump.storage.varint import VarintError, read_unsigned_varint
 
 __all__ = ["METADATA_PARTITION_DIR", "ClusterConfig", "read_cluster_config"]
 
 METADATA_PARTITION_DIR = "__cluster_metadata-0"
 
-TOPIC_RECORD = MessageSchema(
-    "TopicRecord", "0", "0+", (Field("Name", "string"), Field("TopicId", "uuid")), api_key=2
-)
-CONFIG_RECORD = MessageSchema(
-    "ConfigRecord",
-    "0",
-    "0+",
-    (
-        Field("ResourceType", "int8"),
-        Field("ResourceName", "string"),
-        Field("Name", "string"),
-        Field("Value", "string", nullable_versions="0+"),
-    ),
-    api_key=4,
-)
-#: ``PartitionRecord`` (api key 3), the schema the cluster-metadata decoder uses.
+#: The records replayed here, with the schemas the cluster-metadata decoder uses (one reader of the format).
+TOPIC_RECORD = metadata_schemas.BY_API_KEY[2]
 PARTITION_RECORD = metadata_schemas.BY_API_KEY[3]
-REMOVE_TOPIC_RECORD = MessageSchema("RemoveTopicRecord", "0", "0+", (Field("TopicId", "uuid"),), api_key=9)
+CONFIG_RECORD = metadata_schemas.BY_API_KEY[4]
+REMOVE_TOPIC_RECORD = metadata_schemas.BY_API_KEY[9]
+_REPLAYED = {2: TOPIC_RECORD, 3: PARTITION_RECORD, 4: CONFIG_RECORD, 9: REMOVE_TOPIC_RECORD}
 
 #: ``ConfigResource.Type`` ids.
 RESOURCE_TOPIC = 2
@@ -89,53 +77,39 @@ class ClusterConfig:
 
     def _apply(self, value: bytes) -> None:
         try:
-            pos = 0
-            end = len(value)
-            _frame, pos = read_unsigned_varint(value, pos, end)
-            api_key, pos = read_unsigned_varint(value, pos, end)
-            version, pos = read_unsigned_varint(value, pos, end)
-        except VarintError:
+            api_key, version, pos = read_frame(value)
+        except RecordDecodeError:
             return
-        if api_key == 3 and version in PARTITION_RECORD.version_range:
-            try:
-                msg, _ = read_message_prefix(PARTITION_RECORD, value, version, pos)
-            except (MessageFormatError, KeyError):
-                return
+        schema = _REPLAYED.get(api_key)
+        if schema is None or version not in schema.version_range:
+            return
+        try:
+            msg, _ = read_message_prefix(schema, value, version, pos)
+        except (MessageFormatError, KeyError):
+            return
+        if api_key == 3:
             name = self._topic_ids.get(msg["TopicId"])
             if name is not None and msg["PartitionId"] >= 0:
                 self.partitions.setdefault(name, set()).add(msg["PartitionId"])
-            return
-        if version != 0 or api_key not in (2, 4, 9):
-            return
-        try:
-            if api_key == 4:
-                msg, _ = read_message_prefix(CONFIG_RECORD, value, 0, pos)
-                kind = msg["ResourceType"]
-                target = (
-                    self.topics
-                    if kind == RESOURCE_TOPIC
-                    else self.brokers
-                    if kind == RESOURCE_BROKER
-                    else None
-                )
-                if target is None:
-                    return
-                settings = target.setdefault(msg["ResourceName"], {})
-                if msg["Value"] is None:
-                    settings.pop(msg["Name"], None)
-                else:
-                    settings[msg["Name"]] = msg["Value"]
-            elif api_key == 2:
-                msg, _ = read_message_prefix(TOPIC_RECORD, value, 0, pos)
-                self._topic_ids[msg["TopicId"]] = msg["Name"]
+        elif api_key == 4:
+            kind = msg["ResourceType"]
+            target = (
+                self.topics if kind == RESOURCE_TOPIC else self.brokers if kind == RESOURCE_BROKER else None
+            )
+            if target is None:
+                return
+            settings = target.setdefault(msg["ResourceName"], {})
+            if msg["Value"] is None:
+                settings.pop(msg["Name"], None)
             else:
-                msg, _ = read_message_prefix(REMOVE_TOPIC_RECORD, value, 0, pos)
-                name = self._topic_ids.pop(msg["TopicId"], None)
-                if name is not None:
-                    self.topics.pop(name, None)
-                    self.partitions.pop(name, None)
-        except (MessageFormatError, KeyError):
-            return
+                settings[msg["Name"]] = msg["Value"]
+        elif api_key == 2:
+            self._topic_ids[msg["TopicId"]] = msg["Name"]
+        else:
+            name = self._topic_ids.pop(msg["TopicId"], None)
+            if name is not None:
+                self.topics.pop(name, None)
+                self.partitions.pop(name, None)
 
 
 def read_cluster_config(log_dir: str) -> ClusterConfig | None:
