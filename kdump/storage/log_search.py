@@ -33,11 +33,10 @@ from __future__ import annotations
 import bisect
 import os
 import re
-import struct
 from dataclasses import dataclass, field
 
 from kdump.errors import KdumpError
-from kdump.storage import naming, sigbus_guard
+from kdump.storage import naming
 from kdump.storage.abstract_index import largest_lower_bound_slot
 from kdump.storage.file_records import FileRecords, RecordBatch
 from kdump.storage.log_segment import LogSegment
@@ -74,7 +73,6 @@ EMPTY = "empty"
 LOG_START_OFFSET_CHECKPOINT = "log-start-offset-checkpoint"
 
 _LOG_NAME = re.compile(r"^([0-9]+)\.log$")
-_TIME_SLOT = struct.Struct(">qi")
 _EMPTY_TIME_INDEX = "it is empty"
 
 
@@ -498,12 +496,9 @@ def _map_index(cls: type, path: str, base_offset: int):  # noqa: ANN202 - Offset
     """An index over a read-only memory map of the file (through the SIGBUS guard: a broker may trim it while
     it is read): a lookup reads only the pages its probes touch."""
     try:
-        data, _size = sigbus_guard.map_file(path)
+        return cls(path, base_offset)
     except OSError as e:
         raise KdumpError(e.strerror or str(e), path=path) from None
-    index = cls.__new__(cls)
-    index._init(data, base_offset, path)
-    return index
 
 
 def _unusable(index: OffsetIndex | TimeIndex, entry_size: int) -> str | None:
@@ -511,7 +506,7 @@ def _unusable(index: OffsetIndex | TimeIndex, entry_size: int) -> str | None:
     if index.length % entry_size:
         return f"{index.length} bytes is not a whole number of {entry_size}-byte entries"
     count = index.entry_count
-    if count > 1 and not any(index._data[(count - 1) * entry_size : count * entry_size]):
+    if count > 1 and index.slot_is_zero(count - 1):
         return "it ends in zero-filled slots (never trimmed)"
     try:
         index.sanity_check()
@@ -578,9 +573,9 @@ def _indexed_largest_timestamp(
         os.close(fd)
     if len(last) < TIME_ENTRY_SIZE:
         return NO_TIMESTAMP, "it could not be read"
-    timestamp, relative = _TIME_SLOT.unpack(last)
-    if size > TIME_ENTRY_SIZE and timestamp == 0 and relative == 0:
+    timestamp, offset = TimeIndex.from_bytes(last, base_offset).entry(0)
+    if size > TIME_ENTRY_SIZE and not any(last):
         return NO_TIMESTAMP, "it ends in zero-filled slots (never trimmed)"
-    if relative < 0:
+    if offset < base_offset:
         return NO_TIMESTAMP, "it fails Kafka's sanity check (its last offset is below the base offset)"
     return timestamp, None
