@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import mmap
 import os
-import struct
 from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import islice
 from typing import TYPE_CHECKING
 
 from kdump.errors import KdumpError
@@ -28,7 +28,9 @@ from kdump.storage.index_recovery import (
 )
 from kdump.storage.local_log import LocalLog, find_partition_dirs, no_kafka_data
 from kdump.storage.log_segment import LogSegment
+from kdump.storage.offset_index import OffsetIndex, OffsetPosition
 from kdump.storage.regular_file import walk_error
+from kdump.storage.time_index import TimeIndex, TimestampOffset
 
 if TYPE_CHECKING:
     from kdump.storage.topic_config import ClusterConfig
@@ -40,8 +42,6 @@ INDEX_INTERVAL_CONFIG = "index.interval.bytes"
 BROKER_INDEX_INTERVAL_CONFIG = "log.index.interval.bytes"
 
 _SEGMENT_FILE_SUFFIXES = (naming.LOG_FILE_SUFFIX, naming.INDEX_FILE_SUFFIX, naming.TIME_INDEX_FILE_SUFFIX)
-_OFFSET_SLOT = struct.Struct(">ii")
-_TIME_SLOT = struct.Struct(">qi")
 
 
 @dataclass
@@ -303,14 +303,14 @@ class RebuildIndex:
                     soundness[name] = name not in problems
             return soundness.get(path, False)
 
-        self.write_index(segment.index_path, recovered.offset_index_bytes(), _OFFSET_SLOT, recovered, sound)
-        self.write_index(segment.time_index_path, recovered.time_index_bytes(), _TIME_SLOT, recovered, sound)
+        self.write_index(segment.index_path, recovered.offset_index_bytes(), OffsetIndex, recovered, sound)
+        self.write_index(segment.time_index_path, recovered.time_index_bytes(), TimeIndex, recovered, sound)
 
     def write_index(
         self,
         path: str,
         data: bytes,
-        slot: struct.Struct,
+        kind: type[OffsetIndex] | type[TimeIndex],
         recovered: RecoveredIndexes,
         sound: Callable[[str], bool] = lambda path: False,
     ) -> None:
@@ -321,7 +321,7 @@ class RebuildIndex:
         except OSError as e:
             self.problem(f"{path}: cannot read it: {e.strerror or e}")
             return
-        entries = len(data) // slot.size
+        entries = len(data) // kind.ENTRY_SIZE
         if old is not None and len(old) == len(data) and old[:] == data:
             self.counts.unchanged += 1
             if self.options.verbose:
@@ -330,8 +330,8 @@ class RebuildIndex:
         if old is None:
             what = f"{_entries(entries)}; the file was missing"
         else:
-            what = f"{_entries(entries)}, was {len(old)} bytes = {_entries(len(old) // slot.size)}" + (
-                f" + {len(old) % slot.size} bytes" if len(old) % slot.size else ""
+            what = f"{_entries(entries)}, was {len(old)} bytes = {_entries(len(old) // kind.ENTRY_SIZE)}" + (
+                f" + {len(old) % kind.ENTRY_SIZE} bytes" if len(old) % kind.ENTRY_SIZE else ""
             )
         is_sound = old is not None and sound(path)
         if is_sound and not self.options.force:
@@ -341,14 +341,14 @@ class RebuildIndex:
                 f"{path}: sound, differs from a rebuild ({what}); {verb} it alone (--force rewrites it)\n"
             )
             if self.options.dry_run:
-                self.out.write("".join(diff_lines(old or b"", data, slot, recovered.base_offset)))
+                self.out.write("".join(diff_lines(old or b"", data, kind, recovered.base_offset, path)))
             return
         if is_sound:
             what += "; sound: the differences are history a rebuild cannot know"
         if self.options.dry_run:
             verb = "would create" if old is None else "would rewrite"
             self.out.write(f"{path}: {verb} ({what})\n")
-            self.out.write("".join(diff_lines(old or b"", data, slot, recovered.base_offset)))
+            self.out.write("".join(diff_lines(old or b"", data, kind, recovered.base_offset, path)))
         else:
             try:
                 backup = replace_file(path, data, backup=self.options.backup)
@@ -378,22 +378,29 @@ def _node_id(log_dir: str) -> int | None:
         return None
 
 
-def _describe(values: tuple[int, int], slot: struct.Struct, base_offset: int) -> str:
-    if slot is _OFFSET_SLOT:
-        return f"offset {base_offset + values[0]} position {values[1]}"
-    return f"timestamp {values[0]} offset {base_offset + values[1]}"
+def _describe(entry: OffsetPosition | TimestampOffset) -> str:
+    if isinstance(entry, OffsetPosition):
+        return f"offset {entry.offset} position {entry.position}"
+    return f"timestamp {entry.timestamp} offset {entry.offset}"
 
 
-def diff_lines(old: bytes | mmap.mmap, new: bytes, slot: struct.Struct, base_offset: int) -> list[str]:
-    """Entry-by-entry differences between two index files: ``entry i: old -> new``, ``+`` for an entry only
-    the new file has, ``-`` for one only the old file has; a zero-filled tail and a partial last entry are
-    summarised on one line each."""
-    size = slot.size
-    old_slots = [slot.unpack_from(old, i) for i in range(0, len(old) - len(old) % size, size)]
-    new_slots = [slot.unpack_from(new, i) for i in range(0, len(new), size)]
-    zero_from = len(old_slots)
-    while zero_from > 1 and old_slots[zero_from - 1] == (0, 0):
-        zero_from -= 1
+def diff_lines(
+    old: bytes | mmap.mmap,
+    new: bytes,
+    kind: type[OffsetIndex] | type[TimeIndex],
+    base_offset: int,
+    path: str | None = None,
+) -> list[str]:
+    """Entry-by-entry differences between two index files (read with their index class): ``entry i: old ->
+    new``, ``+`` for an entry only the new file has, ``-`` for one only the old file has; a zero-filled tail and a
+    partial last entry are summarised on one line each.  The old file's zero tail is found from its end, so
+    only its written entries are listed."""
+    size = kind.ENTRY_SIZE
+    old_index = kind.wrap(old, base_offset, path)
+    new_slots = list(kind.from_bytes(new, base_offset))
+    count = old_index.entry_count
+    zero_from = min(count, max(1, old_index.zero_tail_start()))
+    old_slots = list(islice(old_index, zero_from))
     lines = []
     for i in range(max(zero_from, len(new_slots))):
         a = old_slots[i] if i < zero_from else None
@@ -401,17 +408,15 @@ def diff_lines(old: bytes | mmap.mmap, new: bytes, slot: struct.Struct, base_off
         if a == b:
             continue
         if a is None and b is not None:
-            lines.append(f"  entry {i}: + {_describe(b, slot, base_offset)}\n")
+            lines.append(f"  entry {i}: + {_describe(b)}\n")
         elif b is None and a is not None:
-            lines.append(f"  entry {i}: - {_describe(a, slot, base_offset)}\n")
+            lines.append(f"  entry {i}: - {_describe(a)}\n")
         elif a is not None and b is not None:
-            lines.append(
-                f"  entry {i}: {_describe(a, slot, base_offset)} -> {_describe(b, slot, base_offset)}\n"
-            )
-    if zero_from < len(old_slots):
-        n = len(old_slots) - zero_from
+            lines.append(f"  entry {i}: {_describe(a)} -> {_describe(b)}\n")
+    if zero_from < count:
+        n = count - zero_from
         lines.append(
-            f"  entries {zero_from}..{len(old_slots) - 1}: - {n} zero-filled slot{'s' if n != 1 else ''} "
+            f"  entries {zero_from}..{count - 1}: - {n} zero-filled slot{'s' if n != 1 else ''} "
             "(a preallocated index never trimmed)\n"
         )
     if len(old) % size:

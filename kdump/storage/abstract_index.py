@@ -104,9 +104,16 @@ class AbstractIndex:
 
     @classmethod
     def from_bytes(cls, data: bytes, base_offset: int, path: str | os.PathLike[str] | None = None) -> Any:
-        """An index over ``data`` (the file's whole content); ``path`` is only used in messages."""
+        """An index over a copy of ``data`` (the file's whole content); ``path`` is only used in messages."""
+        return cls.wrap(bytes(data), base_offset, path)
+
+    @classmethod
+    def wrap(
+        cls, data: bytes | mmap.mmap, base_offset: int, path: str | os.PathLike[str] | None = None
+    ) -> Any:
+        """An index over ``data`` as it is (a map of the file, say: nothing is copied)."""
         index = cls.__new__(cls)
-        index._init(bytes(data), base_offset, None if path is None else os.fspath(path))
+        index._init(data, base_offset, None if path is None else os.fspath(path))
         return index
 
     def _init(self, data: bytes | mmap.mmap, base_offset: int, path: str | None) -> None:
