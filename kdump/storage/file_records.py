@@ -134,6 +134,12 @@ class FileRecords:
         if self._mmap is not None and position + _SAMPLE_BYTES <= self.end:
             self._samples.append((position, self._mmap[position : position + _SAMPLE_BYTES]))
 
+    def release(self, start: int, end: int) -> None:
+        """Drop the map's pages of ``[start, end)`` from this process's resident set (they stay in the page
+        cache; read again, they come back): for passes over the file other than :meth:`batches`."""
+        if self._mmap is not None:
+            _release(self._mmap, start // mmap.PAGESIZE * mmap.PAGESIZE, end + LOG_OVERHEAD)
+
     def _rewritten(self, at: int, position: int | None) -> None:
         raise FileChangedError(
             f"the file was rewritten while kdump was reading it (by another process: the bytes at {at} changed, "

@@ -71,6 +71,8 @@ _I32 = struct.Struct(">i")
 _I64 = struct.Struct(">q")
 #: How far back (in candidate batches) the chain search looks for a predecessor.
 _LOOKBACK = 64
+#: Bytes scanned between two releases of the pages read (memory flat in the segment size).
+_RELEASE_EVERY = 64 << 20
 _COPY_CHUNK = 8 << 20
 _WINDOW = 64 << 10
 _ZERO_CHUNK = 1 << 20
@@ -327,7 +329,11 @@ def scan_segment(
     candidates: list[SalvagedBatch] = []
     failures: dict[int, str] = {}
     position = 0
+    released = 0
     while position < end:
+        if position - released >= _RELEASE_EVERY:
+            records.release(released, position)  # memory flat in the segment size
+            released = position
         found = check_batch_at(buf, position, end)
         if isinstance(found, str):
             failures[position] = found
@@ -515,10 +521,11 @@ def _next_base_offset(source: str, base_offset: int | None) -> int | None:
 
 def _write_segment(target: str, result: SalvageResult, records: FileRecords) -> None:
     """Copy the kept batches (runs of adjacent ones in one go) into ``target``, via a temporary name."""
-    create_new(target, _kept_chunks(result, records.buf))
+    create_new(target, _kept_chunks(result, records))
 
 
-def _kept_chunks(result: SalvageResult, buf: bytes) -> Iterator[memoryview]:
+def _kept_chunks(result: SalvageResult, records: FileRecords) -> Iterator[memoryview]:
+    buf = records.buf
     run_start = run_end = -1
     for b in [*result.batches, None]:
         if b is not None and b.position == run_end:
@@ -526,5 +533,6 @@ def _kept_chunks(result: SalvageResult, buf: bytes) -> Iterator[memoryview]:
             continue
         for at in range(run_start, run_end, _COPY_CHUNK):
             yield memoryview(buf)[at : min(run_end, at + _COPY_CHUNK)]
+            records.release(at, min(run_end, at + _COPY_CHUNK))
         if b is not None:
             run_start, run_end = b.position, b.position + b.size
