@@ -33,41 +33,20 @@ sys.path.insert(0, str(BENCH.parent))
 
 from kdump.storage.checksum import crc32c  # noqa: E402
 from kdump.storage.compression import GZIP, NONE, SNAPPY, ZSTD, compress  # noqa: E402
+from tests.hostile_batches import record, v2_batch, zigzag_varint  # noqa: E402
 
 LIMIT_MIB = 150
+#: The v2 batch header (written here for the one case whose records are too big to build in memory).
 _V2_HEADER = struct.Struct(">qiiBIhiqqqhii")
+_zigzag_varint = zigzag_varint
 
 
-def _zigzag_varint(n: int) -> bytes:
-    z = (n << 1) ^ (n >> 63)
-    out = bytearray()
-    while z >= 0x80:
-        out.append((z & 0x7F) | 0x80)
-        z >>= 7
-    out.append(z)
-    return bytes(out)
-
-
-def _v2_batch(
-    records: bytes, count: int, codec: int, *, base_offset: int = 0, timestamp: int = 1_700_000_000_000
-) -> bytes:
-    """A v2 batch around already-encoded ``records`` (compressed with ``codec``), CRC-32C set."""
-    payload = compress(codec, records, magic=2) if codec != NONE else records
-    length = 61 - 12 + len(payload)
-    header = bytearray(
-        _V2_HEADER.pack(
-            base_offset, length, 0, 2, 0, codec, count - 1, timestamp, timestamp, -1, -1, -1, count
-        )
-    )
-    body = bytes(header[21:]) + payload
-    struct.pack_into(">I", header, 17, crc32c(body))
-    return bytes(header[:21]) + body
+def _v2_batch(records: bytes, count: int, codec: int) -> bytes:
+    return v2_batch(records, count, codec, timestamp=1_700_000_000_000)
 
 
 def _record(offset_delta: int, body_tail: bytes) -> bytes:
-    """attributes 0, timestamp delta 0, ``offset_delta``, then ``body_tail`` (key, value, headers)."""
-    body = b"\x00\x00" + _zigzag_varint(offset_delta) + body_tail
-    return _zigzag_varint(len(body)) + body
+    return record(offset_delta, body_tail)
 
 
 # -- the cases ----------------------------------------------------------------------------------------------------

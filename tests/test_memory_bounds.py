@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -17,33 +16,17 @@ from pathlib import Path
 import pytest
 
 from kdump.storage import record_batch
-from kdump.storage.checksum import crc32c
-from kdump.storage.compression import NONE, ZSTD, compress
+from kdump.storage.compression import NONE, ZSTD
 from kdump.storage.record import MAX_EAGER_HEADERS, MAX_OBJECT_HEADERS, Header, LazyHeaders
+from tests.hostile_batches import record, v2_batch, zigzag_varint
 
 REPO = Path(__file__).resolve().parents[1]
 KAFKA = REPO.parent / "shared" / "kafka-4.0.0" / "kafka"
-_V2_HEADER = struct.Struct(">qiiBIhiqqqhii")
-
-
-def _varint(n: int) -> bytes:
-    z = (n << 1) ^ (n >> 63)
-    out = bytearray()
-    while z >= 0x80:
-        out.append((z & 0x7F) | 0x80)
-        z >>= 7
-    out.append(z)
-    return bytes(out)
+_varint = zigzag_varint
 
 
 def _batch(records: bytes, count: int, codec: int = NONE) -> bytes:
-    payload = compress(codec, records, magic=2) if codec != NONE else records
-    header = bytearray(
-        _V2_HEADER.pack(0, 49 + len(payload), 0, 2, 0, codec, count - 1, 7, 7, -1, -1, -1, count)
-    )
-    body = bytes(header[21:]) + payload
-    struct.pack_into(">I", header, 17, crc32c(body))
-    return bytes(header[:21]) + body
+    return v2_batch(records, count, codec)
 
 
 def _record(headers: list[tuple[bytes, bytes | None]], *, raw_headers: bytes | None = None) -> bytes:
@@ -52,8 +35,7 @@ def _record(headers: list[tuple[bytes, bytes | None]], *, raw_headers: bytes | N
         raw_headers = _varint(len(headers)) + b"".join(
             _varint(len(k)) + k + (_varint(-1) if v is None else _varint(len(v)) + v) for k, v in headers
         )
-    body = b"\x00\x00\x00" + _varint(-1) + _varint(-1) + raw_headers
-    return _varint(len(body)) + body
+    return record(0, _varint(-1) + _varint(-1) + raw_headers)
 
 
 def _kdump(*args: str, pure: bool = False) -> subprocess.CompletedProcess[bytes]:

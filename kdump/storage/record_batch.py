@@ -462,24 +462,6 @@ def _read_records(
                 header_count, pos = read_varint(buf, pos, limit)
             if header_count == 0:
                 headers: tuple[Header, ...] | LazyHeaders = ()
-            elif header_count > MAX_EAGER_HEADERS and header_count <= limit - pos:
-                # Many headers: checked here exactly as below, kept encoded (no object per header).
-                headers_start = pos
-                for _h in range(header_count):
-                    hk_size, pos = read_varint(buf, pos, limit)
-                    if hk_size < 0:
-                        raise InvalidRecordError(
-                            f"Invalid negative header key size {hk_size}", position=record_start
-                        )
-                    if pos + hk_size > limit:
-                        raise IndexError
-                    pos += hk_size
-                    hv_size, pos = read_varint(buf, pos, limit)
-                    if hv_size >= 0:
-                        if pos + hv_size > limit:
-                            raise IndexError
-                        pos += hv_size
-                headers = LazyHeaders(buf, headers_start, pos, header_count)
             else:
                 if header_count < 0:
                     raise InvalidRecordError(
@@ -491,7 +473,9 @@ def _read_records(
                         "size of the buffer",
                         position=record_start,
                     )
-                hs = []
+                # Every header is checked; past MAX_EAGER_HEADERS none is built (they stay encoded, lazily read).
+                headers_start = pos
+                hs: list[Header] | None = [] if header_count <= MAX_EAGER_HEADERS else None
                 for _h in range(header_count):
                     hk_size, pos = read_varint(buf, pos, limit)
                     if hk_size < 0:
@@ -500,18 +484,21 @@ def _read_records(
                         )
                     if pos + hk_size > limit:
                         raise IndexError
-                    hkey = buf[pos : pos + hk_size]
+                    key_at = pos
                     pos += hk_size
                     hv_size, pos = read_varint(buf, pos, limit)
+                    value_at = pos
                     if hv_size >= 0:
                         if pos + hv_size > limit:
                             raise IndexError
-                        hvalue = buf[pos : pos + hv_size]
                         pos += hv_size
-                    else:
-                        hvalue = None
-                    hs.append(Header(hkey, hvalue))
-                headers = tuple(hs)
+                    if hs is not None:
+                        hs.append(
+                            Header(
+                                buf[key_at : key_at + hk_size], buf[value_at:pos] if hv_size >= 0 else None
+                            )
+                        )
+                headers = tuple(hs) if hs is not None else LazyHeaders(buf, headers_start, pos, header_count)
         except (IndexError, VarintError):
             raise InvalidRecordError("Found invalid record structure", position=record_start) from None
         if pos != body_end:
