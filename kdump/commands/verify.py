@@ -227,11 +227,10 @@ class Verify:
                 summary.index_entries += s.index_entries
                 for p in s.problems:
                     self._problem(p, summary, files)
+                summary.newer_records += s.newer_records
                 for n in s.notes:
                     if n.kind == "active-segment":
                         summary.active_segment_notes += 1
-                    else:
-                        summary.newer_records += int(n.message.split(" ", 1)[0])
                     self.sink.note(n)
                 if s.time_index_rule == "pre-3.8":
                     summary.pre_38_time_indexes += 1
@@ -286,11 +285,11 @@ class Verify:
             with context.Pool(self.workers) as pool:
                 yield from self._grouped(owners, pool.imap(segment_task, tasks))
         else:
-            single = self.workers > 1 and self.mapper is None
+            split = self.workers > 1
             yield from self._grouped(
                 owners,
                 (
-                    split_segment_task(t) if single and t[0].log_size >= MIN_SPLIT_BYTES else segment_task(t)
+                    split_segment_task(t) if split and t[0].log_size >= MIN_SPLIT_BYTES else segment_task(t)
                     for t in tasks
                 ),
             )

@@ -39,7 +39,7 @@ from kdump.spark.planning import Split
 from kdump.spark.schema import arrow_schema
 from kdump.storage.consumer_view import ReadCommittedFilter
 from kdump.storage.file_records import FileRecords, RecordBatch
-from kdump.storage.record import MAX_OBJECT_HEADERS, Header, LazyHeaders, Record
+from kdump.storage.record import Record, check_object_headers
 from kdump.storage.timestamp_type import CREATE_TIME, LOG_APPEND_TIME
 
 _TIMESTAMP_TYPE = {CREATE_TIME: 0, LOG_APPEND_TIME: 1}
@@ -49,7 +49,6 @@ _get_key = attrgetter("key")
 _get_value = attrgetter("value")
 _get_offset = attrgetter("offset")
 _get_timestamp = attrgetter("timestamp")
-_get_headers = attrgetter("headers")
 
 
 class CorruptBatchError(KdumpError):
@@ -204,7 +203,7 @@ class _Columns:
         self.offsets.extend(map(_get_offset, records))
         self.timestamps.extend(map(_get_timestamp, records))
         if self.include_headers:
-            self.headers.extend(map(_headers, map(_get_headers, records)))
+            self.headers.extend(map(_headers, records))
         if self.decoder is not None:
             self.decoded.extend(_decoded(self.decoder, r) for r in records)
         if self.payload is not None:
@@ -283,13 +282,11 @@ class _Columns:
         return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
 
 
-def _headers(headers: tuple[Header, ...] | LazyHeaders) -> list[dict[str, Any]] | None:
+def _headers(record: Record) -> list[dict[str, Any]] | None:
+    headers = record.headers
     if not headers:
         return None
-    if len(headers) > MAX_OBJECT_HEADERS:
-        raise KdumpError(
-            f"a record has {len(headers)} headers, more than the {MAX_OBJECT_HEADERS} kdump puts in a Spark row"
-        )
+    check_object_headers(record)
     return [{"key": decode_utf8_jdk(h.key), "value": h.value} for h in headers]
 
 

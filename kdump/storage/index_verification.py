@@ -140,7 +140,6 @@ def verify_segment(
     zero-filled index tail is a running broker's preallocation: noted in ``notes``, not a problem."""
     result = SegmentVerification(segment)
     problems = result.problems
-
     has_log = segment.has(naming.LOG_FILE_SUFFIX)
     index_suffixes = [
         s

@@ -92,8 +92,10 @@ class SegmentFacts:
     base_offset: int
     has_log: bool
     problems: list[IndexProblem] = field(default_factory=list)
-    #: Findings that are not damage: the active segment's preallocated index files.
+    #: Findings that are not damage: the active segment's preallocated index files, records newer than kdump knows.
     notes: list[IndexProblem] = field(default_factory=list)
+    #: Records of an internal topic newer than kdump knows (``--deep``; each kind is one of ``notes``).
+    newer_records: int = 0
     index_files: int = 0
     index_entries: int = 0
     time_index_rule: str | None = None
@@ -230,9 +232,11 @@ class _LogChecker:
                 pass
         return n
 
-    def newer_notes(self) -> list[IndexProblem]:
-        """One note per kind of record newer than kdump knows, with how many and where the first is."""
-        return [
+    def add_newer_notes(self) -> None:
+        """One note per kind of record newer than kdump knows, with how many and where the first is, and their
+        number in all."""
+        self.facts.newer_records = sum(count for count, _, _ in self.newer.values())
+        self.facts.notes = [
             IndexProblem(
                 self.path,
                 "newer-record",
@@ -268,7 +272,7 @@ def verify_log_segment(
     facts = SegmentFacts(segment.directory, segment.base_offset, segment.has(naming.LOG_FILE_SUFFIX))
     checker = _LogChecker(segment, facts, deep, wanted)
     result = verify_segment(segment, visit=checker, active=active)
-    facts.notes = checker.newer_notes()
+    checker.add_newer_notes()
     return with_index_checks(facts, result)
 
 
@@ -287,7 +291,7 @@ def check_log(
                     checker(batch)
         except KdumpError:
             pass
-    facts.notes = checker.newer_notes()
+    checker.add_newer_notes()
     return facts
 
 

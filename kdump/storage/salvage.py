@@ -52,6 +52,7 @@ from kdump.storage.checksum import crc32c
 from kdump.storage.file_records import FileRecords
 from kdump.storage.index_recovery import DEFAULT_INDEX_INTERVAL_BYTES, recover_indexes
 from kdump.storage.legacy_record import LegacyRecordBatch
+from kdump.storage.local_log import LocalLog
 
 __all__ = [
     "DEFAULT_INDEX_INTERVAL_BYTES",
@@ -504,19 +505,10 @@ def _next_base_offset(source: str, base_offset: int | None) -> int | None:
     if base_offset is None:
         return None
     try:
-        names = os.listdir(os.path.dirname(os.path.abspath(source)))
+        log = LocalLog.scan(os.path.dirname(os.path.abspath(source)))
     except OSError:
         return None
-    above = []
-    for name in names:
-        if name.endswith(naming.LOG_FILE_SUFFIX):
-            try:
-                offset = naming.offset_from_file(name)
-            except naming.NumberFormatError:
-                continue
-            if offset > base_offset:
-                above.append(offset)
-    return min(above, default=None)
+    return min((s.base_offset for s in log.log_segments if s.base_offset > base_offset), default=None)
 
 
 def _write_segment(target: str, result: SalvageResult, records: FileRecords) -> None:

@@ -10,9 +10,9 @@ gives the configuration the cluster has now, which is how kdump learns, for inst
 in ZooKeeper, not on disk, so nothing can be learnt there.
 
 Each metadata record's value is ``frame version (uvarint), api key (uvarint), version (uvarint), message``, read
-with the cluster-metadata decoder's frame reader and schemas.  Only the record types that matter here are decoded: ``TopicRecord`` (2), ``PartitionRecord`` (3, for partition
-counts), ``ConfigRecord`` (4) and ``RemoveTopicRecord`` (9, which drops the topic's configuration); everything
-else is skipped.
+with the cluster-metadata decoder's frame reader and schemas.  Only the record types that matter here are
+decoded: ``TopicRecord`` (2), ``PartitionRecord`` (3, for partition counts), ``ConfigRecord`` (4) and
+``RemoveTopicRecord`` (9, which drops the topic's configuration); everything else is skipped.
 """
 
 from __future__ import annotations
