@@ -48,6 +48,10 @@ INT_MAX = 0x7FFFFFFF
 #: its records); past this many, the rest of the batch is validated first and then decoded a second time,
 #: which keeps memory bounded for hostile batches that claim millions of records.
 EAGER_RECORDS = 65536
+#: A compressed batch whose records decompress to more than this is read a window of ``WINDOW_BYTES`` at a
+#: time (twice: validated first, then decoded), so memory does not grow with the decompressed size.
+STREAMED_RECORDS_BYTES = 16 << 20
+WINDOW_BYTES = 1 << 20
 
 _HEADER = struct.Struct(">qiibIhiqqqhii")  # magic is a signed Java byte
 
@@ -244,13 +248,17 @@ class DefaultRecordBatch:
         return (record.timestamp for record in self.records())
 
     def _compressed_records(self, data: bytes, count: int, args: tuple) -> Iterator[Record]:
-        compression_name(self.compression_type_id)  # ids 5-7: InvalidRecordError, as CompressionType.forId
+        codec = self.compression_type_id
+        compression_name(codec)  # ids 5-7: InvalidRecordError, as CompressionType.forId
         try:
-            plain = compression.decompress(
-                self.compression_type_id, data, magic=self.magic, limit=self.decompression_limit
+            reader = compression.open_eager_decompressor(
+                codec, data, magic=self.magic, limit=self.decompression_limit
             )
+            plain = reader.read_up_to(STREAMED_RECORDS_BYTES + 1)
         except DecompressionError as e:
             raise DecompressionError(f"Failed to decompress record stream: {e.message}") from e
+        if len(plain) > STREAMED_RECORDS_BYTES:
+            return self._streamed_records(reader, plain, data, count, args)
         it = _decode(plain, 0, len(plain), count, *args, stream=True)
         try:
             head = list(islice(it, EAGER_RECORDS))
@@ -264,11 +272,95 @@ class DefaultRecordBatch:
             head, islice(_read_records(plain, 0, len(plain), count, *args, stream=True), EAGER_RECORDS, None)
         )
 
+    def _streamed_records(
+        self, reader: compression.Decompressor, first: bytes, data: bytes, count: int, args: tuple
+    ) -> Iterator[Record]:
+        """Records whose decompressed stream is too big to hold: read a window at a time, twice.
+
+        Kafka decodes every record before returning the first, so a bad record (or a decompression error
+        anywhere in the payload, which Kafka also meets first when it decompresses the whole payload) shows
+        none of them: the first pass decodes and drops every record, the second decompresses again and yields
+        them.  Memory is a window (at least the largest record) whatever the stream's size."""
+        try:
+            try:
+                for _ in _windowed_records(reader, first, count, args):
+                    pass
+            except InvalidRecordError as e:
+                reader.drain()  # a decompression error further on is what the whole payload would give
+                raise in_decompressed(e, self.position) from None
+        except DecompressionError as e:
+            raise DecompressionError(f"Failed to decompress record stream: {e.message}") from e
+        again = compression.open_decompressor(
+            self.compression_type_id, data, magic=self.magic, limit=self.decompression_limit
+        )
+        return _windowed_records(again, again.read_up_to(WINDOW_BYTES), count, args)
+
     def __repr__(self) -> str:
         return (
             f"DefaultRecordBatch(position={self.position}, baseOffset={self.base_offset}, "
             f"lastOffset={self.last_offset}, count={self.records_count}, size={self.size_in_bytes})"
         )
+
+
+def _complete_records(buf: bytes, pos: int, end: int, most: int) -> tuple[int, int, int]:
+    """How many of at most ``most`` records starting at ``buf[pos]`` lie wholly before ``end``, where they end,
+    and how many bytes the next one needs (0 when it is malformed: its length is no varint or negative, so
+    decoding it gives Kafka's error)."""
+    n = 0
+    while n < most:
+        try:
+            size, body = read_varint(buf, pos, end)
+        except VarintError:
+            return (n, pos, end - pos + 1) if end - pos < 5 else (n + 1, end, 0)
+        if size < 0:
+            return n + 1, body, 0
+        if body + size > end:
+            return n, pos, body + size - pos
+        pos = body + size
+        n += 1
+    return n, pos, 0
+
+
+def _windowed_records(
+    reader: compression.Decompressor, first: bytes, count: int, args: tuple
+) -> Iterator[Record]:
+    """The ``count`` records of a decompressed stream, decoded a window at a time (``first`` is its start).
+
+    Errors are Kafka's, with positions in the stream, as :func:`_read_records` gives them on the whole stream:
+    a record that runs past the end of the stream, and bytes left after the last declared record."""
+    buf = first
+    base = 0  # position of buf[0] in the stream
+    pos = 0
+    done = 0
+    ended = False
+    try:
+        while done < count:
+            n, cut, need = _complete_records(buf, pos, len(buf), count - done)
+            if n:
+                for record in _decode(buf, pos, cut, n, *args, stream=True):
+                    record.position += base
+                    yield record
+                done += n
+                pos = cut
+                continue
+            if ended:  # the stream ends inside this record: decoding it gives Kafka's error
+                for _ in _read_records(buf, pos, len(buf), count - done, *args, stream=True):
+                    pass
+                raise AssertionError("a record past the end of the stream was decoded")  # pragma: no cover
+            want = max(WINDOW_BYTES, need)
+            more = reader.read_up_to(want)
+            ended = len(more) < want
+            buf = buf[pos:] + more
+            base += pos
+            pos = 0
+        if pos < len(buf) or (not ended and reader.read(1)):
+            raise InvalidRecordError(
+                "Incorrect declared batch size, records still remaining in file", position=pos
+            )
+    except InvalidRecordError as e:
+        if e.position is not None:
+            e.position += base
+        raise
 
 
 def in_decompressed(error: InvalidRecordError, batch_position: int) -> InvalidRecordError:
