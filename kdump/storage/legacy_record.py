@@ -14,6 +14,7 @@ from __future__ import annotations
 import struct
 import zlib
 from collections.abc import Iterator
+from typing import cast
 
 from kdump.errors import CorruptRecordError, DecompressionError, InvalidRecordError
 from kdump.storage import compression
@@ -294,16 +295,14 @@ class LegacyRecordBatch:
             )
             plain = reader.read_up_to(STREAMED_RECORDS_BYTES + 1)
             streamed = len(plain) > STREAMED_RECORDS_BYTES
-            if not streamed:
-                reader = None
             # Kafka reads every inner message before returning the first (so a bad framing shows none of
             # them); this first pass checks the framing and finds the last inner offset without keeping
             # anything, and the inner messages are then decoded one at a time: memory stays flat for millions
             # of them.  A payload too big to hold is read a window at a time, twice.
             try:
-                inner_count, last_inner, end = self._check_framing(plain, reader)
+                inner_count, last_inner, end = self._check_framing(plain, reader if streamed else None)
             except CorruptRecordError:
-                if reader is not None:
+                if streamed:
                     reader.drain()  # a decompression error further on is what the whole payload would give
                 raise
         except DecompressionError as e:
@@ -428,7 +427,7 @@ class LegacyRecordBatch:
             )
             pos += LOG_OVERHEAD + size
             if base is not None:
-                entry.window_base = base
+                cast(_WindowedEntry, entry).window_base = base
             if entry.is_compressed:
                 raise InvalidRecordError("Inner messages must not be compressed")
             try:
@@ -451,6 +450,7 @@ class _WindowedEntry(LegacyRecordBatch):
     the errors of its fields give its position in the payload, as when the payload is read whole."""
 
     __slots__ = ("window_base",)
+    window_base: int
 
     def _int_at(self, rel: int) -> int:
         try:

@@ -53,6 +53,9 @@ EAGER_RECORDS = 65536
 STREAMED_RECORDS_BYTES = 16 << 20
 WINDOW_BYTES = 1 << 20
 
+#: What a batch's records need from its header: base offset, base timestamp, base sequence, LogAppendTime.
+_RecordArgs = tuple[int, int, int, int | None]
+
 _HEADER = struct.Struct(">qiibIhiqqqhii")  # magic is a signed Java byte
 
 
@@ -247,7 +250,7 @@ class DefaultRecordBatch:
         whole, as ``DefaultRecord.readFrom`` does)."""
         return (record.timestamp for record in self.records())
 
-    def _compressed_records(self, data: bytes, count: int, args: tuple) -> Iterator[Record]:
+    def _compressed_records(self, data: bytes, count: int, args: _RecordArgs) -> Iterator[Record]:
         codec = self.compression_type_id
         compression_name(codec)  # ids 5-7: InvalidRecordError, as CompressionType.forId
         try:
@@ -273,7 +276,7 @@ class DefaultRecordBatch:
         )
 
     def _streamed_records(
-        self, reader: compression.Decompressor, first: bytes, data: bytes, count: int, args: tuple
+        self, reader: compression.Decompressor, first: bytes, data: bytes, count: int, args: _RecordArgs
     ) -> Iterator[Record]:
         """Records whose decompressed stream is too big to hold: read a window at a time, twice.
 
@@ -322,7 +325,7 @@ def _complete_records(buf: bytes, pos: int, end: int, most: int) -> tuple[int, i
 
 
 def _windowed_records(
-    reader: compression.Decompressor, first: bytes, count: int, args: tuple
+    reader: compression.Decompressor, first: bytes, count: int, args: _RecordArgs
 ) -> Iterator[Record]:
     """The ``count`` records of a decompressed stream, decoded a window at a time (``first`` is its start).
 
