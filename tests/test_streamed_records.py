@@ -231,3 +231,118 @@ def test_a_legacy_wrapper_of_two_million_messages_is_read_in_little_memory(tmp_p
     log.write_bytes(struct.pack(">qi", n - 1, len(wrapper)) + wrapper)
     peak = _peak_rss_mib(["files", "--deep-iteration", "--files", str(log)])
     assert peak < 100, f"peak RSS {peak:.0f} MiB"
+
+
+# -- big keys and values: views of the segment, their text written in pieces ----------------------------------
+
+KAFKA = Path(__file__).resolve().parents[2] / "shared" / "kafka-4.0.0" / "kafka"
+
+
+def _big_value(size: int) -> bytes:
+    """Text of every kind the decoder must get right across piece boundaries: ASCII, 2-4 byte sequences,
+    malformed bytes, encoded surrogates (one U+FFFD in the JDK), runs of continuation bytes."""
+    kinds = [b"plain ascii ", "é€😀".encode(), b"\xff\xc0", b"\xed\xa0\x80", b"\x80" * 9, b"\xf0\x90\x80"]
+    rng = random.Random(size)
+    out = bytearray()
+    while len(out) < size:
+        out += rng.choice(kinds)
+    return bytes(out[:size])
+
+
+def _big_record_log(tmp_path: Path, key: bytes, value: bytes, codec: int) -> Path:
+    tail = zigzag_varint(len(key)) + key + zigzag_varint(len(value)) + value + b"\x00"
+    small = record(1, b"\x02k" + b"\x02v" + b"\x00")  # a small record after the big one
+    log = tmp_path / "big-0" / "00000000000000000000.log"
+    log.parent.mkdir(exist_ok=True)
+    log.write_bytes(v2_batch(record(0, tail) + small, 2, codec))
+    return log
+
+
+def _kdump_out(*args: str, pure: bool = False) -> subprocess.CompletedProcess[bytes]:
+    env = dict(**__import__("os").environ)
+    if pure:
+        env["KDUMP_PURE_PYTHON"] = "1"
+    return subprocess.run([sys.executable, "-m", "kdump", *args], capture_output=True, env=env, check=False)
+
+
+@pytest.mark.parametrize("pure", [False, True], ids=["accelerator", "pure-python"])
+def test_a_big_value_prints_the_text_of_the_whole_value(tmp_path: Path, pure: bool) -> None:
+    """The line of a 3 MiB key and 5 MiB value (views, written in 1 MiB pieces) is the line made from the whole
+    value at once by the JDK-exact decoder, in an uncompressed batch (views) and a compressed one (copies)."""
+    from kdump.jdk.text import decode_utf8_jdk
+
+    key, value = _big_value(3 << 20), _big_value(5 << 20)
+    for codec in (0, ZSTD):
+        log = _big_record_log(tmp_path, key, value, codec)
+        r = _kdump_out("files", "--print-data-log", "--files", str(log), pure=pure)
+        assert r.returncode == 0, r.stderr
+        lines = r.stdout.split(b"\n")
+        assert lines[3].endswith(
+            (" key: " + decode_utf8_jdk(key) + " payload: " + decode_utf8_jdk(value)).encode()
+        )
+        assert lines[3].startswith(b"| offset: 0 CreateTime: 7 keySize: 3145728 valueSize: 5242880 ")
+        assert (
+            lines[4]
+            == b"| offset: 1 CreateTime: 7 keySize: 1 valueSize: 1 sequence: -1 headerKeys: [] key: k payload: v"
+        )
+
+
+def _kafka_missing() -> str | None:
+    import shutil
+
+    if shutil.which("java") is None:
+        return "Java is not installed"
+    if not KAFKA.exists():
+        return f"the Kafka 4.0.0 distribution is absent ({KAFKA})"
+    return None
+
+
+@pytest.mark.kafka
+@pytest.mark.skipif(_kafka_missing() is not None, reason=str(_kafka_missing()))
+def test_a_big_value_prints_what_the_real_tool_prints(tmp_path: Path) -> None:
+    log = _big_record_log(tmp_path, _big_value(1 << 20), _big_value(6 << 20), 0)
+    args = ["--print-data-log", "--files", str(log)]
+    kafka = subprocess.run(
+        [str(KAFKA), "kafka-dump-log.sh", *args], capture_output=True, timeout=300, check=False
+    )
+    r = _kdump_out("files", *args)
+    assert (r.returncode, r.stdout) == (kafka.returncode, kafka.stdout)
+
+
+def test_a_200_mib_value_is_printed_in_little_memory(tmp_path: Path) -> None:
+    """Not a copy of the value, nor its text: the value is read through the map a piece at a time (and the
+    batch's CRC too), its pages dropped from the resident set once read."""
+    size = 200 << 20
+    log = tmp_path / "huge-0" / "00000000000000000000.log"
+    log.parent.mkdir()
+    body = b"\x00\x00\x00" + b"\x01" + zigzag_varint(size)
+    head = zigzag_varint(len(body) + size + 1) + body
+    chunk = b"0123456789abcdef" * (1 << 16)
+    with open(log, "wb") as f:  # the CRC is not checked by the dump (it is printed), so it is left 0
+        records_len = len(head) + size + 1
+        f.write(struct.pack(">qiiBIhiqqqhii", 0, 49 + records_len, 0, 2, 0, 0, 0, 7, 7, -1, -1, -1, 1))
+        f.write(head)
+        for _ in range(size // len(chunk)):
+            f.write(chunk)
+        f.write(b"\x00")
+    out = tmp_path / "out.txt"
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            _MEASURE.replace("stdout=subprocess.DEVNULL", f"stdout=open({str(out)!r}, 'wb')"),
+            "files",
+            "--print-data-log",
+            "--files",
+            str(log),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    peak = int(r.stdout) / 1024
+    assert peak < 100, f"peak RSS {peak:.0f} MiB"
+    assert out.stat().st_size > size
+    with open(out, "rb") as f:
+        f.seek(-33, 2)
+        assert f.read() == b"0123456789abcdef" * 2 + b"\n"

@@ -372,6 +372,9 @@ class DumpLogSegments:
         print_contents = opts.should_print_data_log
         skip_metadata = opts.skip_record_metadata
         payload_extra = self._payload_text_hook(file)
+        views = (
+            payload_extra is None
+        )  # big keys and values as views of the segment, their text written in pieces
         valid_bytes = start
         last_offset = gaps.last_offset
         pairs = gaps.pairs
@@ -387,7 +390,7 @@ class DumpLogSegments:
                     lines: list[str] = []
                     try:
                         if isinstance(batch, DefaultRecordBatch) and batch.records_count <= STREAM_LINES:
-                            for record in batch.records():
+                            for record in batch.records(views=views):
                                 offset = record.offset
                                 if last_offset == -1:
                                     if gaps.first_offset == -1:
@@ -397,7 +400,7 @@ class DumpLogSegments:
                                 last_offset = offset
                                 lines.append(render(record))
                         else:  # a huge batch (or a legacy wrapper): its text is written as it is made
-                            for record in batch.records():
+                            for record in batch.records(views=views):
                                 offset = record.offset
                                 if last_offset == -1:
                                     if gaps.first_offset == -1:
@@ -408,11 +411,11 @@ class DumpLogSegments:
                                 lines.append(render(record))
                                 if len(lines) >= STREAM_LINES:
                                     records.check_unchanged(batch.position)
-                                    out.write("".join(lines))
+                                    out.write_lines(lines)
                                     lines.clear()
                     finally:
                         records.check_unchanged(batch.position)  # print nothing read from a vanished page
-                        out.write("".join(lines))
+                        out.write_lines(lines)
                         gaps.last_offset = last_offset
                 valid_bytes += batch.size_in_bytes
         except (kafka_text.PartialLineError, KdumpError) as e:

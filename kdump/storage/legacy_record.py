@@ -253,7 +253,7 @@ class LegacyRecordBatch:
 
     # -- records ---------------------------------------------------------------------------------------------
 
-    def records(self) -> Iterator[Record]:
+    def records(self, *, views: bool = False) -> Iterator[Record]:  # noqa: ARG002 - v2's views: copies here
         """Iterate like Kafka's legacy batch iterator: the message itself, or the inner messages of a wrapper.
 
         The wrapper's inner messages are all framed (and decompressed) before the first is returned; v1 inner

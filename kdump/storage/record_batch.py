@@ -15,10 +15,12 @@ position; records are decoded only when iterated, and uncompressed records strai
 
 from __future__ import annotations
 
+import mmap
 import os
 import struct
 from collections.abc import Iterator
 from itertools import islice
+from typing import Any
 
 from kdump.errors import DecompressionError, InvalidRecordError
 from kdump.storage import compression
@@ -51,6 +53,11 @@ EAGER_RECORDS = 65536
 #: A compressed batch whose records decompress to more than this is read a window of ``WINDOW_BYTES`` at a
 #: time (twice: validated first, then decoded), so memory does not grow with the decompressed size.
 STREAMED_RECORDS_BYTES = 16 << 20
+#: Keys and values this big are left to the Python decoder (the C accelerator declines them), which can hand
+#: them out as views of the segment (``records(views=True)``) instead of copies.
+MAX_EAGER_BYTES = 1 << 20
+#: The CRC of a batch bigger than this is summed a piece at a time (see ``_checksum_in_pieces``).
+_CHECKSUM_PIECE = 8 << 20
 WINDOW_BYTES = 1 << 20
 
 #: What a batch's records need from its header: base offset, base timestamp, base sequence, LogAppendTime.
@@ -205,7 +212,9 @@ class DefaultRecordBatch:
     def compute_checksum(self) -> int:
         start = self.position + ATTRIBUTES_OFFSET
         end = self.position + self.size_in_bytes
-        return crc32c(memoryview(self.buf)[start:end])
+        if end - start <= _CHECKSUM_PIECE:
+            return crc32c(memoryview(self.buf)[start:end])
+        return _checksum_in_pieces(self.buf, start, end)
 
     def is_valid(self) -> bool:
         """Kafka's ``isValid``: the batch is at least a header long and its CRC-32C matches."""
@@ -217,8 +226,12 @@ class DefaultRecordBatch:
 
     # -- records ---------------------------------------------------------------------------------------------
 
-    def records(self) -> Iterator[Record]:
+    def records(self, *, views: bool = False) -> Iterator[Record]:
         """Iterate the records as Kafka's ``DefaultRecordBatch.iterator()`` does.
+
+        ``views``: keys and values of ``MAX_EAGER_BYTES`` and more in an uncompressed batch are read-only
+        ``memoryview`` slices of the segment instead of ``bytes`` copies (a 200 MiB value costs no memory; the
+        text renderers write such a value in pieces).
 
         Uncompressed records are decoded one at a time, so records before a corrupt one are seen; a compressed
         batch is decompressed and decoded before its first record is returned, so a corrupt compressed batch
@@ -242,7 +255,7 @@ class DefaultRecordBatch:
         end = self.position + self.size_in_bytes
         args = (self.base_offset, self.base_timestamp, self.base_sequence, log_append_time)
         if not self.attributes & COMPRESSION_CODEC_MASK:
-            return _decode(self.buf, start, end, count, *args, stream=False)
+            return _decode(self.buf, start, end, count, *args, stream=False, views=views)
         return self._compressed_records(self.buf[start:end], count, args)
 
     def timestamps(self) -> Iterator[int]:
@@ -366,6 +379,28 @@ def _windowed_records(
         raise
 
 
+def _checksum_in_pieces(buf: bytes, start: int, end: int) -> int:
+    """CRC-32C of a big batch a piece at a time; pieces of a memory map are dropped from the resident set once
+    summed (they stay in the page cache), so checking a 200 MiB batch does not make the process 200 MiB."""
+    view = memoryview(buf)
+    release = getattr(buf, "madvise", None)
+    crc = 0
+    pos = start
+    while pos < end:
+        stop = min(pos + _CHECKSUM_PIECE, end)
+        crc = crc32c(view[pos:stop], crc)
+        if release is not None:
+            first = -(-pos // mmap.PAGESIZE) * mmap.PAGESIZE
+            last = stop // mmap.PAGESIZE * mmap.PAGESIZE
+            if last > first:
+                try:
+                    release(mmap.MADV_DONTNEED, first, last - first)
+                except (OSError, ValueError):
+                    release = None
+        pos = stop
+    return crc
+
+
 def in_decompressed(error: InvalidRecordError, batch_position: int) -> InvalidRecordError:
     """A position inside a decompressed payload is not a file position: say where in the payload the bad record
     is and locate the error at its batch instead."""
@@ -389,8 +424,9 @@ def compression_name(codec_id: int) -> str:
 
 
 #: The ``REVISION`` of ``kdump/_speedups.c`` this decoder agrees with (2: Java int sequences, negative deltas;
-#: 3: records of more than ``MAX_EAGER_HEADERS`` headers are left to the Python decoder, which keeps them lazy).
-SPEEDUPS_REVISION = 3
+#: 3: records of more than ``MAX_EAGER_HEADERS`` headers are left to the Python decoder, which keeps them lazy;
+#: 4: keys and values of ``MAX_EAGER_BYTES`` and more are left to the Python decoder, which can hand out views).
+SPEEDUPS_REVISION = 4
 
 
 def _load_accelerator():  # noqa: ANN202
@@ -421,6 +457,7 @@ def _decode(
     log_append_time: int | None,
     *,
     stream: bool,
+    views: bool = False,
 ) -> Iterator[Record]:
     """The records of ``buf[pos:end]``: through the accelerator when it is present, the batch is not huge and
     the records are well formed; otherwise through :func:`_read_records`, which also gives Kafka's errors."""
@@ -431,7 +468,16 @@ def _decode(
         if rows is not None:
             return iter(rows)
     return _read_records(
-        buf, pos, end, count, base_offset, base_timestamp, base_sequence, log_append_time, stream=stream
+        buf,
+        pos,
+        end,
+        count,
+        base_offset,
+        base_timestamp,
+        base_sequence,
+        log_append_time,
+        stream=stream,
+        views=views,
     )
 
 
@@ -446,8 +492,11 @@ def _read_records(
     log_append_time: int | None,
     *,
     stream: bool,
+    views: bool = False,
 ) -> Iterator[Record]:
     """Decode ``count`` v2 records from ``buf[pos:end]``.
+
+    ``views``: keys and values of ``MAX_EAGER_BYTES`` and more are ``memoryview`` slices of ``buf``.
 
     ``stream`` selects the error wording of Kafka's stream reader (records of a compressed batch, where running
     out of data is "premature EOF") versus its buffer reader (uncompressed records).  Either way, bytes left
@@ -456,6 +505,9 @@ def _read_records(
     and before returning it.
     """
     last = count - 1
+    # typed as bytes-like: Record documents that its key and value are views when asked for (views=True)
+    view: Any = memoryview(buf) if views else buf
+    big = MAX_EAGER_BYTES if views else INT_MAX + 1
     for i in range(count):
         record_start = pos
         try:
@@ -532,7 +584,7 @@ def _read_records(
             if key_size >= 0:
                 if pos + key_size > limit:
                     raise IndexError
-                key = buf[pos : pos + key_size]
+                key = buf[pos : pos + key_size] if key_size < big else view[pos : pos + key_size]
                 pos += key_size
             else:
                 key = None
@@ -545,7 +597,7 @@ def _read_records(
             if value_size >= 0:
                 if pos + value_size > limit:
                     raise IndexError
-                value = buf[pos : pos + value_size]
+                value = buf[pos : pos + value_size] if value_size < big else view[pos : pos + value_size]
                 pos += value_size
             else:
                 value = None
