@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import struct
 import zlib
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from typing import cast
 
 from kdump.errors import CorruptRecordError, DecompressionError, InvalidRecordError
@@ -388,29 +388,25 @@ class LegacyRecordBatch:
                     "The compressed message set changed while it was read", position=self.position
                 )
             buf += more
-            pos = 0
-            stop = len(buf)
-            while stop - pos >= LOG_OVERHEAD:
-                size = _LOG_HEADER.unpack_from(buf, pos)[1]
-                if pos + LOG_OVERHEAD + size > stop:
-                    break
-                pos += LOG_OVERHEAD + size
+            pos = yield from self._yield_inner(buf, 0, len(buf), absolute_base, base)
             if pos:
-                yield from self._yield_inner(buf, 0, pos, absolute_base, base)
                 buf = buf[pos:]
                 base += pos
 
     def _yield_inner(
         self, plain: bytes, pos: int, end: int, absolute_base: int, base: int | None = None
-    ) -> Iterator[Record]:
-        """The inner entries of ``plain[pos:end]``; ``base`` is where ``plain`` starts in the decompressed payload
-        when it is a window of it (positions, of records and in errors, are the payload's)."""
+    ) -> Generator[Record, None, int]:
+        """The whole inner entries of ``plain[pos:end]``; returns where they end.  ``base`` is where ``plain``
+        starts in the decompressed payload when it is a window of it (positions, of records and in errors, are
+        the payload's)."""
         wrapper_ts = self.timestamp
         wrapper_ts_type = self.timestamp_type
         wrapper_position = self.position
         limit = self.decompression_limit
-        while pos < end:
+        while end - pos >= LOG_OVERHEAD:
             offset, size = _LOG_HEADER.unpack_from(plain, pos)
+            if pos + LOG_OVERHEAD + size > end:
+                break
             magic = plain[pos + LOG_OVERHEAD + MAGIC_OFFSET]
             if magic > 127:  # a signed Java byte
                 magic -= 256
@@ -437,6 +433,7 @@ class LegacyRecordBatch:
             if base:
                 record.position += base
             yield record
+        return pos
 
     def __repr__(self) -> str:
         return (
