@@ -11,10 +11,11 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import tzinfo
+from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from kdump.commands import parallel
-from kdump.commands.parallel import LONG_WRAP_STEP, OffsetGaps
+from kdump.commands.parallel import OffsetGaps
 from kdump.errors import CorruptSnapshotError, KdumpError, UsageError
 from kdump.exit_status import ExitStatus
 from kdump.jdk.collections import scala_hashmap_order
@@ -372,13 +373,12 @@ class DumpLogSegments:
         print_contents = opts.should_print_data_log
         skip_metadata = opts.skip_record_metadata
         payload_extra = self._payload_text_hook(file)
-        views = (
-            payload_extra is None
-        )  # big keys and values as views of the segment, their text written in pieces
+        # big keys and values as views of the segment, their text written in pieces
+        views = payload_extra is None
         valid_bytes = start
-        last_offset = gaps.last_offset
-        pairs = gaps.pairs
+        see = gaps.see
         batch = None
+        tracked = None
         try:
             for batch in records.batches(start, end):
                 out.write(kafka_text.batch_line_head(batch))
@@ -388,37 +388,27 @@ class DumpLogSegments:
                         batch, print_contents, skip_metadata, parser, payload_extra=payload_extra
                     )
                     lines: list[str] = []
+                    tracked = see(batch.records(views=views))
                     try:
+                        # extend keeps the lines made before a failure: Kafka printed them
                         if isinstance(batch, DefaultRecordBatch) and batch.records_count <= STREAM_LINES:
-                            for record in batch.records(views=views):
-                                offset = record.offset
-                                if last_offset == -1:
-                                    if gaps.first_offset == -1:
-                                        gaps.first_offset = offset
-                                elif offset != last_offset + 1 and offset - last_offset != LONG_WRAP_STEP:
-                                    pairs.append((last_offset, offset))
-                                last_offset = offset
-                                lines.append(render(record))
+                            lines.extend(map(render, tracked))
                         else:  # a huge batch (or a legacy wrapper): its text is written as it is made
-                            for record in batch.records(views=views):
-                                offset = record.offset
-                                if last_offset == -1:
-                                    if gaps.first_offset == -1:
-                                        gaps.first_offset = offset
-                                elif offset != last_offset + 1 and offset - last_offset != LONG_WRAP_STEP:
-                                    pairs.append((last_offset, offset))
-                                last_offset = offset
-                                lines.append(render(record))
-                                if len(lines) >= STREAM_LINES:
-                                    records.check_unchanged(batch.position)
-                                    out.write_lines(lines)
-                                    lines.clear()
+                            rendered = map(render, tracked)
+                            while True:
+                                lines.extend(islice(rendered, STREAM_LINES))
+                                if len(lines) < STREAM_LINES:
+                                    break
+                                records.check_unchanged(batch.position)
+                                out.write_lines(lines)
+                                lines.clear()
                     finally:
                         records.check_unchanged(batch.position)  # print nothing read from a vanished page
                         out.write_lines(lines)
-                        gaps.last_offset = last_offset
                 valid_bytes += batch.size_in_bytes
         except (kafka_text.PartialLineError, KdumpError) as e:
+            if tracked is not None:
+                tracked.close()  # its last offset into gaps
             error = _located(e, records, file, batch)
             if isinstance(e, kafka_text.PartialLineError):
                 out.write(e.partial)  # what Kafka printed of the line before dying
@@ -441,8 +431,7 @@ class DumpLogSegments:
         remaining = self.remaining
         context = json_lines.record_context(file.path, file.absolute_path) if json_mode else None
         start = 0 if selector is None else selector.start_position(file.path, records)
-        last_offset = -1
-        pairs: list[tuple[int, int]] | None = None
+        gaps = OffsetGaps()
         reached_end = True
         batch = None
         end = start
@@ -479,21 +468,9 @@ class DumpLogSegments:
                             header_values=opts.print_header_values,
                             payload_extra=payload_extra,
                         )
-                    for record in batch.records():
-                        if selector is not None:
-                            if not selector.keeps(record):
-                                continue
-                        else:
-                            offset = record.offset
-                            if (
-                                last_offset != -1
-                                and offset != last_offset + 1
-                                and offset - last_offset != LONG_WRAP_STEP
-                            ):
-                                if pairs is None:
-                                    pairs = self.non_consecutive.setdefault(file.absolute_path, [])
-                                pairs.append((last_offset, offset))
-                            last_offset = offset
+                    for record in batch.records() if selector is not None else gaps.see(batch.records()):
+                        if selector is not None and not selector.keeps(record):
+                            continue
                         kept += 1
                         if deep:
                             lines.append(render(record))
@@ -520,6 +497,8 @@ class DumpLogSegments:
                         break
         except (kafka_text.PartialLineError, KdumpError) as e:
             raise _located(e, records, file, batch) from None
+        finally:
+            self.record_gaps(file, gaps)
         if reached_end and opts.max_bytes == INT_MAX:
             trailing = records.size_in_bytes - end
             if trailing > 0:
