@@ -373,6 +373,8 @@ class DumpLogSegments:
         print_contents = opts.should_print_data_log
         skip_metadata = opts.skip_record_metadata
         payload_extra = self._payload_text_hook(file)
+        # big keys and values as views of the segment, their text written in pieces
+        views = payload_extra is None
         valid_bytes = start
         see = gaps.see
         batch = None
@@ -386,7 +388,7 @@ class DumpLogSegments:
                         batch, print_contents, skip_metadata, parser, payload_extra=payload_extra
                     )
                     lines: list[str] = []
-                    tracked = see(batch.records())
+                    tracked = see(batch.records(views=views))
                     try:
                         # extend keeps the lines made before a failure: Kafka printed them
                         if isinstance(batch, DefaultRecordBatch) and batch.records_count <= STREAM_LINES:
@@ -398,11 +400,11 @@ class DumpLogSegments:
                                 if len(lines) < STREAM_LINES:
                                     break
                                 records.check_unchanged(batch.position)
-                                out.write("".join(lines))
+                                out.write_lines(lines)
                                 lines.clear()
                     finally:
                         records.check_unchanged(batch.position)  # print nothing read from a vanished page
-                        out.write("".join(lines))
+                        out.write_lines(lines)
                 valid_bytes += batch.size_in_bytes
         except (kafka_text.PartialLineError, KdumpError) as e:
             if tracked is not None:
