@@ -19,7 +19,7 @@ from kdump.commands.parallel import OffsetGaps
 from kdump.errors import CorruptSnapshotError, KdumpError, UsageError
 from kdump.exit_status import ExitStatus
 from kdump.jdk.collections import scala_hashmap_order
-from kdump.render import json_lines, kafka_text, state_files
+from kdump.render import json_lines, kafka_text
 from kdump.render.decoders import (
     DEFAULT_DECODER_CLASS,
     DecoderMessageParser,
@@ -678,6 +678,12 @@ class DumpLogSegments:
     def dump_state_file(self, file: JavaFile) -> None:
         """Parse a checkpoint or state file by its name (Kafka's tool crashes on the dot-less ones and ignores
         the others; see :mod:`kdump.render.state_files`)."""
+        from kdump.render import state_files  # loads every state file's reader: only when one is dumped
+        from kdump.storage.leader_epoch_checkpoint import LeaderEpochCheckpoint
+        from kdump.storage.meta_properties import MetaProperties
+        from kdump.storage.offset_checkpoint import OffsetCheckpoint
+        from kdump.storage.partition_metadata import PartitionMetadata
+
         try:
             parsed = checkpoint.read_checkpoint(file.path)
         except OSError as e:
@@ -686,13 +692,13 @@ class DumpLogSegments:
             self._begin(file, "state-file", name=file.name)
             self.out.write(state_files.json_lines(file.path, parsed))
             return
-        if isinstance(parsed, checkpoint.OffsetCheckpoint):
+        if isinstance(parsed, OffsetCheckpoint):
             text = state_files.offset_checkpoint_lines(file.path, parsed)
-        elif isinstance(parsed, checkpoint.LeaderEpochCheckpoint):
+        elif isinstance(parsed, LeaderEpochCheckpoint):
             text = state_files.leader_epoch_checkpoint_lines(file.path, parsed)
-        elif isinstance(parsed, checkpoint.PartitionMetadata):
+        elif isinstance(parsed, PartitionMetadata):
             text = state_files.partition_metadata_lines(parsed)
-        elif isinstance(parsed, checkpoint.MetaProperties):
+        elif isinstance(parsed, MetaProperties):
             text = state_files.meta_properties_lines(parsed)
         else:
             text = state_files.quorum_state_lines(parsed)

@@ -8,14 +8,12 @@ style, so ``grep``/``awk`` work on it.  man kdump-files(1), section STATE FILES,
 from __future__ import annotations
 
 from kdump.render import json_lines as _json
-from kdump.storage.checkpoint import (
-    CleanShutdown,
-    LeaderEpochCheckpoint,
-    MetaProperties,
-    OffsetCheckpoint,
-    PartitionMetadata,
-    QuorumState,
-)
+from kdump.storage.clean_shutdown import CleanShutdown
+from kdump.storage.leader_epoch_checkpoint import LeaderEpochCheckpoint
+from kdump.storage.meta_properties import MetaProperties
+from kdump.storage.offset_checkpoint import OffsetCheckpoint
+from kdump.storage.partition_metadata import PartitionMetadata
+from kdump.storage.quorum_state import QuorumState
 
 
 def offset_checkpoint_lines(path: str, checkpoint: OffsetCheckpoint) -> str:
