@@ -61,6 +61,19 @@ def quorum_state_lines(state: QuorumState) -> str:
     return f"Quorum state data version: {state.data_version}\n" + " ".join(parts) + "\n"
 
 
+def text_lines(path: str, parsed: object) -> str:
+    """The text of one state file (``kdump files``), whichever it is."""
+    if isinstance(parsed, OffsetCheckpoint):
+        return offset_checkpoint_lines(path, parsed)
+    if isinstance(parsed, LeaderEpochCheckpoint):
+        return leader_epoch_checkpoint_lines(path, parsed)
+    if isinstance(parsed, PartitionMetadata):
+        return partition_metadata_lines(parsed)
+    if isinstance(parsed, MetaProperties):
+        return meta_properties_lines(parsed)
+    return quorum_state_lines(parsed)  # type: ignore[arg-type]
+
+
 def json_lines(path: str, parsed: object) -> str:
     """The same facts as JSON lines (``kdump files --json``)."""
     if isinstance(parsed, OffsetCheckpoint):
