@@ -7,14 +7,14 @@ import json
 import os
 from typing import TYPE_CHECKING, Any
 
-from kdump.errors import UsageError
+from kdump.errors import KdumpError, UsageError
 from kdump.exit_status import ExitStatus
 from kdump.render import kafka_text
 from kdump.render.decoders import DEFAULT_DECODER_CLASS, DecoderMessageParser, resolve_decoder
 from kdump.render.json_lines import JSON_SCHEMA_VERSION, headers_json, put_bytes
 from kdump.render.output import Output
 from kdump.storage import naming
-from kdump.storage.local_log import is_partition_dir
+from kdump.storage.local_log import LocalLog, is_partition_dir
 from kdump.storage.log_search import (
     BELOW_START,
     BEYOND_END,
@@ -22,8 +22,10 @@ from kdump.storage.log_search import (
     FOUND,
     GAP,
     NOT_FOUND,
-    PartitionLog,
+    LogStart,
     SearchResult,
+    find_offset,
+    find_timestamp,
 )
 
 if TYPE_CHECKING:
@@ -78,12 +80,7 @@ class Find:
         self.err = err
 
     def run(self) -> int:
-        log = PartitionLog(self.directory, log_start_offset=self.log_start_offset)
-        if self.offset is not None:
-            result = log.find_offset(self.offset)
-        else:
-            assert self.timestamp is not None
-            result = log.find_timestamp(self.timestamp)
+        result = self.search()
         message = self.message(result)
         if self.as_json:
             self.out.write(json.dumps(self.json_object(result, message), ensure_ascii=False) + "\n")
@@ -96,6 +93,17 @@ class Find:
             self.err.write(f"kdump: {message}\n")
         self.err.flush()
         return ExitStatus.OK if result.status == FOUND else ExitStatus.PROBLEMS
+
+    def search(self) -> SearchResult:
+        try:
+            log = LocalLog.scan(self.directory)
+        except OSError as e:
+            raise KdumpError(e.strerror or str(e), path=self.directory) from None
+        start = None if self.log_start_offset is None else LogStart(self.log_start_offset, "given")
+        if self.offset is not None:
+            return find_offset(log, self.offset, start)
+        assert self.timestamp is not None
+        return find_timestamp(log, self.timestamp, start)
 
     # -- text ------------------------------------------------------------------------------------------------
 
