@@ -28,7 +28,9 @@ from kdump.storage.log_search import (
     FOUND,
     GAP,
     NOT_FOUND,
-    PartitionLog,
+    find_offset,
+    find_timestamp,
+    log_start,
 )
 from kdump.storage.naming import offset_to_filename
 from kdump.storage.offset_index import OffsetIndex
@@ -105,22 +107,23 @@ def _expected_timestamp(segments: list[list[_Batch]], bases: list[int], log_star
 
 def _check_partition(directory: str, timestamps: int | None = None) -> int:
     """Compare every offset (and timestamps around every record's) with the brute-force answers."""
-    log = PartitionLog(directory)
+    log = LocalLog.scan(directory)
+    start = log_start(log)
     segments = _scan_partition(directory)
-    bases = [s.base_offset for s in LocalLog.scan(directory).log_segments]
+    bases = [s.base_offset for s in log.log_segments]
     if not bases:
         return 0
     end = max([bases[-1]] + [b.last_offset + 1 for batches in segments for b in batches])
     checked = 0
-    for offset in range(max(0, min(bases[0], log.log_start_offset) - 2), end + 3):
-        result = log.find_offset(offset)
+    for offset in range(max(0, min(bases[0], start.offset) - 2), end + 3):
+        result = find_offset(log, offset, start)
         got = (
             result.status,
             None if result.segment is None else result.segment.base_offset,
             result.position,
             None if result.record is None else result.record.offset,
         )
-        assert got == _expected_offset(segments, bases, log.log_start_offset, offset), (directory, offset)
+        assert got == _expected_offset(segments, bases, start.offset, offset), (directory, offset)
         if result.status == BEYOND_END:
             assert result.log_end_offset == end, (directory, offset)
         checked += 1
@@ -128,8 +131,8 @@ def _check_partition(directory: str, timestamps: int | None = None) -> int:
     for batches in segments:
         for b in batches:
             for offset, _ts in b.records:
-                if offset >= log.log_start_offset:
-                    r = log.find_offset(offset)
+                if offset >= start.offset:
+                    r = find_offset(log, offset, start)
                     assert (r.status, r.segment.base_offset, r.position) == (FOUND, b.segment, b.position)
     all_ts = sorted({ts for batches in segments for b in batches for _, ts in b.records})
     probes = {0, (all_ts[-1] + 1) if all_ts else 1}
@@ -139,13 +142,13 @@ def _check_partition(directory: str, timestamps: int | None = None) -> int:
     for ts in chosen:
         probes.update((ts - 1, ts, ts + 1))
     for ts in sorted(p for p in probes if p >= 0):
-        result = log.find_timestamp(ts)
+        result = find_timestamp(log, ts, start)
         got = (
             result.status,
             None if result.record is None else result.record.offset,
             None if result.record is None else result.record.timestamp,
         )
-        assert got == _expected_timestamp(segments, bases, log.log_start_offset, ts), (directory, ts)
+        assert got == _expected_timestamp(segments, bases, start.offset, ts), (directory, ts)
         checked += 1
     return checked
 
@@ -199,11 +202,11 @@ def test_synthetic_partition_with_gaps(tmp_path: Path) -> None:
         (d / offset_to_filename(base, ".index")).write_bytes(rec.offset_index_bytes())
         (d / offset_to_filename(base, ".timeindex")).write_bytes(rec.time_index_bytes())
     assert _check_partition(str(d)) > 0
-    log = PartitionLog(d)
-    assert log.find_offset(1).status == GAP and log.find_offset(1).record.offset == 3
-    assert log.find_offset(12).status == GAP  # inside the empty batch 11..15
-    assert log.find_offset(19).status == GAP and log.find_offset(19).segment.base_offset == 20
-    r = log.find_offset(60)
+    log = LocalLog.scan(d)
+    assert find_offset(log, 1).status == GAP and find_offset(log, 1).record.offset == 3
+    assert find_offset(log, 12).status == GAP  # inside the empty batch 11..15
+    assert find_offset(log, 19).status == GAP and find_offset(log, 19).segment.base_offset == 20
+    r = find_offset(log, 60)
     assert r.status == BEYOND_END and r.log_end_offset == 50
 
 
@@ -245,20 +248,20 @@ def test_damaged_indexes_do_not_mislead(tmp_path: Path) -> None:
         data[2 * 8 + 4 : 2 * 8 + 8],
     )
     index.write_bytes(bytes(data))
-    log = PartitionLog(d)
+    log = LocalLog.scan(d)
     for batches in brute:
         for b in batches:
             for offset, _ in b.records:
-                r = log.find_offset(offset)
+                r = find_offset(log, offset)
                 assert (r.status, r.segment.base_offset, r.position) == (FOUND, b.segment, b.position)
-    r = log.find_offset(entries[2].offset)
+    r = find_offset(log, entries[2].offset)
     assert any("does not point at a valid batch" in n for n in r.notes)
     # A zero tail (never trimmed) and a missing index: not used, said so.
     index.write_bytes(original + bytes(64))
     (d / offset_to_filename(0, ".index")).unlink()
-    log = PartitionLog(d)
-    assert log.find_offset(30).found and any("zero-filled" in n for n in log.find_offset(30).notes)
-    assert log.find_offset(10).found and any("missing" in n for n in log.find_offset(10).notes)
+    log = LocalLog.scan(d)
+    assert find_offset(log, 30).found and any("zero-filled" in n for n in find_offset(log, 30).notes)
+    assert find_offset(log, 10).found and any("missing" in n for n in find_offset(log, 10).notes)
     # A time index whose first entry lies about its timestamp: the answer is still the first record at or
     # after the timestamp, found by a scan from the segment's first byte.
     tindex = d / offset_to_filename(40, ".timeindex")
@@ -267,7 +270,7 @@ def test_damaged_indexes_do_not_mislead(tmp_path: Path) -> None:
     bad[0:8] = (tentries[0].timestamp - 1).to_bytes(8, "big")
     tindex.write_bytes(bytes(bad))
     target = tentries[0].timestamp - 1
-    r = PartitionLog(d).find_timestamp(target)
+    r = find_timestamp(LocalLog.scan(d), target)
     expected = target - BASE_TIMESTAMP - 2000 + 40
     assert r.found and (r.record.offset, r.record.timestamp) == (expected, target)
     assert any("does not match the log" in n for n in r.notes)
@@ -324,7 +327,7 @@ def many_segments(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[
 def test_offset_lookup_reads_o_log_n(many_segments, monkeypatch: pytest.MonkeyPatch) -> None:
     directory, segments = many_segments
     counter = _Counter(monkeypatch)
-    log = PartitionLog(directory)  # lists the directory: no file is opened
+    log = LocalLog.scan(directory)  # lists the directory: no file is opened
     assert counter.opens == []
     with FileRecords(str(directory / offset_to_filename(0))) as records:
         batch_size = records.first_batch_in(0, 1 << 20).size_in_bytes
@@ -333,7 +336,7 @@ def test_offset_lookup_reads_o_log_n(many_segments, monkeypatch: pytest.MonkeyPa
     for base, end in segments[:: len(segments) // 50]:
         for offset in (base, (base + end) // 2, end - 1):
             counter.reset()
-            result = log.find_offset(offset)
+            result = find_offset(log, offset)
             assert result.found and result.record.offset == offset
             # the segment's .log and .index, nothing else (no other segment, no checkpoint in tmp)
             assert sorted(os.path.basename(p) for p in counter.opens) == [
@@ -349,11 +352,11 @@ def test_offset_lookup_reads_o_log_n(many_segments, monkeypatch: pytest.MonkeyPa
 def test_timestamp_lookup_reads_12_bytes_per_segment_before_the_answer(many_segments, monkeypatch) -> None:
     directory, segments = many_segments
     counter = _Counter(monkeypatch)
-    log = PartitionLog(directory)
+    log = LocalLog.scan(directory)
     for i in (0, 1, 1500, 2999):
         counter.reset()
         target = BASE_TIMESTAMP + i * 1000  # every record of segment i has this timestamp
-        result = log.find_timestamp(target)
+        result = find_timestamp(log, target)
         assert result.found and result.record.offset == segments[i][0]
         names = [os.path.basename(p) for p in counter.opens]
         # the time index of every segment up to the answer (12 bytes each, read with pread), then the
@@ -513,5 +516,33 @@ def test_click_runner_in_process(partition: Path) -> None:
 
 
 def test_module_search_result_is_usable_after_close(partition: Path) -> None:
-    r = log_search.PartitionLog(partition).find_offset(31)
+    r = log_search.find_offset(LocalLog.scan(partition), 31)
     assert r.found and r.batch is not None and [x.offset for x in r.batch.records()] == [30, 31, 32]
+
+
+@pytest.mark.skipif(not (CORPUS / "synthetic-legacy").is_dir(), reason="../shared/kafka-corpus is absent")
+@pytest.mark.parametrize("name", ["legacy-v0-0", "legacy-v1-0", "legacy-mixed-0"])
+def test_timestamp_record_of_legacy_batches_is_usable_after_close(name: str) -> None:
+    """A legacy record reads its batch's bytes lazily: the record a timestamp search returns is the one of the
+    private copy, not of the closed map (``--print-data-log`` once failed with "mmap closed")."""
+    directory = CORPUS / "synthetic-legacy" / name
+    log = LocalLog.scan(directory)
+    expected = {}
+    for segment in log.log_segments:
+        with FileRecords(segment.log_path) as records:
+            for batch in records.batches():
+                for r in batch.records():
+                    expected.setdefault(r.timestamp, (r.offset, bytes(r.key or b""), bytes(r.value or b"")))
+    assert expected
+    for timestamp, (offset, key, value) in sorted(expected.items())[:20]:
+        r = find_timestamp(log, timestamp)
+        if r.found and r.record.timestamp == timestamp:
+            assert (r.record.offset, bytes(r.record.key or b""), bytes(r.record.value or b"")) == (
+                offset,
+                key,
+                value,
+            )
+    out = _run(["--timestamp", "0", "--print-data-log", str(directory)])
+    assert "internal error" not in out.stderr
+    # magic 0 messages have no timestamp: no record is at or after 0
+    assert out.stdout.count("\n| offset: ") == (0 if name == "legacy-v0-0" else 1)

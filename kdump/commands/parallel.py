@@ -2,7 +2,7 @@
 
 The segment is cut into chunks of whole batches (one header-only pass by the parent).  Forked workers render
 chunks ``w, w + W, w + 2W, ...`` with exactly the sequential code (the ``render`` callable: ``kdump files`` passes
-:meth:`DumpLogSegments.render_batches`) into
+the Kafka-text sink's whole-segment renderer, :meth:`kdump.render.files_text.TextLog.render_batches`) into
 memory, then write them straight to the output file descriptor in file order: a token travels round the
 workers through pipes, and a worker writes chunk ``k`` only once it holds the token for ``k``.  The parent
 never touches the text; it collects each chunk's offset-gap findings and error, stitches the gaps across chunk
@@ -20,8 +20,9 @@ import os
 import pickle
 import signal
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass, field
+from typing import NamedTuple, Protocol, TypeVar
 
 from kdump.errors import KdumpError
 from kdump.render.output import Output
@@ -30,7 +31,7 @@ from kdump.storage.file_records import FileRecords
 
 #: Renders the batches of ``[start, end)`` as Kafka's text into ``out``, tracking offsets in ``gaps``; returns
 #: where the last whole batch ends.  It raises, located, what the sequential run would raise.
-RenderChunk = Callable[[int, int, Output, "OffsetGaps"], int]
+RenderChunk = Callable[[int, int | None, Output, "OffsetGaps"], int]
 
 #: Segments (or --max-bytes slices) smaller than this are rendered in-process.
 MIN_PARALLEL_BYTES = 32 << 20
@@ -46,22 +47,65 @@ _GO, _STOP = b"g", b"s"
 LONG_WRAP_STEP = 1 - 2**64
 
 
+class _HasOffset(Protocol):
+    @property
+    def offset(self) -> int: ...
+
+
+_R = TypeVar("_R", bound=_HasOffset)
+
+
+class _First(NamedTuple):
+    offset: int
+
+
 @dataclass
 class OffsetGaps:
     """Deep iteration's check for non-consecutive offsets over a run of batches: the first and last record
-    offsets seen (-1: none yet) and the gaps, in file order."""
+    offsets seen (-1: none yet) and the gaps, in file order.
+
+    :meth:`see` is the one place the check is made: every loop over records (the Kafka-text renderer, the
+    opt-in loop of ``kdump files``) passes its records through it, and :meth:`extend` joins the findings of
+    runs checked apart (the chunks of :func:`dump_batches`) through it too."""
 
     first_offset: int = -1
     last_offset: int = -1
     pairs: list[tuple[int, int]] = field(default_factory=list)
+
+    def see(self, records: Iterable[_R]) -> Generator[_R, None, None]:
+        """``records``, unchanged, noting gaps between their offsets (and from the last offset seen before).
+
+        A generator: a loop over it costs one resume per record and no call (the default text path's budget).
+        ``last_offset`` is brought up to date when the records end, raise, or the generator is closed."""
+        last = self.last_offset
+        pairs = self.pairs
+        try:
+            for record in records:
+                offset = record.offset
+                if last == -1:
+                    if self.first_offset == -1:
+                        self.first_offset = offset
+                elif offset != last + 1 and offset - last != LONG_WRAP_STEP:
+                    pairs.append((last, offset))
+                last = offset
+                yield record
+        finally:
+            self.last_offset = last
+
+    def extend(self, later: OffsetGaps) -> None:
+        """Append the findings of the run that follows this one (checked apart): the gap across the boundary,
+        if any, then its own."""
+        if later.first_offset != -1:
+            for _ in self.see((_First(later.first_offset),)):
+                pass
+            self.last_offset = later.last_offset
+        self.pairs.extend(later.pairs)
 
 
 @dataclass
 class _ChunkResult:
     index: int
-    first_offset: int = -1
-    last_offset: int = -1
-    pairs: list[tuple[int, int]] = field(default_factory=list)
+    gaps: OffsetGaps = field(default_factory=OffsetGaps)
     end: int = 0
     error: KdumpError | None = None
     broken_pipe: bool = False
@@ -191,19 +235,13 @@ def _work(
             start, end = bounds[index]
             result = _ChunkResult(index)
             out = Output(buffer, chunk=1 << 20)
-            gaps = OffsetGaps()
             try:
-                result.end = render(start, end, out, gaps)
+                result.end = render(start, end, out, result.gaps)
             except KdumpError as e:
                 result.error = e
             except Exception as e:  # noqa: BLE001 - reported like the sequential path's last-resort line
                 result.error = KdumpError(f"internal error ({type(e).__name__}: {e})", path=path)
             out.flush()
-            result.first_offset, result.last_offset, result.pairs = (
-                gaps.first_offset,
-                gaps.last_offset,
-                gaps.pairs,
-            )
         if os.read(token_in, 1) != _GO:
             stopped = True
         if not stopped and result is not None:
@@ -260,31 +298,22 @@ def _merge(
     on_gaps: Callable[[list[tuple[int, int]]], None],
 ) -> int:
     """Gaps in file order (including those across chunk boundaries), then the first error, if any."""
-    gaps = []
-    last = -1
+    merged = OffsetGaps()
     end = 0
     for index in range(len(bounds)):
         result = chunk_results.get(index)
         if result is None:
             raise KdumpError("a worker rendering the segment failed", path=path, position=bounds[index][0])
-        if result.first_offset != -1:
-            if (
-                last != -1
-                and result.first_offset != last + 1
-                and result.first_offset - last != LONG_WRAP_STEP
-            ):
-                gaps.append((last, result.first_offset))
-            last = result.last_offset
-        gaps.extend(result.pairs)
+        merged.extend(result.gaps)
         end = result.end
         if result.broken_pipe:
             raise BrokenPipeError
         if result.error is not None:
-            if gaps:
-                on_gaps(gaps)
+            if merged.pairs:
+                on_gaps(merged.pairs)
             raise result.error
-    if gaps:
-        on_gaps(gaps)
+    if merged.pairs:
+        on_gaps(merged.pairs)
     if framing_error is not None:
         framing_error.located(path)
         raise framing_error

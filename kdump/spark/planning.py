@@ -21,7 +21,7 @@ from kdump.spark.options import EARLIEST, LATEST, Selection
 from kdump.storage.consumer_view import aborted_in_range, transaction_state
 from kdump.storage.file_records import FileRecords
 from kdump.storage.local_log import LocalLog, find_partition_dirs
-from kdump.storage.log_search import PartitionLog, offset_start_position
+from kdump.storage.log_search import LogStart, find_timestamp, offset_start_position
 from kdump.storage.offset_lookup import cut_positions
 from kdump.storage.transaction_index import AbortedTxn
 
@@ -91,15 +91,14 @@ def topic_partition(log: LocalLog) -> tuple[str, int]:
 
 def offset_for_timestamp(log: LocalLog, timestamp: int, problems: list[str] | None = None) -> int | None:
     """The first offset whose record timestamp is at or after ``timestamp`` (Kafka's ListOffsets, through
-    :class:`kdump.storage.log_search.PartitionLog`; every segment on disk counts, whatever the log start
+    :func:`kdump.storage.log_search.find_timestamp`; every segment on disk counts, whatever the log start
     offset), or None.  When damage stops that search, every readable record is looked at instead."""
     segments = log.log_segments
     if not segments:
         return None
     try:
-        result = PartitionLog(log.directory, log_start_offset=segments[0].base_offset).find_timestamp(
-            timestamp
-        )
+        first = segments[0].base_offset
+        result = find_timestamp(log, timestamp, LogStart(first, "the first segment's base offset"))
         return result.record.offset if result.found and result.record is not None else None
     except KdumpError as e:
         if problems is not None:

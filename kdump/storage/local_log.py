@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from kdump.storage import naming
 from kdump.storage.log_segment import SEGMENT_SUFFIXES, LogSegment
 
+_LONG_MAX = 2**63 - 1
+_SEGMENT_SUFFIX_SET = frozenset(SEGMENT_SUFFIXES)
 _SEGMENT_FILE = re.compile(r"^([0-9]+)(\.log|\.index|\.timeindex|\.txnindex)$")
 _PRODUCER_SNAPSHOT = re.compile(r"^([0-9]+)\.snapshot$")
 _KRAFT_SNAPSHOT = re.compile(r"^[0-9]{20}-[0-9]{10}\.checkpoint$")
@@ -79,19 +81,32 @@ class LocalLog:
         path = os.fspath(directory)
         log = cls(path, naming.parse_partition_dir(os.path.basename(os.path.normpath(path))))
         by_offset: dict[int, LogSegment] = {}
+        #: The segment of each digit string seen (a segment's files share theirs), None when out of range.
+        by_digits: dict[str, LogSegment | None] = {}
         with os.scandir(path) as entries:
             names = sorted(e.name for e in entries if not e.is_dir(follow_symlinks=False))
+        prefix = os.path.join(path, "")  # prefix + name is os.path.join(path, name), without a call per file
         for name in names:
-            full = os.path.join(path, name)
-            m = _SEGMENT_FILE.match(name)
-            if m:
-                base = _java_long_or_none(m.group(1))
-                if base is not None:
-                    segment = by_offset.get(base)
-                    if segment is None:
-                        segment = by_offset[base] = LogSegment(path, base)
-                    segment.files[m.group(2)] = full
-                    continue
+            full = prefix + name
+            # _SEGMENT_FILE without a regular expression (a partition may hold tens of thousands of files)
+            dot = name.find(".")
+            suffix = name[dot:]
+            if dot > 0 and suffix in _SEGMENT_SUFFIX_SET:
+                digits = name[:dot]
+                if digits.isascii() and digits.isdigit():
+                    if digits in by_digits:
+                        segment = by_digits[digits]
+                    else:
+                        base = _java_long_or_none(digits)
+                        segment = None
+                        if base is not None:
+                            segment = by_offset.get(base)
+                            if segment is None:
+                                segment = by_offset[base] = LogSegment(path, base)
+                        by_digits[digits] = segment
+                    if segment is not None:
+                        segment.files[suffix] = full
+                        continue
             m = _PRODUCER_SNAPSHOT.match(name)
             if m and _java_long_or_none(m.group(1)) is not None:
                 log.producer_snapshots.append((int(m.group(1)), full))
@@ -109,10 +124,13 @@ class LocalLog:
 
 
 def _java_long_or_none(digits: str) -> int | None:
-    try:
-        return naming.parse_java_long(digits)
-    except naming.NumberFormatError:
+    """``digits`` (ASCII, as the file-name patterns match them) as a Java long, or None when out of range:
+    what ``Long.parseLong`` accepts, without its per-character Unicode handling (a partition has thousands)."""
+    significant = digits.lstrip("0")
+    if len(significant) > 19:
         return None
+    value = int(significant or "0")
+    return value if value <= _LONG_MAX else None
 
 
 #: Files only a log directory (a ``log.dirs`` entry) holds, never a partition directory: Kafka's

@@ -1,9 +1,13 @@
-"""Finding an offset or a timestamp in a partition directory the way a broker does, reading as little as it does.
+"""Finding an offset or a timestamp in a partition the way a broker does, reading as little as it does.
+
+The searches are functions of a :class:`~kdump.storage.local_log.LocalLog` (the partition directory as listed
+by ``LocalLog.scan``: its names only, no file opened): :func:`find_offset`, :func:`find_timestamp`, and
+:func:`log_start` for the log start offset they use.
 
 **Offset** (the fetch path: ``LocalLog.read`` → ``LogSegment.read`` → ``translateOffset``):
 
 1. the segment is the one with the greatest base offset at or below the offset (a binary search over the
-   ``.log`` file names; no file is opened to choose it);
+   segments with a ``.log``; no file is opened to choose it);
 2. the segment's offset index gives the largest entry at or below the offset (``OffsetIndex.lookup``, a
    binary search touching O(log n) entries of the memory-mapped ``.index``);
 3. batch headers are read from that entry's position until the first batch whose last offset is at or above
@@ -32,8 +36,8 @@ from __future__ import annotations
 
 import bisect
 import os
-import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, NamedTuple
 
 from kdump.errors import KdumpError
 from kdump.storage import naming
@@ -47,6 +51,9 @@ from kdump.storage.record_batch import RECORD_BATCH_OVERHEAD
 from kdump.storage.time_index import ENTRY_SIZE as TIME_ENTRY_SIZE
 from kdump.storage.time_index import NO_TIMESTAMP, TimeIndex, entry_rule
 
+if TYPE_CHECKING:
+    from kdump.storage.local_log import LocalLog
+
 __all__ = [
     "FOUND",
     "GAP",
@@ -55,9 +62,14 @@ __all__ = [
     "NOT_FOUND",
     "EMPTY",
     "IndexEntryUsed",
-    "PartitionLog",
+    "LogStart",
     "SearchResult",
     "TimeIndexEntryUsed",
+    "find_offset",
+    "find_timestamp",
+    "log_start",
+    "offset_start_position",
+    "timestamp_start_position",
 ]
 
 FOUND = "found"
@@ -72,7 +84,6 @@ EMPTY = "empty"
 
 LOG_START_OFFSET_CHECKPOINT = "log-start-offset-checkpoint"
 
-_LOG_NAME = re.compile(r"^([0-9]+)\.log$")
 _EMPTY_TIME_INDEX = "it is empty"
 
 
@@ -96,7 +107,7 @@ class TimeIndexEntryUsed:
 
 @dataclass
 class SearchResult:
-    """The outcome of :meth:`PartitionLog.find_offset` or :meth:`PartitionLog.find_timestamp`."""
+    """The outcome of :func:`find_offset` or :func:`find_timestamp`."""
 
     #: "offset" or "timestamp", and the value searched for.
     kind: str
@@ -128,330 +139,298 @@ class SearchResult:
         return self.status == FOUND
 
 
-class PartitionLog:
-    """A partition directory opened for searching: only its file names are read until a search needs more.
+class LogStart(NamedTuple):
+    """The log start offset a search uses, and where it comes from (as the messages say it)."""
 
-    ``log_start_offset`` overrides the log start offset; by default it is the greater of the first segment's
-    base offset and the partition's entry in ``../log-start-offset-checkpoint`` (as a broker computes it when
-    it loads the log).
-    """
+    offset: int
+    source: str
 
-    def __init__(self, directory: str | os.PathLike[str], *, log_start_offset: int | None = None) -> None:
-        self.directory = os.fspath(directory)
-        self.name = naming.parse_partition_dir(os.path.basename(os.path.abspath(self.directory)))
-        try:
-            names = os.listdir(self.directory)
-        except OSError as e:
-            raise KdumpError(e.strerror or str(e), path=self.directory) from None
-        bases = []
-        for name in names:
-            if not name.endswith(".log"):
-                continue
-            if len(name) == 24 and name.isascii() and name[:20].isdigit():
-                bases.append(int(name[:20]))  # the form Kafka writes: 20 digits, always a valid long
-                continue
-            m = _LOG_NAME.match(name)
-            if m is None:
-                continue
-            try:
-                bases.append(naming.parse_java_long(m.group(1)))
-            except naming.NumberFormatError:
-                continue
-        bases.sort()
-        #: Base offsets of the segments that have a ``.log``, in increasing order.
-        self.base_offsets: list[int] = bases
-        if log_start_offset is not None:
-            self.log_start_offset = log_start_offset
-            self.log_start_source = "given"
-        else:
-            self.log_start_offset, self.log_start_source = self._read_log_start_offset()
 
-    # -- segments ------------------------------------------------------------------------------------------
+def log_start(log: LocalLog) -> LogStart:
+    """The partition's log start offset as a broker computes it when it loads the log: the greater of the first
+    segment's base offset and the partition's entry in ``../log-start-offset-checkpoint``."""
+    segments = log.log_segments
+    first = segments[0].base_offset if segments else 0
+    source = "the first segment's base offset"
+    # The name of the directory as given ("." included), as Kafka's File.getAbsoluteFile would see it.
+    name = naming.parse_partition_dir(os.path.basename(os.path.abspath(log.directory)))
+    if name is None:
+        return LogStart(first, source)
+    parent = os.path.dirname(os.path.abspath(log.directory))
+    path = os.path.join(parent, LOG_START_OFFSET_CHECKPOINT)
+    if not os.path.exists(path):
+        return LogStart(first, source)
+    from kdump.storage.offset_checkpoint import read_offset_checkpoint  # needed only here
 
-    def segment(self, base_offset: int) -> LogSegment:
-        """The :class:`LogSegment` of a base offset (one of :attr:`base_offsets`) with its ``.log`` and those of
-        its ``.index`` and ``.timeindex`` that exist."""
-        segment = LogSegment(self.directory, base_offset)
-        for suffix in (naming.LOG_FILE_SUFFIX, naming.INDEX_FILE_SUFFIX, naming.TIME_INDEX_FILE_SUFFIX):
-            path = segment.path(suffix)
-            if suffix == naming.LOG_FILE_SUFFIX or os.path.exists(path):
-                segment.files[suffix] = path
-        return segment
+    try:
+        offsets = read_offset_checkpoint(path).offsets()
+    except (KdumpError, OSError, ValueError):
+        return LogStart(first, source + f" ({path} is unreadable)")
+    checkpointed = offsets.get((name.topic, name.partition))
+    if checkpointed is None or checkpointed <= first:
+        return LogStart(first, source)
+    return LogStart(checkpointed, LOG_START_OFFSET_CHECKPOINT)
 
-    def _read_log_start_offset(self) -> tuple[int, str]:
-        first = self.base_offsets[0] if self.base_offsets else 0
-        source = "the first segment's base offset"
-        if self.name is None:
-            return first, source
-        parent = os.path.dirname(os.path.abspath(self.directory))
-        path = os.path.join(parent, LOG_START_OFFSET_CHECKPOINT)
-        if not os.path.exists(path):
-            return first, source
-        from kdump.storage.checkpoint import read_offset_checkpoint  # a large module, needed only here
 
-        try:
-            offsets = read_offset_checkpoint(path).offsets()
-        except (KdumpError, OSError, ValueError):
-            return first, source + f" ({path} is unreadable)"
-        checkpointed = offsets.get((self.name.topic, self.name.partition))
-        if checkpointed is None or checkpointed <= first:
-            return first, source
-        return checkpointed, LOG_START_OFFSET_CHECKPOINT
+# -- offset -----------------------------------------------------------------------------------------------------
 
-    # -- offset -----------------------------------------------------------------------------------------------
 
-    def find_offset(self, offset: int) -> SearchResult:
-        """Where ``offset`` is (see the module docstring).  Corrupt batches met on the way raise
-        :class:`KdumpError` naming the file and position."""
-        result = SearchResult("offset", offset, EMPTY, self.log_start_offset, self.log_start_source)
-        bases = self.base_offsets
-        if not bases:
-            return result
-        if offset < self.log_start_offset:
-            result.status = BELOW_START
-            return result
-        k = bisect.bisect_right(bases, offset) - 1
-        log_end = bases[-1]
-        for i in range(k, len(bases)):
-            segment = self.segment(bases[i])
-            with segment.open_log() as records:
-                if i == k:
-                    start, entry = self._offset_index_position(segment, records, offset, result)
-                    result.index_entry = entry
-                else:
-                    start = 0
-                batch, last = self._scan_for_offset(records, start, offset, result)
-                if last is not None:
-                    log_end = max(log_end, last + 1)
-                if batch is not None:
-                    result.segment = segment
-                    self._take_batch(records, batch, result)
-                    self._pick_offset_record(result, offset)
-                    return result
-        result.status = BEYOND_END
-        result.log_end_offset = log_end
+def find_offset(log: LocalLog, offset: int, start: LogStart | None = None) -> SearchResult:
+    """Where ``offset`` is in the partition ``log`` (see the module docstring), with the log start offset
+    ``start`` (default: :func:`log_start`).  Corrupt batches met on the way raise :class:`KdumpError` naming the
+    file and position."""
+    start = log_start(log) if start is None else start
+    result = SearchResult("offset", offset, EMPTY, start.offset, start.source)
+    segments = log.log_segments
+    if not segments:
         return result
+    if offset < start.offset:
+        result.status = BELOW_START
+        return result
+    k = bisect.bisect_right(segments, offset, key=_base_offset) - 1
+    log_end = segments[-1].base_offset
+    for i in range(k, len(segments)):
+        segment = segments[i]
+        with segment.open_log() as records:
+            if i == k:
+                position, entry = _offset_index_position(segment, records, offset, result)
+                result.index_entry = entry
+            else:
+                position = 0
+            batch, last = _scan_for_offset(records, position, offset, result)
+            if last is not None:
+                log_end = max(log_end, last + 1)
+            if batch is not None:
+                result.segment = segment
+                _take_batch(records, batch, result)
+                _pick_offset_record(result, offset)
+                return result
+    result.status = BEYOND_END
+    result.log_end_offset = log_end
+    return result
 
-    @staticmethod
-    def _offset_index_position(
-        segment: LogSegment, records: FileRecords, target: int, result: SearchResult
-    ) -> tuple[int, IndexEntryUsed | None]:
-        """The position to scan from for ``target`` and the index entry that gave it (None: no usable index)."""
-        if not segment.has(naming.INDEX_FILE_SUFFIX):
-            result.notes.append(f"{segment.index_path} is missing: scanned the segment from its first byte")
-            return 0, None
-        index = _map_index(OffsetIndex, segment.index_path, segment.base_offset)
-        reason = _unusable(index, OFFSET_ENTRY_SIZE)
-        if reason is not None:
-            result.notes.append(f"{segment.index_path} is not used ({reason}): scanned from the first byte")
-            return 0, None
-        slot = largest_lower_bound_slot(index.entry_count, index._offset_at, target, OFFSET_ENTRY_SIZE)
-        if slot == -1:
-            return 0, IndexEntryUsed(-1, segment.base_offset, 0)
-        entry = index.entry(slot)
-        used = IndexEntryUsed(slot, entry.offset, entry.position)
-        if not _entry_holds_batch(records, entry.position, entry.offset):
-            result.notes.append(
-                f"{segment.index_path} entry {slot} (offset {entry.offset} position {entry.position}) does not "
-                "point at a valid batch ending at or before its offset: scanned from the first byte instead"
-            )
-            return 0, None
-        return entry.position, used
 
-    @staticmethod
-    def _scan_for_offset(
-        records: FileRecords, start: int, target: int, result: SearchResult
-    ) -> tuple[RecordBatch | None, int | None]:
-        """First batch from ``start`` whose last offset is >= ``target``, and the last offset seen."""
-        last = None
+def _base_offset(segment: LogSegment) -> int:
+    return segment.base_offset
+
+
+def _offset_index_position(
+    segment: LogSegment, records: FileRecords, target: int, result: SearchResult
+) -> tuple[int, IndexEntryUsed | None]:
+    """The position to scan from for ``target`` and the index entry that gave it (None: no usable index)."""
+    if not segment.has(naming.INDEX_FILE_SUFFIX):
+        result.notes.append(f"{segment.index_path} is missing: scanned the segment from its first byte")
+        return 0, None
+    index = _map_index(OffsetIndex, segment.index_path, segment.base_offset)
+    reason = _unusable(index, OFFSET_ENTRY_SIZE)
+    if reason is not None:
+        result.notes.append(f"{segment.index_path} is not used ({reason}): scanned from the first byte")
+        return 0, None
+    slot = largest_lower_bound_slot(index.entry_count, index._offset_at, target, OFFSET_ENTRY_SIZE)
+    if slot == -1:
+        return 0, IndexEntryUsed(-1, segment.base_offset, 0)
+    entry = index.entry(slot)
+    used = IndexEntryUsed(slot, entry.offset, entry.position)
+    if not _entry_holds_batch(records, entry.position, entry.offset):
+        result.notes.append(
+            f"{segment.index_path} entry {slot} (offset {entry.offset} position {entry.position}) does not "
+            "point at a valid batch ending at or before its offset: scanned from the first byte instead"
+        )
+        return 0, None
+    return entry.position, used
+
+
+def _scan_for_offset(
+    records: FileRecords, start: int, target: int, result: SearchResult
+) -> tuple[RecordBatch | None, int | None]:
+    """First batch from ``start`` whose last offset is >= ``target``, and the last offset seen."""
+    last = None
+    batch = None
+    try:
+        for batch in records.batches(start):
+            result.scanned_bytes += batch.size_in_bytes
+            if batch.last_offset >= target:
+                return batch, batch.last_offset
+            last = batch.last_offset
+    except KdumpError as e:
+        raise e.located(records.path, batch.position if batch is not None else start) from None
+    return None, last
+
+
+def _take_batch(records: FileRecords, batch: RecordBatch, result: SearchResult) -> None:
+    position = batch.position
+    length = min(records.file_size - position, max(batch.size_in_bytes, RECORD_BATCH_OVERHEAD))
+    copy = bytes(records.buf[position : position + length])
+    result.position = position
+    try:
+        result.batch = next(FileRecords.from_bytes(copy, records.path).batches())
+    except KdumpError as e:
+        raise e.located(records.path, position) from None
+
+
+def _records(result: SearchResult) -> list[Record]:
+    assert result.batch is not None and result.segment is not None
+    try:
+        return list(result.batch.records())
+    except KdumpError as e:
+        raise KdumpError(
+            f"cannot read the records of the batch there: {e.message}",
+            path=result.segment.log_path,
+            position=result.position,
+        ) from None
+
+
+def _pick_offset_record(result: SearchResult, offset: int) -> None:
+    for record in _records(result):
+        if record.offset == offset:
+            result.record = record
+            result.status = FOUND
+            return
+        if record.offset > offset:
+            result.record = record
+            result.status = GAP
+            return
+    result.status = GAP
+
+
+# -- timestamp --------------------------------------------------------------------------------------------------
+
+
+def find_timestamp(log: LocalLog, timestamp: int, start: LogStart | None = None) -> SearchResult:
+    """The first offset of the partition ``log`` whose record timestamp is at or after ``timestamp``, with the
+    semantics of Kafka's ListOffsets (see the module docstring) and the log start offset ``start`` (default:
+    :func:`log_start`).  Segments wholly below the log start offset are skipped (a broker deletes them)."""
+    start = log_start(log) if start is None else start
+    result = SearchResult("timestamp", timestamp, EMPTY, start.offset, start.source)
+    segments = log.log_segments
+    if not segments:
+        return result
+    first = max(0, bisect.bisect_right(segments, start.offset, key=_base_offset) - 1)
+    largest = NO_TIMESTAMP
+    dir_fd = _open_dir(log.directory)
+    try:
+        for segment in segments[first:]:
+            segment_largest, reason = _indexed_largest_timestamp(log.directory, dir_fd, segment.base_offset)
+            if reason is not None:
+                segment_largest = _largest_timestamp_from_log(segment, reason, result)
+            largest = max(largest, segment_largest)
+            if segment_largest >= timestamp:
+                result.segment = segment
+                _find_in_segment(segment, timestamp, start.offset, result)
+                return result
+    finally:
+        if dir_fd is not None:
+            os.close(dir_fd)
+    result.status = NOT_FOUND
+    result.largest_timestamp = largest
+    return result
+
+
+def _largest_timestamp_from_log(segment: LogSegment, reason: str, result: SearchResult) -> int:
+    """The largest batch max timestamp of a segment whose time index cannot tell it."""
+    largest = NO_TIMESTAMP
+    with segment.open_log() as records:
         batch = None
         try:
-            for batch in records.batches(start):
+            for batch in records.batches():
                 result.scanned_bytes += batch.size_in_bytes
-                if batch.last_offset >= target:
-                    return batch, batch.last_offset
-                last = batch.last_offset
+                largest = max(largest, batch.max_timestamp)
         except KdumpError as e:
-            raise e.located(records.path, batch.position if batch is not None else start) from None
-        return None, last
+            raise e.located(records.path, batch.position if batch is not None else 0) from None
+    if largest != NO_TIMESTAMP or reason != _EMPTY_TIME_INDEX:
+        result.notes.append(
+            f"{segment.time_index_path} is not used ({reason}): read the batch headers of "
+            f"{segment.log_path} for its largest timestamp"
+        )
+    return largest
 
-    @staticmethod
-    def _take_batch(records: FileRecords, batch: RecordBatch, result: SearchResult) -> None:
-        position = batch.position
-        length = min(records.file_size - position, max(batch.size_in_bytes, RECORD_BATCH_OVERHEAD))
-        copy = bytes(records.buf[position : position + length])
-        result.position = position
-        try:
-            result.batch = next(FileRecords.from_bytes(copy, records.path).batches())
-        except KdumpError as e:
-            raise e.located(records.path, position) from None
 
-    @staticmethod
-    def _records(result: SearchResult) -> list[Record]:
-        assert result.batch is not None and result.segment is not None
-        try:
-            return list(result.batch.records())
-        except KdumpError as e:
-            raise KdumpError(
-                f"cannot read the records of the batch there: {e.message}",
-                path=result.segment.log_path,
-                position=result.position,
-            ) from None
-
-    def _pick_offset_record(self, result: SearchResult, offset: int) -> None:
-        for record in self._records(result):
-            if record.offset == offset:
-                result.record = record
-                result.status = FOUND
-                return
-            if record.offset > offset:
-                result.record = record
-                result.status = GAP
-                return
-        result.status = GAP
-
-    # -- timestamp ----------------------------------------------------------------------------------------------
-
-    def find_timestamp(self, timestamp: int) -> SearchResult:
-        """The first offset whose record timestamp is at or after ``timestamp``, with the semantics of Kafka's
-        ListOffsets (see the module docstring).  Segments wholly below the log start offset are skipped (a
-        broker deletes them)."""
-        result = SearchResult("timestamp", timestamp, EMPTY, self.log_start_offset, self.log_start_source)
-        bases = self.base_offsets
-        if not bases:
-            return result
-        first = max(0, bisect.bisect_right(bases, self.log_start_offset) - 1)
-        largest = NO_TIMESTAMP
-        dir_fd = _open_dir(self.directory)
-        try:
-            for base in bases[first:]:
-                segment_largest, reason = _indexed_largest_timestamp(self.directory, dir_fd, base)
-                if reason is not None:
-                    segment_largest = self._largest_timestamp_from_log(self.segment(base), reason, result)
-                largest = max(largest, segment_largest)
-                if segment_largest >= timestamp:
-                    segment = self.segment(base)
-                    result.segment = segment
-                    self._find_in_segment(segment, timestamp, result)
-                    return result
-        finally:
-            if dir_fd is not None:
-                os.close(dir_fd)
-        result.status = NOT_FOUND
-        result.largest_timestamp = largest
-        return result
-
-    @staticmethod
-    def _largest_timestamp_from_log(segment: LogSegment, reason: str, result: SearchResult) -> int:
-        """The largest batch max timestamp of a segment whose time index cannot tell it."""
-        largest = NO_TIMESTAMP
-        with segment.open_log() as records:
-            batch = None
-            try:
-                for batch in records.batches():
-                    result.scanned_bytes += batch.size_in_bytes
-                    largest = max(largest, batch.max_timestamp)
-            except KdumpError as e:
-                raise e.located(records.path, batch.position if batch is not None else 0) from None
-        if largest != NO_TIMESTAMP or reason != _EMPTY_TIME_INDEX:
+def _find_in_segment(segment: LogSegment, timestamp: int, start_offset: int, result: SearchResult) -> None:
+    time_entry = _time_index_entry(segment, timestamp, result)
+    result.time_index_entry = time_entry
+    with segment.open_log() as records:
+        position = 0
+        check = None
+        if time_entry is not None:
+            position, result.index_entry = _offset_index_position(
+                segment, records, max(time_entry.offset, start_offset), result
+            )
+            # The scan passes the entry's batch only when it starts at or before it.
+            if time_entry.slot >= 0 and time_entry.offset >= start_offset:
+                check = time_entry
+        found, contradicted = _scan_for_timestamp(records, position, timestamp, start_offset, check, result)
+        if contradicted and time_entry is not None:
             result.notes.append(
-                f"{segment.time_index_path} is not used ({reason}): read the batch headers of "
-                f"{segment.log_path} for its largest timestamp"
+                f"{segment.time_index_path} entry {time_entry.slot} (timestamp {time_entry.timestamp} "
+                f"offset {time_entry.offset}) does not match the log: scanned from the first byte instead"
             )
-        return largest
+            result.index_entry = None
+            result.time_index_entry = None
+            found, _ = _scan_for_timestamp(records, 0, timestamp, start_offset, None, result)
+        if found is None:
+            result.status = NOT_FOUND
+            return
+        batch, record = found
+        _take_batch(records, batch, result)
+    # The record of the private copy: the one found reads the map (a legacy record lazily), closed by now.
+    result.record = next((r for r in _records(result) if r.offset == record.offset), record)
+    result.status = FOUND
 
-    def _find_in_segment(self, segment: LogSegment, timestamp: int, result: SearchResult) -> None:
-        time_entry = self._time_index_entry(segment, timestamp, result)
-        result.time_index_entry = time_entry
-        start_offset = self.log_start_offset
-        with segment.open_log() as records:
-            start = 0
-            check = None
-            if time_entry is not None:
-                start, result.index_entry = self._offset_index_position(
-                    segment, records, max(time_entry.offset, start_offset), result
-                )
-                # The scan passes the entry's batch only when it starts at or before it.
-                if time_entry.slot >= 0 and time_entry.offset >= start_offset:
-                    check = time_entry
-            found, contradicted = self._scan_for_timestamp(
-                records, start, timestamp, start_offset, check, result
-            )
-            if contradicted and time_entry is not None:
-                result.notes.append(
-                    f"{segment.time_index_path} entry {time_entry.slot} (timestamp {time_entry.timestamp} "
-                    f"offset {time_entry.offset}) does not match the log: scanned from the first byte instead"
-                )
-                result.index_entry = None
-                result.time_index_entry = None
-                found, _ = self._scan_for_timestamp(records, 0, timestamp, start_offset, None, result)
-            if found is None:
-                result.status = NOT_FOUND
-                return
-            batch, record = found
-            self._take_batch(records, batch, result)
-        result.record = record
-        result.status = FOUND
 
-    @staticmethod
-    def _time_index_entry(
-        segment: LogSegment, timestamp: int, result: SearchResult
-    ) -> TimeIndexEntryUsed | None:
-        if not segment.has(naming.TIME_INDEX_FILE_SUFFIX):
-            return None
-        index = _map_index(TimeIndex, segment.time_index_path, segment.base_offset)
-        reason = _unusable(index, TIME_ENTRY_SIZE)
-        if reason is not None:
-            result.notes.append(
-                f"{segment.time_index_path} is not used ({reason}): scanned from the first byte"
-            )
-            return None
-        slot = largest_lower_bound_slot(index.entry_count, index._timestamp_at, timestamp, TIME_ENTRY_SIZE)
-        if slot == -1:
-            return TimeIndexEntryUsed(-1, NO_TIMESTAMP, segment.base_offset)
-        entry = index.entry(slot)
-        return TimeIndexEntryUsed(slot, entry.timestamp, entry.offset)
+def _time_index_entry(segment: LogSegment, timestamp: int, result: SearchResult) -> TimeIndexEntryUsed | None:
+    if not segment.has(naming.TIME_INDEX_FILE_SUFFIX):
+        return None
+    index = _map_index(TimeIndex, segment.time_index_path, segment.base_offset)
+    reason = _unusable(index, TIME_ENTRY_SIZE)
+    if reason is not None:
+        result.notes.append(f"{segment.time_index_path} is not used ({reason}): scanned from the first byte")
+        return None
+    slot = largest_lower_bound_slot(index.entry_count, index._timestamp_at, timestamp, TIME_ENTRY_SIZE)
+    if slot == -1:
+        return TimeIndexEntryUsed(-1, NO_TIMESTAMP, segment.base_offset)
+    entry = index.entry(slot)
+    return TimeIndexEntryUsed(slot, entry.timestamp, entry.offset)
 
-    @staticmethod
-    def _scan_for_timestamp(
-        records: FileRecords,
-        start: int,
-        timestamp: int,
-        start_offset: int,
-        entry: TimeIndexEntryUsed | None,
-        result: SearchResult,
-    ) -> tuple[tuple[RecordBatch, Record] | None, bool]:
-        """Kafka's ``FileRecords.searchForTimestamp`` from ``start``: the first record, in a batch whose max
-        timestamp is at or after ``timestamp``, with a timestamp at or after it and an offset at or after
-        ``start_offset``.  The second value says the batches contradict the time-index ``entry`` (which says
-        the batch holding its offset, at its end or (before Kafka 3.8) at the first record with the batch's max
-        timestamp, is the first to reach its timestamp); the scan then stops with nothing."""
-        batch = None
-        try:
-            for batch in records.batches(start):
-                result.scanned_bytes += batch.size_in_bytes
-                if entry is not None and batch.last_offset >= entry.offset:
-                    if (
-                        entry_rule(
-                            entry.offset,
-                            entry.timestamp,
-                            batch.base_offset,
-                            batch.last_offset,
-                            batch.max_timestamp,
-                        )
-                        is None
-                    ):
-                        return None, True
-                    entry = None
-                if batch.max_timestamp >= timestamp:
-                    if entry is not None:
-                        return None, True  # a batch before the entry's already reaches its timestamp
-                    for record in batch.records():
-                        if record.timestamp >= timestamp and record.offset >= start_offset:
-                            return (batch, record), False
-        except KdumpError as e:
-            raise e.located(records.path, batch.position if batch is not None else start) from None
-        return None, False
+
+def _scan_for_timestamp(
+    records: FileRecords,
+    start: int,
+    timestamp: int,
+    start_offset: int,
+    entry: TimeIndexEntryUsed | None,
+    result: SearchResult,
+) -> tuple[tuple[RecordBatch, Record] | None, bool]:
+    """Kafka's ``FileRecords.searchForTimestamp`` from ``start``: the first record, in a batch whose max
+    timestamp is at or after ``timestamp``, with a timestamp at or after it and an offset at or after
+    ``start_offset``.  The second value says the batches contradict the time-index ``entry`` (which says
+    the batch holding its offset, at its end or (before Kafka 3.8) at the first record with the batch's max
+    timestamp, is the first to reach its timestamp); the scan then stops with nothing."""
+    batch = None
+    try:
+        for batch in records.batches(start):
+            result.scanned_bytes += batch.size_in_bytes
+            if entry is not None and batch.last_offset >= entry.offset:
+                if (
+                    entry_rule(
+                        entry.offset,
+                        entry.timestamp,
+                        batch.base_offset,
+                        batch.last_offset,
+                        batch.max_timestamp,
+                    )
+                    is None
+                ):
+                    return None, True
+                entry = None
+            if batch.max_timestamp >= timestamp:
+                if entry is not None:
+                    return None, True  # a batch before the entry's already reaches its timestamp
+                for record in batch.records():
+                    if record.timestamp >= timestamp and record.offset >= start_offset:
+                        return (batch, record), False
+    except KdumpError as e:
+        raise e.located(records.path, batch.position if batch is not None else start) from None
+    return None, False
 
 
 # -- per-segment seeks (for readers that scan forward from an offset or a timestamp) -----------------------------
@@ -461,7 +440,7 @@ def offset_start_position(segment: LogSegment, records: FileRecords, offset: int
     """Where a forward scan for ``offset`` may start in ``segment``: the position of the offset-index entry a
     broker would use, when that entry is checked to name a valid batch ending at or before its offset; else 0."""
     scratch = SearchResult("offset", offset, EMPTY, 0, "")
-    return PartitionLog._offset_index_position(segment, records, offset, scratch)[0]
+    return _offset_index_position(segment, records, offset, scratch)[0]
 
 
 def timestamp_start_position(segment: LogSegment, records: FileRecords, timestamp: int) -> int:
@@ -471,10 +450,10 @@ def timestamp_start_position(segment: LogSegment, records: FileRecords, timestam
     the max timestamp) has the entry's timestamp as its max (the time index records
     the largest timestamp so far, so no earlier batch can hold a later one); else 0."""
     scratch = SearchResult("timestamp", timestamp, EMPTY, 0, "")
-    entry = PartitionLog._time_index_entry(segment, timestamp, scratch)
+    entry = _time_index_entry(segment, timestamp, scratch)
     if entry is None or entry.slot < 0:
         return 0
-    position, _ = PartitionLog._offset_index_position(segment, records, entry.offset, scratch)
+    position, _ = _offset_index_position(segment, records, entry.offset, scratch)
     if position == 0:
         return 0
     try:

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from kdump.errors import KdumpError
 from kdump.render.output import Output
-from kdump.storage import checkpoint
+from kdump.storage import checkpoint, clean_shutdown
 from kdump.storage.file_records import FileRecords
 from kdump.storage.offset_index import OffsetIndex
 from kdump.storage.producer_snapshot import parse_producer_snapshot
@@ -128,11 +128,12 @@ def run_files(argv: list[str], *, need_position: bool = True) -> int:
 
 def run_verify_index(directory: Path) -> int:
     from kdump.commands.verify_index import VerifyIndex, select_segments
+    from kdump.render.problems import JsonSink, TextSink
 
     targets, partitions = select_segments([str(directory)])
-    for as_json in (False, True):
+    for sink in (TextSink, JsonSink):
         out = Output(_Sink())  # type: ignore[arg-type]
-        VerifyIndex(targets, partitions, out, as_json).run()
+        VerifyIndex(targets, partitions, sink(out)).run()
         out.flush()
     return 0
 
@@ -350,7 +351,7 @@ def check_state_file(directory: Path, seed: Seed, rng: random.Random) -> None:
     path = directory / seed.victim
     if seed.victim == ".kafka_cleanshutdown":
         try:
-            checkpoint.parse_clean_shutdown(path.read_bytes(), str(path))
+            clean_shutdown.parse_clean_shutdown(path.read_bytes(), str(path))
         except KdumpError as e:
             _located(e, need_position=True)
     else:
