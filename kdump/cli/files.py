@@ -11,7 +11,13 @@ from typing import TYPE_CHECKING
 
 from kdump import KAFKA_COMPAT_VERSION
 from kdump.cli import jopt
-from kdump.commands.files import DEFAULT_MAX_MESSAGE_SIZE, INTERNAL_DECODERS, DumpLogSegments, DumpOptions
+from kdump.commands.files import (
+    DEFAULT_MAX_MESSAGE_SIZE,
+    INTERNAL_DECODERS,
+    DumpLogSegments,
+    DumpOptions,
+    Sink,
+)
 from kdump.errors import KdumpUsageError, UsageError
 from kdump.exit_status import ExitStatus
 from kdump.jdk.text import string_split
@@ -357,7 +363,18 @@ def run(argv: list[str], out: Output, err: Output) -> int:
     if not parsed.has("files") and not parsed.non_options:
         err.write('Missing required argument "[files]"\n' + usage_text())
         return ExitStatus.PROBLEMS
-    return DumpLogSegments(options, out, err).run()
+    return DumpLogSegments(options, make_sink(options, out, err)).run()
+
+
+def make_sink(options: DumpOptions, out: Output, err: Output) -> Sink:
+    """The sink of the run's facts: JSON lines with ``--json``, Kafka's text otherwise."""
+    if options.json:
+        from kdump.render.files_json import JsonLinesSink
+
+        return JsonLinesSink(out, options)
+    from kdump.render.files_text import KafkaTextSink
+
+    return KafkaTextSink(out, err, options)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -121,19 +121,21 @@ def command(
         directory = resolve_partition_dir(path, topic, partition)
     except UsageError as e:
         raise click.UsageError(e.message) from None
+    from kdump.render.find_report import JsonSink, TextSink
+
+    sink = JsonSink if as_json else TextSink
     sys.exit(
         run_guarded(
-            lambda out, err: Find(
-                directory,
-                offset=offset,
-                timestamp=timestamp,
-                print_data_log=print_data_log or decoding is not None,
-                as_json=as_json,
-                payload_decoding=decoding,
-                log_start_offset=log_start_offset,
-                out=out,
-                err=err,
-            ).run()
+            lambda out, err: int(
+                Find(
+                    directory,
+                    sink(out, err, decoding),
+                    offset=offset,
+                    timestamp=timestamp,
+                    print_data_log=print_data_log or decoding is not None,
+                    log_start_offset=log_start_offset,
+                ).run()
+            )
         )
     )
 

@@ -67,19 +67,17 @@ def command(
     interactive = sys.stdout.isatty()
     progress = not no_progress and sys.stderr.isatty()
     width = shutil.get_terminal_size().columns
-    sys.exit(
-        run_guarded(
-            lambda out, err: lister.run(
-                out,
-                as_json=as_json,
-                terminal=interactive and not as_json,
-                progress=progress,
-                width=width,
-                wide=wide,
-                columns=chosen,
-                human_time=human_time,
-                tz=zone,
-                use_color=colors.enabled(sys.stdout),
+    from kdump.commands.ls import Sink
+    from kdump.render import ls_report
+    from kdump.render.output import Output
+
+    def sink(out: Output) -> Sink:
+        if as_json:
+            return ls_report.JsonSink(out)
+        if interactive:
+            return ls_report.TerminalSink(
+                out, width=width, wide=wide, columns=chosen, use_color=colors.enabled(sys.stdout), tz=zone
             )
-        )
-    )
+        return ls_report.PlainSink(out, columns=chosen, human_time=human_time, tz=zone)
+
+    sys.exit(run_guarded(lambda out, err: int(lister.run(sink(out), progress=progress))))

@@ -54,4 +54,6 @@ def command(
         force=force,
         verbose=verbose,
     )
-    sys.exit(run_guarded(lambda out, err: RebuildIndex(targets, options, out, err).run()))
+    from kdump.render.rebuild_report import TextSink
+
+    sys.exit(run_guarded(lambda out, err: int(RebuildIndex(targets, options, TextSink(out, err)).run())))

@@ -36,6 +36,7 @@ def command(
                 "--deep and --gaps check the log, not the indexes: not with --indexes-only"
             )
         from kdump.commands.verify_index import VerifyIndex, select_segments
+        from kdump.render import problems
 
         walk_problems: list = []
         try:
@@ -45,9 +46,15 @@ def command(
         show_progress = not no_progress and not as_json and sys.stderr.isatty()
         sys.exit(
             run_guarded(
-                lambda out, err: VerifyIndex(
-                    targets, partitions, out, as_json, show_progress, walk_problems=walk_problems
-                ).run()
+                lambda out, err: int(
+                    VerifyIndex(
+                        targets,
+                        partitions,
+                        problems.JsonSink(out) if as_json else problems.TextSink(out),
+                        show_progress,
+                        walk_problems=walk_problems,
+                    ).run()
+                )
             )
         )
     from kdump.commands.verify import Verify, select_partitions

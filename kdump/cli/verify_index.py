@@ -20,6 +20,7 @@ def command(paths: tuple[str, ...], as_json: bool, no_progress: bool) -> None:
     """
     from kdump.cli import run_guarded
     from kdump.commands.verify_index import VerifyIndex, select_segments
+    from kdump.render import problems
 
     walk_problems: list = []
     try:
@@ -29,8 +30,14 @@ def command(paths: tuple[str, ...], as_json: bool, no_progress: bool) -> None:
     show_progress = not no_progress and not as_json and sys.stderr.isatty()
     sys.exit(
         run_guarded(
-            lambda out, err: VerifyIndex(
-                targets, partitions, out, as_json, show_progress, walk_problems=walk_problems
-            ).run()
+            lambda out, err: int(
+                VerifyIndex(
+                    targets,
+                    partitions,
+                    problems.JsonSink(out) if as_json else problems.TextSink(out),
+                    show_progress,
+                    walk_problems=walk_problems,
+                ).run()
+            )
         )
     )

@@ -1,25 +1,27 @@
 """``kdump files``: Kafka's DumpLogSegments, file by file, on the storage core.
 
-This module decides what is dumped and in which order, and keeps the end-of-run summaries; the storage core
-decodes and :mod:`kdump.render.kafka_text` formats.  An error that Kafka's tool would die of propagates as a
-:class:`~kdump.errors.KdumpError` after everything Kafka would have printed has been written.
+This module decides what is dumped and in which order, and keeps the end-of-run findings; the storage core
+decodes, and a :class:`Sink` (declared here, one method per kind of fact) writes: :mod:`kdump.render.files_text`
+Kafka's text, :mod:`kdump.render.files_json` JSON lines; the command line picks one.  Filters
+(:mod:`kdump.storage.record_filter`) are a stage between storage and the sink.  An error that Kafka's tool would
+die of propagates as a :class:`~kdump.errors.KdumpError` after everything Kafka would have printed has been
+written.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import tzinfo
-from itertools import islice
-from typing import TYPE_CHECKING, Any
+from itertools import chain
+from typing import TYPE_CHECKING, Protocol
 
 from kdump.commands import parallel
 from kdump.commands.parallel import OffsetGaps
 from kdump.errors import CorruptSnapshotError, KdumpError, UsageError
 from kdump.exit_status import ExitStatus
 from kdump.jdk.collections import scala_hashmap_order
-from kdump.render import json_lines, kafka_text, state_files
 from kdump.render.decoders import (
     DEFAULT_DECODER_CLASS,
     DecoderMessageParser,
@@ -31,11 +33,11 @@ from kdump.render.output import Output
 from kdump.storage import checkpoint, naming
 from kdump.storage.file_records import INT_MAX, FileRecords, RecordBatch
 from kdump.storage.offset_index import OffsetIndex
-from kdump.storage.producer_snapshot import read_producer_snapshot
-from kdump.storage.record_batch import DefaultRecordBatch
+from kdump.storage.producer_snapshot import ProducerSnapshotEntry, read_producer_snapshot
+from kdump.storage.record import Record
 from kdump.storage.record_filter import KEEP, STOP, RecordFilter
 from kdump.storage.time_index import NO_TIMESTAMP, TimeIndex
-from kdump.storage.transaction_index import TransactionIndex
+from kdump.storage.transaction_index import AbortedTxn, TransactionIndex
 
 if TYPE_CHECKING:
     from kdump.payload.sources import PayloadDecoding
@@ -88,7 +90,7 @@ class DumpOptions:
     value_decoder_given: bool = False
     internal_decoders: tuple[str, ...] = ()
     # kdump additions (opt-in; none of them changes the default output)
-    json: bool = False
+    json: bool = False  # picks the sink (kdump.cli.files.make_sink); the command never reads it
     print_header_values: bool = False
     record_filter: RecordFilter | None = None
     #: ``--decode-keys``/``--decode-values schema-registry`` (implies printing the data, as Kafka's decoders do)
@@ -140,17 +142,102 @@ class JavaFile:
         return naming.java_absolute_path(self.path) if self.path else os.getcwd()
 
 
+@dataclass
+class Findings:
+    """The end-of-run findings, each a list of ``(absolute path, pairs)`` groups in Kafka's order (groups in
+    its hash-map order; offset-index mismatches and offset gaps newest first, as Kafka prepends them)."""
+
+    index_mismatches: list[tuple[str, list[tuple[int, int]]]]
+    time_mismatches: list[tuple[str, list[tuple[int, int]]]]
+    time_out_of_order: list[tuple[str, list[tuple[int, int]]]]
+    time_not_found: list[tuple[str, list[tuple[int, int]]]]
+    non_consecutive: list[tuple[str, list[tuple[int, int]]]]
+
+
+class LogSink(Protocol):
+    """Where the facts of one ``.log`` (or KRaft ``.checkpoint``) go: its batches and their records, and the
+    bytes after its last whole batch.  Made by :meth:`Sink.log` for the file and its message parser."""
+
+    def segment_renderer(self, records: FileRecords, deep: bool) -> parallel.RenderChunk | None:
+        """The sink's whole-segment fast path: a function that writes every batch (and, ``deep``, every
+        record) of a byte range of ``records`` into an :class:`Output`, passing the records through an
+        :class:`OffsetGaps`, and returns where the last whole batch ends (what :mod:`kdump.commands.parallel`
+        runs on chunks); None when this sink takes the batches one by one (:meth:`batch`)."""
+        ...
+
+    def batch(self, batch: RecordBatch, records: Iterable[Record] | None = None) -> None:
+        """A batch and, with deep iteration, the records of it to show (consumed lazily; a failure while they
+        are read or shown propagates, located at nothing)."""
+        ...
+
+    def invalid_bytes(self, count: int, position: int) -> None:
+        """``count`` bytes after the last whole batch, which ends at ``position``."""
+        ...
+
+
+class Sink(Protocol):
+    """Where the facts of a ``kdump files`` run go: :mod:`kdump.render.files_text` (Kafka's text) or
+    :mod:`kdump.render.files_json` (JSON lines).  One method per kind of fact; the command never formats."""
+
+    #: Where whole-segment renderers write (:mod:`kdump.commands.parallel` writes its chunks to its descriptor).
+    out: Output
+
+    def dumping(self, file: JavaFile, *, held: bool = False) -> None:
+        """A file is about to be read (Kafka's ``Dumping <path>``).  ``held``: the file's header may be held
+        back until the file shows something (a batch, invalid bytes, or :meth:`failed`); a file that shows
+        nothing then stays silent."""
+        ...
+
+    def header(self, file: JavaFile, kind: str, **values: object) -> None:
+        """What the file is (``log``, ``snapshot``, ``offset-index``, ``state-file``, ...) and its header values
+        (``logStartingOffset``, ``snapshotEndOffset`` and ``epoch``, ...), named as in the JSON output."""
+        ...
+
+    def failed(self) -> None:
+        """Reading the current file failed: what was held back of its header belongs before the error."""
+        ...
+
+    def ignored(self, file: JavaFile) -> None:
+        """A file of an unknown suffix, not read (as Kafka ignores it)."""
+        ...
+
+    def log(self, file: JavaFile, parser: MessageParser) -> LogSink:
+        """The sink of a ``.log``/``.checkpoint``'s batches, whose keys and values ``parser`` decodes."""
+        ...
+
+    def empty_index(self, file: JavaFile) -> None: ...
+
+    def sanity_check_passed(self, file: JavaFile) -> None: ...
+
+    def offset_index_entry(self, file: JavaFile, slot: int, offset: int, position: int) -> None: ...
+
+    def time_index_entry(self, file: JavaFile, slot: int, timestamp: int, offset: int) -> None: ...
+
+    def producer_snapshot(self, file: JavaFile, entries: Iterable[ProducerSnapshotEntry]) -> None: ...
+
+    def corrupt_snapshot(self, file: JavaFile, message: str) -> None: ...
+
+    def aborted_txns(self, file: JavaFile, txns: Iterable[AbortedTxn]) -> None: ...
+
+    def state_file(self, file: JavaFile, parsed: object) -> None:
+        """A checkpoint or state file's content (:func:`kdump.storage.checkpoint.read_checkpoint`)."""
+        ...
+
+    def summaries(self, findings: Findings) -> None:
+        """The end-of-run findings (Kafka's reports of index mismatches and non-consecutive offsets)."""
+        ...
+
+    def error(self, error: KdumpError) -> None:
+        """What stopped the run (it propagates after this, to become the error line on standard error)."""
+        ...
+
+
 class DumpLogSegments:
-    """Runs one ``kdump files`` invocation."""
+    """Runs one ``kdump files`` invocation, handing its facts to ``sink``."""
 
-    def __init__(self, options: DumpOptions, out: Output, err: Output) -> None:
+    def __init__(self, options: DumpOptions, sink: Sink) -> None:
         self.options = options
-        self.out = out
-        if options.human_time and not options.json:
-            from kdump.render.human_time import HumanTimeOutput
-
-            self.out = HumanTimeOutput(out, options.tz)
-        self.err = err
+        self.sink = sink
         self.non_consecutive: dict[str, list[tuple[int, int]]] = {}
         self.index_mismatches: dict[str, list[tuple[int, int]]] = {}
         self.time_mismatches: dict[str, list[tuple[int, int]]] = {}
@@ -160,9 +247,6 @@ class DumpLogSegments:
         #: Records (batches without deep iteration) still to show under ``--max-records``: one count for the
         #: whole run, not per file.
         self.remaining: int | None = None if selector is None else selector.max_records
-        #: Filtered text: a .log file's ``Dumping``/``Log starting offset`` lines, held back until the file
-        #: shows something (files without a match stay silent).
-        self.pending_header: str | None = None
 
     def run(self) -> int:
         try:
@@ -171,39 +255,21 @@ class DumpLogSegments:
                     break
                 self.dump_file(arg)
         except KdumpError as e:
-            if self.options.json:  # the stream ends with what stopped it
-                self.out.write(json_lines.error_object(e))
+            self.sink.error(e)
             raise
         self.print_summaries()
         return ExitStatus.OK
 
-    def _header(self, text: str) -> None:
-        if self.pending_header is not None:
-            self.pending_header += text
-        else:
-            self.out.write(text)
-
-    def _release_header(self) -> None:
-        if self.pending_header is not None:
-            self.out.write(self.pending_header)
-            self.pending_header = None
-
-    def _begin(self, file: JavaFile, kind: str, **facts: object) -> None:
-        """JSON mode: the ``file`` object that stands for the ``Dumping`` line and the file's header lines."""
-        if self.options.json:
-            self.out.write(json_lines.file_object(file.path, kind, **facts))
-
     def dump_file(self, arg: str) -> None:
         file = JavaFile(arg)
-        self.pending_header = None
-        if not self.options.json:
-            if self.options.record_filter is not None and file.name.endswith(naming.LOG_FILE_SUFFIX):
-                self.pending_header = f"Dumping {file.path}\n"
-            else:
-                self.out.write(f"Dumping {file.path}\n")
+        sink = self.sink
+        # filtered output: a .log without a match stays silent
+        sink.dumping(
+            file, held=self.options.record_filter is not None and file.name.endswith(naming.LOG_FILE_SUFFIX)
+        )
         if os.path.isdir(file.path):
-            self._begin(file, "directory")
-            self._release_header()
+            sink.header(file, "directory")
+            sink.failed()
             raise KdumpError(
                 "is a directory; give the segment, index or snapshot files in it "
                 "(Kafka's tool dies with java.lang.StringIndexOutOfBoundsException)",
@@ -214,7 +280,7 @@ class DumpLogSegments:
             return
         suffix = naming.suffix_of(file.name)
         if suffix is None:
-            self._begin(file, "unknown")
+            sink.header(file, "unknown")
             raise KdumpError(
                 "the file name has no suffix, so Kafka's tool cannot tell what it is "
                 "(it dies with java.lang.StringIndexOutOfBoundsException)",
@@ -248,12 +314,8 @@ class DumpLogSegments:
             self.dump_producer_snapshot(file)
         elif suffix == naming.TXN_INDEX_FILE_SUFFIX:
             self.dump_txn_index(file)
-        elif self.options.json:
-            self._begin(file, "unknown", ignored=True)
         else:
-            self.out.flush()
-            self.err.write(f"Ignoring unknown file {file.path}\n")
-            self.err.flush()
+            self.sink.ignored(file)
 
     # -- .log and .checkpoint ----------------------------------------------------------------------------
 
@@ -270,24 +332,16 @@ class DumpLogSegments:
 
     def dump_log(self, file: JavaFile) -> None:
         opts = self.options
-        out = self.out
+        sink = self.sink
         try:  # Kafka creates the parser (loading the decoder classes) for each log it dumps, before reading it
             parser = self._message_parser()
         except KdumpError as e:
             raise e.located(file.path) from None
         opts.check_option("max-bytes")  # DumpLogSegments' arguments of dumpLog, in their order
-        json_mode = opts.json
         if file.name.endswith(naming.LOG_FILE_SUFFIX):
-            start_offset = naming.offset_from_file(file.path)
-            if json_mode:
-                self._begin(file, "log", logStartingOffset=start_offset)
-            else:
-                self._header(f"Log starting offset: {start_offset}\n")
+            sink.header(file, "log", logStartingOffset=naming.offset_from_file(file.path))
         elif file.name == naming.BOOTSTRAP_CHECKPOINT:
-            if json_mode:
-                self._begin(file, "bootstrap-snapshot")
-            else:
-                out.write("KRaft bootstrap snapshot\n")
+            sink.header(file, "bootstrap-snapshot")
         else:
             try:
                 snapshot_id = naming.parse_snapshot_name(file.name)
@@ -296,140 +350,58 @@ class DumpLogSegments:
                     f"not a KRaft snapshot name <20-digit offset>-<10-digit epoch>.checkpoint ({e.message})",
                     path=file.path,
                 ) from None
-            if json_mode:
-                self._begin(
-                    file, "snapshot", snapshotEndOffset=snapshot_id.end_offset, epoch=snapshot_id.epoch
-                )
-            else:
-                out.write(f"Snapshot end offset: {snapshot_id.end_offset}, epoch: {snapshot_id.epoch}\n")
-        if json_mode or opts.record_filter is not None or opts.print_header_values or opts.human_time:
+            sink.header(file, "snapshot", snapshotEndOffset=snapshot_id.end_offset, epoch=snapshot_id.epoch)
+        try:
+            with FileRecords(file.path, max_bytes=opts.max_bytes) as records:
+                log = sink.log(file, parser)
+                render = None
+                if opts.record_filter is None:  # filters are a stage of the batch-by-batch loop
+                    render = log.segment_renderer(records, opts.is_deep_iteration)
+                if render is None:
+                    self._dump_batches_selected(file, records, log)
+                else:
+                    self._dump_segment(file, records, log, render)
+        except KdumpError:
+            sink.failed()
+            raise
+
+    def _dump_segment(
+        self, file: JavaFile, records: FileRecords, log: LogSink, render: parallel.RenderChunk
+    ) -> None:
+        """The sink's whole-segment path (Kafka's default text): in chunks on all cores when it pays."""
+        out = self.sink.out
+        valid_bytes = None
+        if parallel.worth_it(self.options.is_deep_iteration, out, records):
+            valid_bytes = parallel.dump_batches(
+                render,
+                out,
+                file.path,
+                records,
+                lambda pairs: self.non_consecutive.setdefault(file.absolute_path, []).extend(pairs),
+            )
+        if valid_bytes is None:
+            gaps = OffsetGaps()
             try:
-                with FileRecords(file.path, max_bytes=opts.max_bytes) as records:
-                    self._dump_batches_selected(file, records, parser)
-            except KdumpError:
-                self._release_header()
-                raise
+                valid_bytes = render(0, None, out, gaps)
             finally:
-                self.pending_header = None
-            return
-
-        with FileRecords(file.path, max_bytes=opts.max_bytes) as records:
-            valid_bytes = None
-            if parallel.worth_it(opts.is_deep_iteration, out, records):
-                valid_bytes = parallel.dump_batches(
-                    lambda start, end, chunk_out, gaps: self.render_batches(
-                        file, records, parser, start, end, chunk_out, gaps
-                    ),
-                    out,
-                    file.path,
-                    records,
-                    lambda pairs: self.non_consecutive.setdefault(file.absolute_path, []).extend(pairs),
-                )
-            if valid_bytes is None:
-                gaps = OffsetGaps()
-                try:
-                    valid_bytes = self.render_batches(file, records, parser, 0, None, out, gaps)
-                finally:
-                    self.record_gaps(file, gaps)
-            trailing = records.size_in_bytes - valid_bytes
-            if trailing > 0 and opts.max_bytes == INT_MAX:
-                out.write(kafka_text.trailing_bytes_line(trailing, file.name))
-
-    def _payload_text_hook(self, file: JavaFile) -> Callable[[Any], str] | None:
-        decoding = self.options.payload_decoding
-        if decoding is None:
-            return None
-        from kdump.render.decoded_payload import text_hook
-
-        return text_hook(decoding.decoder_for(file.path), decoding.keys, decoding.values)
-
-    def _payload_json_hook(self, file: JavaFile) -> Callable[[Any, dict[str, Any]], None] | None:
-        decoding = self.options.payload_decoding
-        if decoding is None:
-            return None
-        from kdump.render.decoded_payload import json_hook
-
-        return json_hook(decoding.decoder_for(file.path), decoding.keys, decoding.values)
+                self.record_gaps(file, gaps)
+        trailing = records.size_in_bytes - valid_bytes
+        if trailing > 0 and self.options.max_bytes == INT_MAX:
+            log.invalid_bytes(trailing, valid_bytes)
 
     def record_gaps(self, file: JavaFile, gaps: OffsetGaps) -> None:
         if gaps.pairs:
             self.non_consecutive.setdefault(file.absolute_path, []).extend(gaps.pairs)
 
-    def render_batches(
-        self,
-        file: JavaFile,
-        records: FileRecords,
-        parser: MessageParser,
-        start: int,
-        end: int | None,
-        out: Output,
-        gaps: OffsetGaps,
-    ) -> int:
-        """Kafka's text for the batches in ``[start, end)``, into ``out``; returns where the last whole batch
-        ends.  On an error, everything Kafka would have printed before dying is in ``out`` and the error,
-        located at its batch, propagates."""
+    def _dump_batches_selected(self, file: JavaFile, records: FileRecords, log: LogSink) -> None:
+        """The batch-by-batch loop (JSON lines, filters, header values...): the filter, a stage between storage
+        and the sink, picks the batches and records the sink is handed."""
         opts = self.options
-        deep = opts.is_deep_iteration
-        print_contents = opts.should_print_data_log
-        skip_metadata = opts.skip_record_metadata
-        payload_extra = self._payload_text_hook(file)
-        # big keys and values as views of the segment, their text written in pieces
-        views = payload_extra is None
-        valid_bytes = start
-        see = gaps.see
-        batch = None
-        tracked = None
-        try:
-            for batch in records.batches(start, end):
-                out.write(kafka_text.batch_line_head(batch))
-                out.write(kafka_text.batch_line_tail(batch, valid_bytes))
-                if deep:
-                    render = kafka_text.record_renderer(
-                        batch, print_contents, skip_metadata, parser, payload_extra=payload_extra
-                    )
-                    lines: list[str] = []
-                    tracked = see(batch.records(views=views))
-                    try:
-                        # extend keeps the lines made before a failure: Kafka printed them
-                        if isinstance(batch, DefaultRecordBatch) and batch.records_count <= STREAM_LINES:
-                            lines.extend(map(render, tracked))
-                        else:  # a huge batch (or a legacy wrapper): its text is written as it is made
-                            rendered = map(render, tracked)
-                            while True:
-                                lines.extend(islice(rendered, STREAM_LINES))
-                                if len(lines) < STREAM_LINES:
-                                    break
-                                records.check_unchanged(batch.position)
-                                out.write_lines(lines)
-                                lines.clear()
-                    finally:
-                        records.check_unchanged(batch.position)  # print nothing read from a vanished page
-                        out.write_lines(lines)
-                valid_bytes += batch.size_in_bytes
-        except (kafka_text.PartialLineError, KdumpError) as e:
-            if tracked is not None:
-                tracked.close()  # its last offset into gaps
-            error = _located(e, records, file, batch)
-            if isinstance(e, kafka_text.PartialLineError):
-                out.write(e.partial)  # what Kafka printed of the line before dying
-            raise error from None
-        return valid_bytes
-
-    def _dump_batches_selected(self, file: JavaFile, records: FileRecords, parser: MessageParser) -> None:
-        """The batch loop for kdump's opt-in features: JSON lines, filters, header values.  Output that is not
-        Kafka's anyway, so a batch's line is written once its records are known (a filter may drop it)."""
-        opts = self.options
-        out = self.out
-        json_mode = opts.json
         selector = opts.record_filter
         deep = opts.is_deep_iteration
-        print_contents = opts.should_print_data_log
-        skip_metadata = opts.skip_record_metadata
-        look_inside = deep or (selector is not None and selector.needs_records)
-        payload_json = self._payload_json_hook(file) if json_mode else None
-        payload_extra = None if json_mode else self._payload_text_hook(file)
+        needs_records = selector is not None and selector.needs_records
+        look_inside = deep or needs_records
         remaining = self.remaining
-        context = json_lines.record_context(file.path, file.absolute_path) if json_mode else None
         start = 0 if selector is None else selector.start_position(file.path, records)
         gaps = OffsetGaps()
         reached_end = True
@@ -438,85 +410,50 @@ class DumpLogSegments:
         try:
             for batch in records.batches(start):
                 end = batch.position + batch.size_in_bytes
-                if selector is not None:
-                    verdict = selector.batch_verdict(batch)
-                    if verdict == STOP:
-                        reached_end = False
-                        break
-                    if verdict != KEEP:
-                        continue
-                lines: list[str] = []
-                kept = 0
-                head_written = False
+                if selector is None:
+                    log.batch(batch, gaps.see(batch.records()) if deep else None)
+                    continue
+                verdict = selector.batch_verdict(batch)
+                if verdict == STOP:
+                    reached_end = False
+                    break
+                if verdict != KEEP:
+                    continue
                 if look_inside:
-                    if json_mode:
-                        render = json_lines.record_renderer(
-                            batch,
-                            print_contents,
-                            skip_metadata,
-                            parser,
-                            decoder=getattr(parser, "decoder", None),
-                            payload_json=payload_json,
-                            context=context,
-                        )
+                    count = [0]
+                    kept = _kept(batch.records(), selector, remaining, count)
+                    if deep:
+                        first = next(kept, None)
+                        if first is None:
+                            if needs_records:
+                                continue
+                            log.batch(batch, ())
+                        else:
+                            log.batch(batch, chain((first,), kept))
                     else:
-                        render = kafka_text.record_renderer(
-                            batch,
-                            print_contents,
-                            skip_metadata,
-                            parser,
-                            header_values=opts.print_header_values,
-                            payload_extra=payload_extra,
-                        )
-                    for record in batch.records() if selector is not None else gaps.see(batch.records()):
-                        if selector is not None and not selector.keeps(record):
+                        for _ in kept:
+                            pass
+                        if needs_records and count[0] == 0:
                             continue
-                        kept += 1
-                        if deep:
-                            lines.append(render(record))
-                            if len(lines) >= STREAM_LINES:  # a huge batch: write its text as it is made
-                                if not head_written:
-                                    self._batch_head(batch, file)
-                                    head_written = True
-                                out.write("".join(lines))
-                                lines.clear()
-                        if remaining is not None and kept >= remaining:
-                            break
-                    if selector is not None and selector.needs_records and kept == 0:
-                        continue
-                elif remaining is not None:
-                    kept = 1
-                if not head_written:
-                    self._batch_head(batch, file)
-                out.write("".join(lines))
+                        log.batch(batch)
+                    shown = count[0]
+                else:
+                    log.batch(batch)
+                    shown = 1
                 if remaining is not None:
-                    remaining -= kept
+                    remaining -= shown
                     self.remaining = remaining
                     if remaining <= 0:
                         reached_end = False
                         break
-        except (kafka_text.PartialLineError, KdumpError) as e:
-            raise _located(e, records, file, batch) from None
+        except KdumpError as e:
+            raise located(e, records, file.path, batch) from None
         finally:
             self.record_gaps(file, gaps)
         if reached_end and opts.max_bytes == INT_MAX:
             trailing = records.size_in_bytes - end
             if trailing > 0:
-                self._release_header()
-                if json_mode:
-                    out.write(json_lines.fact("invalidBytes", file.path, bytes=trailing, position=end))
-                else:
-                    out.write(kafka_text.trailing_bytes_line(trailing, file.name))
-
-    def _batch_head(self, batch: RecordBatch, file: JavaFile) -> None:
-        """The batch's own line (the opt-in loop writes it once its records are known to be wanted)."""
-        self._release_header()
-        if self.options.json:
-            self.out.write(json_lines.batch_line(batch, batch.position, file.path))
-        else:
-            self.out.write(
-                kafka_text.batch_line_head(batch) + kafka_text.batch_line_tail(batch, batch.position)
-            )
+                log.invalid_bytes(trailing, end)
 
     # -- indexes, producer snapshots, transaction indexes -----------------------------------------------------
 
@@ -547,17 +484,18 @@ class DumpLogSegments:
 
     def dump_index(self, file: JavaFile) -> None:
         opts = self.options
+        sink = self.sink
         opts.check_option("max-message-size")  # an argument of DumpLogSegments.dumpIndex
         base_offset = naming.offset_from_file(file.path)
-        self._begin(file, "offset-index")
+        sink.header(file, "offset-index")
         with self._open_log(file) as records:
             index = self._open_index(OffsetIndex, file, base_offset)
             if index.entry_count == 0:
-                self._write_fact("emptyIndex", file, f"{file.path} is empty.\n")
+                sink.empty_index(file)
                 return
             if opts.index_sanity_check:
                 index.sanity_check()
-                self._write_fact("sanityCheck", file, f"{file.path} passed sanity check.\n", passed=True)
+                sink.sanity_check_passed(file)
                 return
             for i in range(index.entry_count):
                 entry = index.entry(i)
@@ -577,21 +515,19 @@ class DumpLogSegments:
                     )
                 if opts.verify_index_only:
                     continue
-                if opts.json:
-                    self.out.write(json_lines.offset_index_entry(file.path, i, entry.offset, entry.position))
-                else:
-                    self.out.write(f"offset: {entry.offset} position: {entry.position}\n")
+                sink.offset_index_entry(file, i, entry.offset, entry.position)
 
     def dump_time_index(self, file: JavaFile) -> None:
         opts = self.options
+        sink = self.sink
         base_offset = naming.offset_from_file(file.path)
-        self._begin(file, "time-index")
+        sink.header(file, "time-index")
         with self._open_log(file) as records:
             index = self._open_index(OffsetIndex, self._sibling(file, naming.INDEX_FILE_SUFFIX), base_offset)
             time_index = self._open_index(TimeIndex, file, base_offset)
             if opts.index_sanity_check:
                 time_index.sanity_check()
-                self._write_fact("sanityCheck", file, f"{file.path} passed sanity check.\n", passed=True)
+                sink.sanity_check_passed(file)
                 return
             key = file.absolute_path
             previous = NO_TIMESTAMP
@@ -636,42 +572,25 @@ class DumpLogSegments:
                         self.time_mismatches.setdefault(key, []).append((entry.timestamp, max_timestamp))
                     if previous >= entry.timestamp:
                         self.time_out_of_order.setdefault(key, []).append((entry.timestamp, previous))
-                if opts.json and not opts.verify_index_only:
-                    self.out.write(json_lines.time_index_entry(file.path, i, entry.timestamp, entry.offset))
-                elif not opts.verify_index_only:
-                    self.out.write(f"timestamp: {entry.timestamp} offset: {entry.offset}\n")
+                if not opts.verify_index_only:
+                    sink.time_index_entry(file, i, entry.timestamp, entry.offset)
                 previous = entry.timestamp
 
     def dump_producer_snapshot(self, file: JavaFile) -> None:
-        self._begin(file, "producer-snapshot")
+        self.sink.header(file, "producer-snapshot")
         try:
             snapshot = read_producer_snapshot(file.path)
         except CorruptSnapshotError as e:
-            if self.options.json:
-                self.out.write(json_lines.fact("corruptSnapshot", file.path, message=e.message))
-                return
-            self.out.flush()
-            self.err.write(e.message + "\n")
-            self.err.flush()
+            self.sink.corrupt_snapshot(file, e.message)
             return
         except OSError as e:
             raise KdumpError(e.strerror or str(e), path=file.path) from None
-        if self.options.json:
-            self.out.write(
-                "".join(json_lines.producer_snapshot_entry(file.path, e) for e in snapshot.entries)
-            )
-            return
-        for entry in snapshot.entries:
-            self.out.write(kafka_text.producer_snapshot_line(entry))
+        self.sink.producer_snapshot(file, snapshot.entries)
 
     def dump_txn_index(self, file: JavaFile) -> None:
         index = TransactionIndex(file.path, naming.offset_from_file(file.path))
-        self._begin(file, "transaction-index")
-        if self.options.json:
-            lines = [json_lines.aborted_txn(file.path, txn) for txn in index.aborted_txns()]
-        else:
-            lines = [kafka_text.aborted_txn_line(txn) for txn in index.aborted_txns()]
-        self.out.write("".join(lines))
+        self.sink.header(file, "transaction-index")
+        self.sink.aborted_txns(file, index.aborted_txns())
 
     # -- checkpoint and state files (a kdump addition) -----------------------------------------------------
 
@@ -682,81 +601,53 @@ class DumpLogSegments:
             parsed = checkpoint.read_checkpoint(file.path)
         except OSError as e:
             raise KdumpError(e.strerror or str(e), path=file.path) from None
-        if self.options.json:
-            self._begin(file, "state-file", name=file.name)
-            self.out.write(state_files.json_lines(file.path, parsed))
-            return
-        if isinstance(parsed, checkpoint.OffsetCheckpoint):
-            text = state_files.offset_checkpoint_lines(file.path, parsed)
-        elif isinstance(parsed, checkpoint.LeaderEpochCheckpoint):
-            text = state_files.leader_epoch_checkpoint_lines(file.path, parsed)
-        elif isinstance(parsed, checkpoint.PartitionMetadata):
-            text = state_files.partition_metadata_lines(parsed)
-        elif isinstance(parsed, checkpoint.MetaProperties):
-            text = state_files.meta_properties_lines(parsed)
-        else:
-            text = state_files.quorum_state_lines(parsed)
-        self.out.write(text)
-
-    def _write_fact(self, kind: str, file: JavaFile, text: str, **fields: object) -> None:
-        if self.options.json:
-            self.out.write(json_lines.fact(kind, file.path, **fields))
-        else:
-            self.out.write(text)
+        self.sink.header(file, "state-file", name=file.name)
+        self.sink.state_file(file, parsed)
 
     # -- end of run ------------------------------------------------------------------------------------------
 
     def print_summaries(self) -> None:
-        """The end-of-run reports on stderr, in Kafka's order; groups in Kafka's hash-map order.  Kafka
-        prepends offset-index mismatches and offset gaps to their lists (newest first) and appends the
-        time-index findings.  In JSON mode they are objects on standard output, in the same order."""
-        if self.options.json:
-            self.out.write(self._summary_objects())
-            return
-        text = (
-            kafka_text.index_mismatch_summary(_groups(self.index_mismatches, newest_first=True))
-            + kafka_text.time_index_summary(
-                _groups(self.time_mismatches), _groups(self.time_out_of_order), _groups(self.time_not_found)
+        """The end-of-run findings, in Kafka's order: groups in Kafka's hash-map order; Kafka prepends
+        offset-index mismatches and offset gaps to their lists (newest first) and appends the time-index
+        findings."""
+        self.sink.summaries(
+            Findings(
+                index_mismatches=_groups(self.index_mismatches, newest_first=True),
+                time_mismatches=_groups(self.time_mismatches),
+                time_out_of_order=_groups(self.time_out_of_order),
+                time_not_found=_groups(self.time_not_found),
+                non_consecutive=_groups(self.non_consecutive, newest_first=True),
             )
-            + kafka_text.non_consecutive_summary(_groups(self.non_consecutive, newest_first=True))
         )
-        if text:
-            self.out.flush()
-            self.err.write(text)
-            self.err.flush()
-
-    def _summary_objects(self) -> str:
-        kinds = (
-            ("indexMismatch", self.index_mismatches, True, ("indexOffset", "logOffset")),
-            ("timestampMismatch", self.time_mismatches, False, ("indexTimestamp", "logTimestamp")),
-            (
-                "outOfOrderTimestamp",
-                self.time_out_of_order,
-                False,
-                ("indexTimestamp", "previousIndexTimestamp"),
-            ),
-            ("indexedOffsetNotFound", self.time_not_found, False, ("indexOffset", "logOffset")),
-            ("nonConsecutiveOffsets", self.non_consecutive, True, ("offset", "nextOffset")),
-        )
-        lines = []
-        for kind, found, newest_first, (a_name, b_name) in kinds:
-            for path, pairs in _groups(found, newest_first=newest_first):
-                lines.extend(json_lines.fact(kind, path, **{a_name: a, b_name: b}) for a, b in pairs)
-        return "".join(lines)
 
 
-def _located(
-    e: kafka_text.PartialLineError | KdumpError, records: FileRecords, file: JavaFile, batch: object
-) -> KdumpError:
-    """The error to raise for a failure at ``batch``: a file truncated underneath takes precedence (what was
-    read may be zeros); otherwise the cause, located at the batch."""
+def _kept(
+    records: Iterable[Record], selector: RecordFilter, limit: int | None, count: list[int]
+) -> Iterator[Record]:
+    """The filter stage: the records ``selector`` keeps, at most ``limit`` (counted in ``count[0]``); the next
+    record is not read once the limit is reached."""
+    keeps = selector.keeps
+    kept = 0
+    for record in records:
+        if keeps(record):
+            kept += 1
+            count[0] = kept
+            yield record
+            if limit is not None and kept >= limit:
+                return
+
+
+def located(error: KdumpError, records: FileRecords, path: str, batch: object) -> KdumpError:
+    """The error to raise for a failure at ``batch`` of ``records`` (the file at ``path``): a file truncated
+    underneath takes precedence (what was read may be zeros); otherwise ``error``, located at the batch."""
     position = getattr(batch, "position", None)
     records.check_unchanged(position, thorough=True, failed=True)
-    cause = e.cause if isinstance(e, kafka_text.PartialLineError) else e
-    return cause.located(file.path, position)
+    return error.located(path, position)
 
 
-def _groups(found: dict[str, list[tuple[int, int]]], *, newest_first: bool = False) -> list:
+def _groups(
+    found: dict[str, list[tuple[int, int]]], *, newest_first: bool = False
+) -> list[tuple[str, list[tuple[int, int]]]]:
     return [(k, found[k][::-1] if newest_first else found[k]) for k in scala_hashmap_order(list(found))]
 
 

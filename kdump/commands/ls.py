@@ -1,16 +1,19 @@
-"""``kdump ls``: find the partition directories, summarise each (:mod:`kdump.storage.log_summary`), print."""
+"""``kdump ls``: find the partition directories and summarise each (:mod:`kdump.storage.log_summary`).
+
+The facts: the log directories the partitions are in (:class:`LogDir`, with their broker ids), one
+:class:`~kdump.storage.log_summary.PartitionSummary` per partition, and the directories the walk could not
+read, handed to a :class:`Sink` (:mod:`kdump.render.ls_report`: the terminal table, aligned plain text or JSON
+lines).
+"""
 
 from __future__ import annotations
 
-import json
 import os
-from datetime import tzinfo
+from dataclasses import dataclass
+from typing import Protocol
 
 from kdump.errors import KdumpError
 from kdump.exit_status import ExitStatus
-from kdump.render import log_summary as render
-from kdump.render import ls_table
-from kdump.render.output import Output
 from kdump.render.progress import ProgressBar
 from kdump.storage.checkpoint import META_PROPERTIES_FILE, read_meta_properties
 from kdump.storage.local_log import find_partition_dirs, no_kafka_data
@@ -19,6 +22,30 @@ from kdump.storage.regular_file import walk_error
 
 #: Above this much log to read, a progress bar is shown (when asked for: on a terminal only).
 PROGRESS_THRESHOLD = 256 << 20
+
+
+@dataclass(frozen=True)
+class LogDir:
+    """A log directory partitions were found in, with the broker id of its ``meta.properties`` (if any)."""
+
+    path: str
+    broker_id: int | None = None
+
+    def describe(self) -> str:
+        return self.path if self.broker_id is None else f"{self.path} (broker {self.broker_id})"
+
+
+class Sink(Protocol):
+    """Where the facts of a run go (:mod:`kdump.render.ls_report`), in this order: the log directories, each
+    partition, each directory the walk could not read, then the end of the run."""
+
+    def log_dirs(self, log_dirs: list[LogDir]) -> None: ...
+
+    def partition(self, summary: PartitionSummary) -> None: ...
+
+    def unreadable(self, path: str, message: str) -> None: ...
+
+    def end(self) -> None: ...
 
 
 class ListPartitions:
@@ -69,47 +96,14 @@ class ListPartitions:
                 bar.close()
         return result
 
-    def run(
-        self,
-        out: Output,
-        *,
-        as_json: bool = False,
-        terminal: bool = False,
-        progress: bool = False,
-        width: int = 80,
-        wide: bool = False,
-        columns: list[str] | None = None,
-        human_time: bool = False,
-        tz: tzinfo | None = None,
-        use_color: bool = False,
-    ) -> int:
+    def run(self, sink: Sink, *, progress: bool = False) -> ExitStatus:
         summaries = self.summaries(progress)
-        brokers = {d.path: d.broker_id for d in self.log_dirs}
-        if as_json:
-            for s in summaries:
-                log_dir = ls_table.log_dir_of(s)
-                out.write(render.summary_json(s, log_dir=log_dir, broker_id=brokers.get(log_dir)))
-        elif terminal:
-            out.write(
-                ls_table.terminal_text(
-                    summaries, self.log_dirs, width, wide=wide, columns=columns, use_color=use_color, tz=tz
-                )
-            )
-        else:
-            out.write(
-                render.plain_table(
-                    summaries,
-                    columns=columns,
-                    log_dirs=self.log_dirs if len(self.log_dirs) > 1 else None,
-                    human_time=human_time,
-                    tz=tz,
-                )
-            )
+        sink.log_dirs(self.log_dirs)
+        for summary in summaries:
+            sink.partition(summary)
         for path, message in self.walk_errors:
-            if as_json:
-                out.write(json.dumps({"type": "unreadable", "path": path, "message": message}) + "\n")
-            else:
-                out.write(f"{path}: {message}\n")
+            sink.unreadable(path, message)
+        sink.end()
         return ExitStatus.OK
 
 
@@ -124,10 +118,10 @@ def _parent(directory: str) -> str:
     return os.path.dirname(os.path.abspath(directory))
 
 
-def _log_dir(path: str) -> ls_table.LogDir:
+def _log_dir(path: str) -> LogDir:
     """The log directory with the node id of its ``meta.properties`` (none when absent or unreadable)."""
     try:
         meta = read_meta_properties(os.path.join(path, META_PROPERTIES_FILE))
     except (OSError, ValueError, KdumpError):
-        return ls_table.LogDir(path)
-    return ls_table.LogDir(path, meta.node_id)
+        return LogDir(path)
+    return LogDir(path, meta.node_id)

@@ -2,7 +2,7 @@
 
 The segment is cut into chunks of whole batches (one header-only pass by the parent).  Forked workers render
 chunks ``w, w + W, w + 2W, ...`` with exactly the sequential code (the ``render`` callable: ``kdump files`` passes
-:meth:`DumpLogSegments.render_batches`) into
+the Kafka-text sink's whole-segment renderer, :meth:`kdump.render.files_text.TextLog.render_batches`) into
 memory, then write them straight to the output file descriptor in file order: a token travels round the
 workers through pipes, and a worker writes chunk ``k`` only once it holds the token for ``k``.  The parent
 never touches the text; it collects each chunk's offset-gap findings and error, stitches the gaps across chunk
@@ -31,7 +31,7 @@ from kdump.storage.file_records import FileRecords
 
 #: Renders the batches of ``[start, end)`` as Kafka's text into ``out``, tracking offsets in ``gaps``; returns
 #: where the last whole batch ends.  It raises, located, what the sequential run would raise.
-RenderChunk = Callable[[int, int, Output, "OffsetGaps"], int]
+RenderChunk = Callable[[int, int | None, Output, "OffsetGaps"], int]
 
 #: Segments (or --max-bytes slices) smaller than this are rendered in-process.
 MIN_PARALLEL_BYTES = 32 << 20

@@ -1,8 +1,10 @@
 """``kdump rebuild-index``: rebuild ``.index`` and ``.timeindex`` files from their ``.log`` with Kafka's recovery
 algorithm (:mod:`kdump.storage.index_recovery`), writing them atomically (:mod:`kdump.storage.atomic_write`).
 
-This module chooses the segments, the index interval and what to write, and reports; see
-``man kdump-rebuild-index`` for the output.
+This module chooses the segments, the index interval and what to write, and hands the facts to a :class:`Sink`
+(:mod:`kdump.render.rebuild_report`): the index interval used (:class:`Interval`), index files without a
+``.log`` (:class:`Orphans`), what happened to each index file (:class:`IndexFileOutcome`), problems (a sentence
+each) and one :class:`RebuildSummary`.  See ``man kdump-rebuild-index`` for the output.
 """
 
 from __future__ import annotations
@@ -11,13 +13,10 @@ import mmap
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
-from itertools import islice
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from kdump.errors import KdumpError
 from kdump.exit_status import ExitStatus
-from kdump.render import plural
-from kdump.render.output import Output
 from kdump.storage import naming, sigbus_guard
 from kdump.storage.atomic_write import lock_holder, replace_file
 from kdump.storage.index_recovery import (
@@ -28,9 +27,9 @@ from kdump.storage.index_recovery import (
 )
 from kdump.storage.local_log import LocalLog, find_partition_dirs, no_kafka_data
 from kdump.storage.log_segment import LogSegment
-from kdump.storage.offset_index import OffsetIndex, OffsetPosition
+from kdump.storage.offset_index import OffsetIndex
 from kdump.storage.regular_file import walk_error
-from kdump.storage.time_index import TimeIndex, TimestampOffset
+from kdump.storage.time_index import TimeIndex
 
 if TYPE_CHECKING:
     from kdump.storage.topic_config import ClusterConfig
@@ -100,7 +99,10 @@ class RebuildOptions:
 
 
 @dataclass
-class _Counts:
+class RebuildSummary:
+    """What a run did, in numbers (``dry_run``: what it would have done)."""
+
+    dry_run: bool = False
     segments: int = 0
     partitions: int = 0
     rewritten: int = 0
@@ -112,60 +114,92 @@ class _Counts:
     log_bytes: int = 0
 
 
+@dataclass(frozen=True)
+class Interval:
+    """The index interval a partition is rebuilt with and where it comes from; ``first``: the run's first
+    partition (the others are told only when theirs differs)."""
+
+    directory: str
+    interval: int
+    source: str
+    first: bool
+
+
+@dataclass(frozen=True)
+class Orphans:
+    """A segment's index files with no ``.log`` beside them: left alone."""
+
+    segment: LogSegment
+
+
+#: What happened to an index file (:attr:`IndexFileOutcome.action`).
+UNCHANGED = "unchanged"
+LEFT_SOUND = "left-sound"
+CREATED = "created"
+REWRITTEN = "rewritten"
+
+
+@dataclass(frozen=True)
+class IndexFileOutcome:
+    """One index file compared with its rebuild, and what was done (or, in a dry run, would be done)."""
+
+    path: str
+    #: UNCHANGED, LEFT_SOUND (differs but sound, left alone without --force), CREATED or REWRITTEN.
+    action: str
+    dry_run: bool
+    #: The index class (its ``ENTRY_SIZE``, and its reader for the differences).
+    kind: type[OffsetIndex] | type[TimeIndex]
+    base_offset: int
+    #: The rebuilt file's bytes and the old file's (None: it was missing).
+    new: bytes
+    old: bytes | mmap.mmap | None
+    #: The old file is sound (verify-index finds nothing wrong with it), checked only when it differs.
+    sound: bool = False
+    #: Where the old file was kept (written files, with backups).
+    backup: str | None = None
+
+    @property
+    def entries(self) -> int:
+        return len(self.new) // self.kind.ENTRY_SIZE
+
+
+class Sink(Protocol):
+    """Where the facts of a run go (:mod:`kdump.render.rebuild_report`)."""
+
+    def interval(self, interval: Interval) -> None: ...
+
+    def orphans(self, orphans: Orphans) -> None: ...
+
+    def index_file(self, outcome: IndexFileOutcome) -> None: ...
+
+    def problem(self, message: str) -> None: ...
+
+    def summary(self, summary: RebuildSummary) -> None: ...
+
+
 class RebuildIndex:
     """One ``kdump rebuild-index`` run."""
 
-    def __init__(self, targets: list[Target], options: RebuildOptions, out: Output, err: Output) -> None:
+    def __init__(self, targets: list[Target], options: RebuildOptions, sink: Sink) -> None:
         self.targets = targets
         self.options = options
-        self.out = out
-        self.err = err
-        self.counts = _Counts()
+        self.sink = sink
+        self.counts = RebuildSummary(dry_run=options.dry_run)
         self._configs: dict[str, ClusterConfig | None] = {}  # by log directory
         self._node_ids: dict[str, int | None] = {}
-        #: The first partition's index interval and its source, printed once; other partitions' only when
+        #: The first partition's index interval and its source, told once; other partitions' only when
         #: they differ.
         self._first_interval: tuple[int, str] | None = None
 
-    def run(self) -> int:
+    def run(self) -> ExitStatus:
         for target in self.targets:
             self.rebuild_partition(target)
-        self.out.write(self.summary())
+        self.sink.summary(self.counts)
         return ExitStatus.PROBLEMS if self.counts.problems else ExitStatus.OK
-
-    # -- reporting ------------------------------------------------------------------------------------------
 
     def problem(self, text: str) -> None:
         self.counts.problems += 1
-        self.out.flush()
-        self.err.write(f"kdump: {text}\n")
-        self.err.flush()
-
-    def summary(self) -> str:
-        c = self.counts
-        where = f"{plural(c.segments, 'segment')} in {plural(c.partitions, 'partition')}"
-        if self.options.dry_run:
-            head = f"Dry run over {where}: "
-            body = (
-                f"{c.rewritten} index files would be rewritten, {c.created} created, {c.unchanged} unchanged"
-                f"{f', {c.sound} sound left alone' if c.sound else ''}; nothing was written"
-            )
-        else:
-            head = f"Rebuilt the indexes of {where}: "
-            body = f"{c.rewritten} index files rewritten, {c.created} created, {c.unchanged} unchanged" + (
-                f", {c.sound} sound left alone" if c.sound else ""
-            )
-        tail = "" if not c.problems else f"; {plural(c.problems, 'problem')}"
-        sound = ""
-        if c.sound:
-            sound = (
-                f"\n{plural(c.sound, 'sound index file')} (verify-index finds nothing wrong) "
-                f"{'differs' if c.sound == 1 else 'differ'} from a rebuild and "
-                f"{'would be ' if self.options.dry_run else 'was '}left alone: a broker indexes batches as "
-                "they are appended, with history a rebuild cannot know (the index.interval.bytes of that time, "
-                "appends of several batches at once, a restart); --force rewrites sound files too"
-            )
-        return f"{head}{body}{tail}.{sound}\n"
+        self.sink.problem(text)
 
     # -- interval -------------------------------------------------------------------------------------------
 
@@ -239,9 +273,9 @@ class RebuildIndex:
         interval, source = self.interval_for(log)
         if self._first_interval is None:
             self._first_interval = (interval, source)
-            self.out.write(f"{INDEX_INTERVAL_CONFIG} {interval} ({source})\n")
+            self.sink.interval(Interval(target.directory, interval, source, first=True))
         elif self._first_interval != (interval, source):
-            self.out.write(f"{target.directory}: {INDEX_INTERVAL_CONFIG} {interval} ({source})\n")
+            self.sink.interval(Interval(target.directory, interval, source, first=False))
         if not self.options.dry_run:
             # The broker's lock is in the log directory that really holds the partition: resolve symbolic
             # links first (a link to a locked broker's partition must not bypass the check).
@@ -267,11 +301,7 @@ class RebuildIndex:
             self.rebuild_segment(segment, interval)
 
     def _orphans(self, segment: LogSegment) -> None:
-        names = ", ".join(os.path.basename(p) for p in segment.files.values())
-        self.out.write(
-            f"{segment.directory}: {names}: no {naming.offset_to_filename(segment.base_offset)} beside it; left "
-            "alone (a broker deletes such files on start-up)\n"
-        )
+        self.sink.orphans(Orphans(segment))
 
     def rebuild_segment(self, segment: LogSegment, interval: int) -> None:
         self.counts.segments += 1
@@ -321,51 +351,37 @@ class RebuildIndex:
         except OSError as e:
             self.problem(f"{path}: cannot read it: {e.strerror or e}")
             return
-        entries = len(data) // kind.ENTRY_SIZE
+        dry_run = self.options.dry_run
+
+        def outcome(action: str, sound: bool = False, backup: str | None = None) -> IndexFileOutcome:
+            return IndexFileOutcome(
+                path, action, dry_run, kind, recovered.base_offset, data, old, sound, backup
+            )
+
         if old is not None and len(old) == len(data) and old[:] == data:
             self.counts.unchanged += 1
             if self.options.verbose:
-                self.out.write(f"{path}: unchanged ({_entries(entries)})\n")
+                self.sink.index_file(outcome(UNCHANGED))
             return
-        if old is None:
-            what = f"{_entries(entries)}; the file was missing"
-        else:
-            what = f"{_entries(entries)}, was {len(old)} bytes = {_entries(len(old) // kind.ENTRY_SIZE)}" + (
-                f" + {len(old) % kind.ENTRY_SIZE} bytes" if len(old) % kind.ENTRY_SIZE else ""
-            )
         is_sound = old is not None and sound(path)
         if is_sound and not self.options.force:
             self.counts.sound += 1
-            verb = "would leave" if self.options.dry_run else "left"
-            self.out.write(
-                f"{path}: sound, differs from a rebuild ({what}); {verb} it alone (--force rewrites it)\n"
-            )
-            if self.options.dry_run:
-                self.out.write("".join(diff_lines(old or b"", data, kind, recovered.base_offset, path)))
+            self.sink.index_file(outcome(LEFT_SOUND, sound=True))
             return
-        if is_sound:
-            what += "; sound: the differences are history a rebuild cannot know"
-        if self.options.dry_run:
-            verb = "would create" if old is None else "would rewrite"
-            self.out.write(f"{path}: {verb} ({what})\n")
-            self.out.write("".join(diff_lines(old or b"", data, kind, recovered.base_offset, path)))
+        action = CREATED if old is None else REWRITTEN
+        if dry_run:
+            self.sink.index_file(outcome(action, is_sound))
         else:
             try:
                 backup = replace_file(path, data, backup=self.options.backup)
             except OSError as e:
                 self.problem(f"{path}: cannot write it: {e.strerror or e}; the old file is unchanged")
                 return
-            verb = "created" if old is None else "rewritten"
-            kept = "" if backup is None else f"; the old file is kept as {backup}"
-            self.out.write(f"{path}: {verb} ({what}){kept}\n")
+            self.sink.index_file(outcome(action, is_sound, backup))
         if old is None:
             self.counts.created += 1
         else:
             self.counts.rewritten += 1
-
-
-def _entries(n: int) -> str:
-    return f"{n} entry" if n == 1 else f"{n} entries"
 
 
 def _node_id(log_dir: str) -> int | None:
@@ -376,52 +392,3 @@ def _node_id(log_dir: str) -> int | None:
         return read_meta_properties(path).node_id
     except (KdumpError, OSError, ValueError):
         return None
-
-
-def _describe(entry: OffsetPosition | TimestampOffset) -> str:
-    if isinstance(entry, OffsetPosition):
-        return f"offset {entry.offset} position {entry.position}"
-    return f"timestamp {entry.timestamp} offset {entry.offset}"
-
-
-def diff_lines(
-    old: bytes | mmap.mmap,
-    new: bytes,
-    kind: type[OffsetIndex] | type[TimeIndex],
-    base_offset: int,
-    path: str | None = None,
-) -> list[str]:
-    """Entry-by-entry differences between two index files (read with their index class): ``entry i: old ->
-    new``, ``+`` for an entry only the new file has, ``-`` for one only the old file has; a zero-filled tail and a
-    partial last entry are summarised on one line each.  The old file's zero tail is found from its end, so
-    only its written entries are listed."""
-    size = kind.ENTRY_SIZE
-    old_index = kind.wrap(old, base_offset, path)
-    new_slots = list(kind.from_bytes(new, base_offset))
-    count = old_index.entry_count
-    zero_from = min(count, max(1, old_index.zero_tail_start()))
-    old_slots = list(islice(old_index, zero_from))
-    lines = []
-    for i in range(max(zero_from, len(new_slots))):
-        a = old_slots[i] if i < zero_from else None
-        b = new_slots[i] if i < len(new_slots) else None
-        if a == b:
-            continue
-        if a is None and b is not None:
-            lines.append(f"  entry {i}: + {_describe(b)}\n")
-        elif b is None and a is not None:
-            lines.append(f"  entry {i}: - {_describe(a)}\n")
-        elif a is not None and b is not None:
-            lines.append(f"  entry {i}: {_describe(a)} -> {_describe(b)}\n")
-    if zero_from < count:
-        n = count - zero_from
-        lines.append(
-            f"  entries {zero_from}..{count - 1}: - {n} zero-filled slot{'s' if n != 1 else ''} "
-            "(a preallocated index never trimmed)\n"
-        )
-    if len(old) % size:
-        start = len(old) - len(old) % size
-        lines.append(
-            f"  bytes {start}..{len(old) - 1}: - {len(old) % size} bytes that are not a whole entry\n"
-        )
-    return lines

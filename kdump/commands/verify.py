@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from kdump.commands.verify_index import RuleNote
 from kdump.errors import KdumpError
 from kdump.exit_status import ExitStatus
 from kdump.storage import naming
@@ -39,14 +40,6 @@ from kdump.storage.log_verification import (
 
 #: Below this much log in all, segments are checked in this process (a pool costs more than it saves).
 MIN_PARALLEL_BYTES = 64 << 20
-
-
-@dataclass(frozen=True)
-class RuleNote:
-    """A time index whose entries follow the rule brokers before Kafka 3.8 wrote (healthy, said so)."""
-
-    path: str
-    rule: str
 
 
 @dataclass

@@ -1,7 +1,9 @@
-"""``kdump verify-index``: which segments to check, checking them, and reporting what was found.
+"""``kdump verify-index``: which segments to check, checking them, and the facts found.
 
-The checks themselves are :func:`kdump.storage.index_verification.verify_segment`; the line and JSON forms are
-in :mod:`kdump.render.problems`.
+The checks themselves are :func:`kdump.storage.index_verification.verify_segment`.  The facts: one
+:class:`~kdump.storage.index_verification.IndexProblem` per problem (and per note on an active segment's
+preallocated index files), a :class:`RuleNote` per time index written by the pre-3.8 rule and one
+:class:`IndexSummary`, handed to a :class:`Sink` (:mod:`kdump.render.problems`: text lines or JSON lines).
 """
 
 from __future__ import annotations
@@ -9,10 +11,9 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Protocol
 
 from kdump.exit_status import ExitStatus
-from kdump.render import problems as render
-from kdump.render.output import Output
 from kdump.render.progress import ProgressBar
 from kdump.storage import naming
 from kdump.storage.index_verification import IndexProblem, verify_segment
@@ -87,7 +88,39 @@ def select_segments(
     return targets, len(partitions)
 
 
-_RULE_COUNTS = {"last-offset": "lastOffsetTimeIndexes", "pre-3.8": "preKafka38TimeIndexes"}
+@dataclass(frozen=True)
+class RuleNote:
+    """A time index whose entries follow the rule brokers before Kafka 3.8 wrote (healthy, said so)."""
+
+    path: str
+    rule: str
+
+
+@dataclass
+class IndexSummary:
+    """What was checked, in numbers, and what was found."""
+
+    partitions: int = 0
+    segments: int = 0
+    index_files: int = 0
+    entries: int = 0
+    log_bytes: int = 0
+    problems: int = 0
+    files_with_problems: int = 0
+    #: Time indexes naming batches' last offsets (Kafka 3.8 on), and by the pre-3.8 rule.
+    last_offset_time_indexes: int = 0
+    pre_38_time_indexes: int = 0
+    active_segment_notes: int = 0
+
+
+class Sink(Protocol):
+    """Where the facts of a run go (:mod:`kdump.render.problems`)."""
+
+    def problem(self, problem: IndexProblem) -> None: ...
+
+    def note(self, note: RuleNote | IndexProblem) -> None: ...
+
+    def summary(self, summary: IndexSummary) -> None: ...
 
 
 class VerifyIndex:
@@ -97,8 +130,7 @@ class VerifyIndex:
         self,
         targets: list[Target],
         partitions: int,
-        out: Output,
-        as_json: bool = False,
+        sink: Sink,
         progress: bool = False,
         walk_problems: list[IndexProblem] | None = None,
     ) -> None:
@@ -106,29 +138,16 @@ class VerifyIndex:
         self.walk_problems = walk_problems or []
         self.targets = targets
         self.partitions = partitions
-        self.out = out
-        self.as_json = as_json
+        self.sink = sink
         self.progress = progress
 
-    def run(self) -> int:
-        summary = {
-            "partitions": self.partitions,
-            "segments": len(self.targets),
-            "indexFiles": 0,
-            "entries": 0,
-            "logBytes": 0,
-            "problems": 0,
-            "filesWithProblems": 0,
-            "lastOffsetTimeIndexes": 0,
-            "preKafka38TimeIndexes": 0,
-            "activeSegmentNotes": 0,
-        }
+    def run(self) -> ExitStatus:
+        summary = IndexSummary(partitions=self.partitions, segments=len(self.targets))
         files_with_problems: set[str] = set()
-        line = render.problem_json if self.as_json else render.problem_line
         for problem in self.walk_problems:
-            summary["problems"] += 1
+            summary.problems += 1
             files_with_problems.add(problem.path)
-            self.out.write(line(problem))
+            self.sink.problem(problem)
         total = sum(t.segment.log_size for t in self.targets)
         bar = ProgressBar("verifying", total) if self.progress and total >= PROGRESS_THRESHOLD else None
         done = 0
@@ -143,27 +162,25 @@ class VerifyIndex:
 
                 result = verify_segment(target.segment, progress=advance, active=target.active)
                 done += target.segment.log_size
-                summary["indexFiles"] += result.index_files
-                summary["entries"] += result.entries
-                summary["logBytes"] += result.log_bytes
+                summary.index_files += result.index_files
+                summary.entries += result.entries
+                summary.log_bytes += result.log_bytes
                 for problem in result.problems:
-                    summary["problems"] += 1
+                    summary.problems += 1
                     files_with_problems.add(problem.path)
-                    self.out.write(line(problem))
+                    self.sink.problem(problem)
                 for active_note in result.notes:
-                    summary["activeSegmentNotes"] += 1
-                    self.out.write(
-                        render.note_json(active_note) if self.as_json else render.note_line(active_note)
-                    )
+                    summary.active_segment_notes += 1
+                    self.sink.note(active_note)
                 rule = result.time_index_rule
-                if rule is not None:
-                    summary[_RULE_COUNTS[rule]] += 1
-                    if rule == "pre-3.8":
-                        note = render.rule_note_json if self.as_json else render.rule_note_line
-                        self.out.write(note(target.segment.time_index_path, rule))
+                if rule == "last-offset":
+                    summary.last_offset_time_indexes += 1
+                elif rule == "pre-3.8":
+                    summary.pre_38_time_indexes += 1
+                    self.sink.note(RuleNote(target.segment.time_index_path, rule))
         finally:
             if bar is not None:
                 bar.close()
-        summary["filesWithProblems"] = len(files_with_problems)
-        self.out.write(render.summary_json(summary) if self.as_json else render.summary_line(summary))
-        return ExitStatus.PROBLEMS if summary["problems"] else ExitStatus.OK
+        summary.files_with_problems = len(files_with_problems)
+        self.sink.summary(summary)
+        return ExitStatus.PROBLEMS if summary.problems else ExitStatus.OK

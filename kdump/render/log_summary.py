@@ -13,7 +13,7 @@ from kdump.render.human_time import iso
 from kdump.storage.log_summary import PartitionSummary
 
 if TYPE_CHECKING:
-    from kdump.render.ls_table import LogDir
+    from kdump.commands.ls import LogDir
 
 #: Version of the ``kdump ls --json`` objects.
 JSON_SCHEMA_VERSION = 1

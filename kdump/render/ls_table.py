@@ -12,9 +12,9 @@ from __future__ import annotations
 import os
 import textwrap
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import tzinfo
 
+from kdump.commands.ls import LogDir
 from kdump.render import color
 from kdump.render.log_summary import human_size, iso_time
 from kdump.render.table_fit import Column, blocks, fit
@@ -41,17 +41,6 @@ COLUMNS: tuple[Column, ...] = (
 )
 
 NAMES = tuple(c.name for c in COLUMNS)
-
-
-@dataclass(frozen=True)
-class LogDir:
-    """A log directory partitions were found in, with the broker id of its ``meta.properties`` (if any)."""
-
-    path: str
-    broker_id: int | None = None
-
-    def describe(self) -> str:
-        return self.path if self.broker_id is None else f"{self.path} (broker {self.broker_id})"
 
 
 def log_dir_of(s: PartitionSummary) -> str:

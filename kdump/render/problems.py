@@ -1,12 +1,16 @@
-"""Text and JSON forms of the problems ``kdump verify-index`` finds (see man kdump-verify-index)."""
+"""The sinks of ``kdump verify-index``'s facts (:mod:`kdump.commands.verify_index`), text lines and JSON lines,
+and the line and JSON forms of index problems that ``kdump verify`` shares (see man kdump-verify-index)."""
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from kdump.render import plural
 from kdump.storage.index_verification import IndexProblem
+
+if TYPE_CHECKING:
+    from kdump.commands.verify_index import IndexSummary, RuleNote
 
 #: Version of the JSON objects below; bumped when a field changes meaning or disappears.
 JSON_SCHEMA_VERSION = 1
@@ -71,29 +75,87 @@ def rule_note_json(path: str, rule: str) -> str:
     return json.dumps(obj, ensure_ascii=False) + "\n"
 
 
-def summary_line(summary: dict[str, int]) -> str:
+def summary_line(summary: IndexSummary) -> str:
     checked = (
-        f"Checked {plural(summary['segments'], 'segment')} in {plural(summary['partitions'], 'partition')} "
-        f"({plural(summary['indexFiles'], 'index file')}, {plural(summary['entries'], 'entry', 'entries')}, "
-        f"{summary['logBytes']} log bytes): "
+        f"Checked {plural(summary.segments, 'segment')} in {plural(summary.partitions, 'partition')} "
+        f"({plural(summary.index_files, 'index file')}, {plural(summary.entries, 'entry', 'entries')}, "
+        f"{summary.log_bytes} log bytes): "
     )
     rules = ""
-    if summary.get("preKafka38TimeIndexes"):
+    if summary.pre_38_time_indexes:
         rules = (
-            f" Time indexes by the pre-3.8 rule: {summary['preKafka38TimeIndexes']}, naming batches' last "
-            f"offsets: {summary.get('lastOffsetTimeIndexes', 0)}."
+            f" Time indexes by the pre-3.8 rule: {summary.pre_38_time_indexes}, naming batches' last "
+            f"offsets: {summary.last_offset_time_indexes}."
         )
-    if summary.get("activeSegmentNotes"):
-        rules += f" Notes on active segments' preallocated index files: {summary['activeSegmentNotes']}."
-    if summary["problems"] == 0:
+    if summary.active_segment_notes:
+        rules += f" Notes on active segments' preallocated index files: {summary.active_segment_notes}."
+    if summary.problems == 0:
         return checked + "no problems found." + rules + "\n"
     return (
         checked
-        + f"{plural(summary['problems'], 'problem')} in {plural(summary['filesWithProblems'], 'file')}."
+        + f"{plural(summary.problems, 'problem')} in {plural(summary.files_with_problems, 'file')}."
         + rules
         + "\n"
     )
 
 
-def summary_json(summary: dict[str, int]) -> str:
-    return json.dumps({"type": "summary", "version": JSON_SCHEMA_VERSION, **summary}) + "\n"
+def summary_json(summary: IndexSummary) -> str:
+    obj = {
+        "type": "summary",
+        "version": JSON_SCHEMA_VERSION,
+        "partitions": summary.partitions,
+        "segments": summary.segments,
+        "indexFiles": summary.index_files,
+        "entries": summary.entries,
+        "logBytes": summary.log_bytes,
+        "problems": summary.problems,
+        "filesWithProblems": summary.files_with_problems,
+        "lastOffsetTimeIndexes": summary.last_offset_time_indexes,
+        "preKafka38TimeIndexes": summary.pre_38_time_indexes,
+        "activeSegmentNotes": summary.active_segment_notes,
+    }
+    return json.dumps(obj) + "\n"
+
+
+class Writer(Protocol):
+    """Where a sink writes text: :class:`kdump.render.output.Output`, or any text stream."""
+
+    def write(self, text: str, /) -> object: ...
+
+
+class TextSink:
+    """``kdump verify-index``'s lines: one per problem and note, then the summary line."""
+
+    def __init__(self, out: Writer) -> None:
+        self.out = out
+
+    def problem(self, problem: IndexProblem) -> None:
+        self.out.write(problem_line(problem))
+
+    def note(self, note: RuleNote | IndexProblem) -> None:
+        if isinstance(note, IndexProblem):
+            self.out.write(note_line(note))
+        else:
+            self.out.write(rule_note_line(note.path, note.rule))
+
+    def summary(self, summary: IndexSummary) -> None:
+        self.out.write(summary_line(summary))
+
+
+class JsonSink:
+    """``kdump verify-index --json``: one object per problem and note, then the ``summary`` object."""
+
+    def __init__(self, out: Writer) -> None:
+        self.out = out
+
+    def problem(self, problem: IndexProblem) -> None:
+        self.out.write(problem_json(problem))
+
+    def note(self, note: RuleNote | IndexProblem) -> None:
+        if isinstance(note, IndexProblem):
+            self.out.write(note_json(note))
+        else:
+            self.out.write(rule_note_json(note.path, note.rule))
+
+    def summary(self, summary: IndexSummary) -> None:
+        self.out.write(summary_json(summary))

@@ -372,7 +372,8 @@ def _find_in_segment(segment: LogSegment, timestamp: int, start_offset: int, res
             return
         batch, record = found
         _take_batch(records, batch, result)
-    result.record = record
+    # The record of the private copy: the one found reads the map (a legacy record lazily), closed by now.
+    result.record = next((r for r in _records(result) if r.offset == record.offset), record)
     result.status = FOUND
 
 

@@ -128,11 +128,12 @@ def run_files(argv: list[str], *, need_position: bool = True) -> int:
 
 def run_verify_index(directory: Path) -> int:
     from kdump.commands.verify_index import VerifyIndex, select_segments
+    from kdump.render.problems import JsonSink, TextSink
 
     targets, partitions = select_segments([str(directory)])
-    for as_json in (False, True):
+    for sink in (TextSink, JsonSink):
         out = Output(_Sink())  # type: ignore[arg-type]
-        VerifyIndex(targets, partitions, out, as_json).run()
+        VerifyIndex(targets, partitions, sink(out)).run()
         out.flush()
     return 0
 

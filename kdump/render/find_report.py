@@ -1,0 +1,266 @@
+"""The sinks of ``kdump find``'s facts (:mod:`kdump.commands.find`): text and one JSON object.
+
+Text, on standard output when the search landed on a batch: the record found (for a timestamp), the segment,
+the index entries used, the batch line as ``kafka-dump-log.sh`` prints it and, with ``--print-data-log``, the
+record line (both from :mod:`kdump.render.kafka_text`).  JSON: one ``location`` object, also for misses.  Both
+then write the search's notes and the line explaining a miss on standard error.  See man kdump-find.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from kdump.render import kafka_text
+from kdump.render.decoders import DEFAULT_DECODER_CLASS, DecoderMessageParser, resolve_decoder
+from kdump.render.json_lines import JSON_SCHEMA_VERSION, headers_json, put_bytes
+from kdump.render.output import Output
+from kdump.storage.log_search import BELOW_START, BEYOND_END, EMPTY, FOUND, GAP, NOT_FOUND
+
+if TYPE_CHECKING:
+    from kdump.commands.find import Location
+    from kdump.payload.sources import PayloadDecoding
+    from kdump.storage.file_records import RecordBatch
+    from kdump.storage.record import Record
+
+
+def message(location: Location) -> str | None:
+    """The line explaining a result that is not a plain hit (None for a hit)."""
+    result = location.search
+    where = location.partition
+    status = result.status
+    if status == FOUND:
+        return None
+    if status == EMPTY:
+        return f"{where}: no log segments (.log files) here"
+    if status == BELOW_START:
+        return (
+            f"offset {result.target} is below the log start offset {result.log_start_offset} of {where} "
+            f"(from {result.log_start_source}); records below it may still be on disk but are no longer "
+            "part of the log (--log-start-offset overrides it)"
+        )
+    if status == BEYOND_END:
+        return (
+            f"offset {result.target} is beyond the end of {where}: the log end offset (the next offset to be "
+            f"written) is {result.log_end_offset}"
+        )
+    if status == GAP:
+        next_offset = result.record.offset if result.record is not None else None
+        follow = (
+            f"the next record is offset {next_offset}, in the batch shown"
+            if next_offset is not None
+            else "the batch shown, the next one, holds no records"
+        )
+        return (
+            f"offset {result.target} is not in {where}: no record has it (removed by compaction, or never "
+            f"written); {follow}"
+        )
+    if status == NOT_FOUND:
+        if result.largest_timestamp is not None and result.largest_timestamp < 0:
+            return f"no record in {where} has a timestamp (magic 0 messages have none)"
+        if result.largest_timestamp is not None:
+            return (
+                f"no record in {where} has a timestamp at or after {result.target}: the largest timestamp "
+                f"is {result.largest_timestamp}"
+            )
+        return (
+            f"no record in {where} at or after the log start offset {result.log_start_offset} has a timestamp "
+            f"at or after {result.target}"
+        )
+    return f"{where}: {status}"
+
+
+def location_lines(location: Location) -> str:
+    """The lines before the batch line: the record found (for a timestamp), the segment and the index entries
+    used."""
+    result = location.search
+    assert result.segment is not None
+    lines = []
+    if result.kind == "timestamp" and result.record is not None:
+        lines.append(f"offset: {result.record.offset} timestamp: {result.record.timestamp}\n")
+    lines.append(f"segment: {result.segment.log_path} baseOffset: {result.segment.base_offset}\n")
+    if result.kind == "timestamp":
+        entry = result.time_index_entry
+        if entry is None:
+            lines.append(
+                "timeIndexEntry: none (no usable time index: scanned from the segment's first byte)\n"
+            )
+        elif entry.slot < 0:
+            lines.append(
+                f"timeIndexEntry: none ({result.segment.time_index_path} has no entry at or below the "
+                f"timestamp: scan from offset {entry.offset})\n"
+            )
+        else:
+            lines.append(
+                f"timeIndexEntry: {result.segment.time_index_path} slot: {entry.slot} timestamp: "
+                f"{entry.timestamp} offset: {entry.offset}\n"
+            )
+    index = result.index_entry
+    if index is None:
+        lines.append("indexEntry: none (no usable offset index: scanned from the segment's first byte)\n")
+    elif index.slot < 0:
+        lines.append(
+            f"indexEntry: none ({result.segment.index_path} has no entry at or below the offset: scan from "
+            "position 0)\n"
+        )
+    else:
+        lines.append(
+            f"indexEntry: {result.segment.index_path} slot: {index.slot} offset: {index.offset} position: "
+            f"{index.position}\n"
+        )
+    return "".join(lines)
+
+
+class _Sink:
+    def __init__(self, out: Output, err: Output, payload_decoding: PayloadDecoding | None = None) -> None:
+        self.out = out
+        self.err = err
+        #: ``--decode-values``/``--decode-keys schema-registry`` (:mod:`kdump.payload`)
+        self.payload_decoding = payload_decoding
+
+    def end(self, location: Location) -> None:
+        """The notes and the line explaining a miss, on standard error after standard output."""
+        self.out.flush()
+        for note in location.search.notes:
+            self.err.write(f"kdump: note: {note}\n")
+        text = message(location)
+        if text is not None:
+            self.err.write(f"kdump: {text}\n")
+        self.err.flush()
+
+
+class TextSink(_Sink):
+    """The lines on standard output, written at the end of the run (nothing when an error stops it)."""
+
+    def __init__(self, out: Output, err: Output, payload_decoding: PayloadDecoding | None = None) -> None:
+        super().__init__(out, err, payload_decoding)
+        self.parts: list[str] = []
+
+    def location(self, location: Location) -> None:
+        if location.search.batch is not None:
+            self.parts.append(location_lines(location))
+
+    def batch(self, location: Location, batch: RecordBatch) -> None:
+        position = location.search.position
+        assert position is not None
+        self.parts.append(kafka_text.batch_line_head(batch) + kafka_text.batch_line_tail(batch, position))
+
+    def record(self, location: Location, record: Record) -> None:
+        segment = location.search.segment
+        batch = location.search.batch
+        assert segment is not None and batch is not None
+        extra = None
+        if self.payload_decoding is not None:
+            from kdump.render.decoded_payload import text_hook
+
+            decoding = self.payload_decoding
+            extra = text_hook(decoding.decoder_for(segment.log_path), decoding.keys, decoding.values)
+        render = kafka_text.record_renderer(batch, True, False, _string_parser(), payload_extra=extra)
+        self.parts.append(render(record))
+
+    def end(self, location: Location) -> None:
+        self.out.write("".join(self.parts))
+        super().end(location)
+
+
+class JsonSink(_Sink):
+    """One ``location`` object, written at the end of the run."""
+
+    def __init__(self, out: Output, err: Output, payload_decoding: PayloadDecoding | None = None) -> None:
+        super().__init__(out, err, payload_decoding)
+        self.obj: dict[str, Any] = {}
+        self.record_object: dict[str, Any] | None = None
+
+    def location(self, location: Location) -> None:
+        result = location.search
+        segment = result.segment
+        record = result.record
+        obj: dict[str, Any] = {
+            "type": "location",
+            "version": JSON_SCHEMA_VERSION,
+            "partition": location.partition,
+            "status": result.status,
+            "found": result.status == FOUND,
+            "gap": result.status == GAP,
+            "requested": {result.kind: result.target},
+            "logStartOffset": result.log_start_offset,
+            "segment": None if segment is None else segment.log_path,
+            "segmentBaseOffset": None if segment is None else segment.base_offset,
+            "indexEntry": None,
+            "position": result.position,
+            "baseOffset": None,
+            "lastOffset": None,
+            "size": None,
+            "magic": None,
+            "maxTimestamp": None,
+            "timestampType": None,
+            "offset": None if record is None else record.offset,
+            "timestamp": None if record is None else record.timestamp,
+        }
+        if result.index_entry is not None and segment is not None:
+            e = result.index_entry
+            obj["indexEntry"] = {
+                "file": segment.index_path,
+                "slot": e.slot if e.slot >= 0 else None,
+                "offset": e.offset,
+                "position": e.position,
+            }
+        if result.kind == "timestamp":
+            t = result.time_index_entry
+            obj["timeIndexEntry"] = (
+                None
+                if t is None or segment is None
+                else {
+                    "file": segment.time_index_path,
+                    "slot": t.slot if t.slot >= 0 else None,
+                    "timestamp": t.timestamp,
+                    "offset": t.offset,
+                }
+            )
+            obj["largestTimestamp"] = result.largest_timestamp
+        self.obj = obj
+
+    def batch(self, location: Location, batch: RecordBatch) -> None:
+        base_offset = batch.base_offset
+        if batch.magic < 2:
+            first = next(iter(batch.records()), None)
+            base_offset = first.offset if first is not None else batch.last_offset
+        self.obj.update(
+            baseOffset=base_offset,
+            lastOffset=batch.last_offset,
+            size=batch.size_in_bytes,
+            magic=batch.magic,
+            maxTimestamp=batch.max_timestamp,
+            timestampType=batch.timestamp_type,
+        )
+
+    def record(self, location: Location, record: Record) -> None:
+        found: dict[str, Any] = {"offset": record.offset, "timestamp": record.timestamp}
+        put_bytes(found, "key", record.key)
+        put_bytes(found, "value", record.value)
+        found["headers"] = headers_json(record)
+        segment = location.search.segment
+        if self.payload_decoding is not None and segment is not None:
+            from kdump.render.decoded_payload import json_hook
+
+            decoding = self.payload_decoding
+            json_hook(decoding.decoder_for(segment.log_path), decoding.keys, decoding.values)(record, found)
+        self.record_object = found
+
+    def end(self, location: Location) -> None:
+        result = location.search
+        obj = self.obj
+        if result.status == BEYOND_END:
+            obj["logEndOffset"] = result.log_end_offset
+        if self.record_object is not None:
+            obj["record"] = self.record_object
+        obj["scannedBytes"] = result.scanned_bytes
+        obj["notes"] = list(result.notes)
+        obj["message"] = message(location)
+        self.out.write(json.dumps(obj, ensure_ascii=False) + "\n")
+        super().end(location)
+
+
+def _string_parser() -> DecoderMessageParser:
+    decoder = resolve_decoder(DEFAULT_DECODER_CLASS)
+    return DecoderMessageParser(decoder, decoder)

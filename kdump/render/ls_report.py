@@ -1,0 +1,124 @@
+"""The sinks of ``kdump ls``'s facts (:mod:`kdump.commands.ls`): the table fitted to a terminal
+(:mod:`kdump.render.ls_table`), aligned plain text for pipes and JSON lines (:mod:`kdump.render.log_summary`).
+
+The tables need every row to size their columns, so the table sinks write at the end of the run; the JSON sink
+writes one ``partition`` object per partition as it comes.  A directory the walk could not read is one
+``<path>: <message>`` line (an ``unreadable`` object in JSON) after the partitions.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import tzinfo
+
+from kdump.commands.ls import LogDir
+from kdump.render import log_summary, ls_table
+from kdump.render.output import Output
+from kdump.storage.log_summary import PartitionSummary
+
+
+class _TableSink:
+    def __init__(self, out: Output) -> None:
+        self.out = out
+        self.dirs: list[LogDir] = []
+        self.summaries: list[PartitionSummary] = []
+        self.unreadables: list[tuple[str, str]] = []
+
+    def log_dirs(self, log_dirs: list[LogDir]) -> None:
+        self.dirs = log_dirs
+
+    def partition(self, summary: PartitionSummary) -> None:
+        self.summaries.append(summary)
+
+    def unreadable(self, path: str, message: str) -> None:
+        self.unreadables.append((path, message))
+
+    def table(self) -> str:
+        raise NotImplementedError
+
+    def end(self) -> None:
+        self.out.write(self.table())
+        for path, message in self.unreadables:
+            self.out.write(f"{path}: {message}\n")
+
+
+class TerminalSink(_TableSink):
+    """The table fitted to the terminal's ``width`` (:func:`kdump.render.ls_table.terminal_text`)."""
+
+    def __init__(
+        self,
+        out: Output,
+        *,
+        width: int = 80,
+        wide: bool = False,
+        columns: list[str] | None = None,
+        use_color: bool = False,
+        tz: tzinfo | None = None,
+    ) -> None:
+        super().__init__(out)
+        self.width = width
+        self.wide = wide
+        self.columns = columns
+        self.use_color = use_color
+        self.tz = tz
+
+    def table(self) -> str:
+        return ls_table.terminal_text(
+            self.summaries,
+            self.dirs,
+            self.width,
+            wide=self.wide,
+            columns=self.columns,
+            use_color=self.use_color,
+            tz=self.tz,
+        )
+
+
+class PlainSink(_TableSink):
+    """Aligned plain text (:func:`kdump.render.log_summary.plain_table`); over several log directories, their
+    paths and broker ids in two more columns."""
+
+    def __init__(
+        self,
+        out: Output,
+        *,
+        columns: list[str] | None = None,
+        human_time: bool = False,
+        tz: tzinfo | None = None,
+    ) -> None:
+        super().__init__(out)
+        self.columns = columns
+        self.human_time = human_time
+        self.tz = tz
+
+    def table(self) -> str:
+        return log_summary.plain_table(
+            self.summaries,
+            columns=self.columns,
+            log_dirs=self.dirs if len(self.dirs) > 1 else None,
+            human_time=self.human_time,
+            tz=self.tz,
+        )
+
+
+class JsonSink:
+    """One ``partition`` object per partition, then one ``unreadable`` object per directory not read."""
+
+    def __init__(self, out: Output) -> None:
+        self.out = out
+        self.brokers: dict[str, int | None] = {}
+
+    def log_dirs(self, log_dirs: list[LogDir]) -> None:
+        self.brokers = {d.path: d.broker_id for d in log_dirs}
+
+    def partition(self, summary: PartitionSummary) -> None:
+        log_dir = ls_table.log_dir_of(summary)
+        self.out.write(
+            log_summary.summary_json(summary, log_dir=log_dir, broker_id=self.brokers.get(log_dir))
+        )
+
+    def unreadable(self, path: str, message: str) -> None:
+        self.out.write(json.dumps({"type": "unreadable", "path": path, "message": message}) + "\n")
+
+    def end(self) -> None:
+        pass
