@@ -34,12 +34,14 @@ from kdump.storage.record_batch import (
     RECORD_BATCH_OVERHEAD,
     DefaultRecordBatch,
 )
+from kdump.storage.record_batch import (
+    RecordBatch as RecordBatch,  # re-exported: the batch interface, with FileRecords that yields batches
+)
 from kdump.storage.regular_file import open_regular
 
 INT_MAX = 0x7FFFFFFF
 MIN_RECORD_SIZE = 14  # LegacyRecord.RECORD_OVERHEAD_V0
 
-RecordBatch = DefaultRecordBatch | LegacyRecordBatch
 
 _LOG_HEADER = struct.Struct(">qi")
 _V2_HEADER = struct.Struct(">qiibIhiqqqhii")
@@ -333,3 +335,15 @@ def _release(mm: mmap.mmap, released: int, position: int) -> int:
             return released
         return upto
     return released
+
+
+def release_view_pages(data: object) -> None:
+    """Drop from this process's resident set the pages of the segment map that ``data`` (a key or value from
+    ``records(views=True)``) is a view of; touched again, they are read back from the page cache.  Called
+    while a big value's text is written a piece at a time, so that the resident set does not grow with it."""
+    owner = getattr(data, "obj", None)
+    if isinstance(owner, mmap.mmap) and not owner.closed and hasattr(owner, "madvise"):
+        try:
+            owner.madvise(mmap.MADV_DONTNEED)
+        except (OSError, ValueError):
+            pass
