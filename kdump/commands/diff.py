@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from kdump.errors import KdumpError
-from kdump.storage.checkpoint import read_leader_epoch_checkpoint
+from kdump.storage.leader_epoch_checkpoint import read_leader_epoch_checkpoint
 from kdump.storage.local_log import LocalLog, find_partition_dirs
 from kdump.storage.log_summary import read_log_dir_checkpoints
 

@@ -14,8 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from kdump.errors import KdumpError
-from kdump.storage import checkpoint, naming
+from kdump.storage import naming
 from kdump.storage.local_log import LocalLog
+from kdump.storage.offset_checkpoint import read_offset_checkpoint
 from kdump.storage.record_batch import RecordBatch
 from kdump.storage.regular_file import walk_error
 
@@ -72,7 +73,7 @@ def read_log_dir_checkpoints(log_dir: str, anomalies: list[str] | None = None) -
         if not os.path.isfile(path):
             continue
         try:
-            found[name] = checkpoint.read_offset_checkpoint(path).offsets()
+            found[name] = read_offset_checkpoint(path).offsets()
         except (KdumpError, OSError) as e:
             if anomalies is not None:
                 anomalies.append(f"unreadable {name}: {e}")
