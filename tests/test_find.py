@@ -546,3 +546,20 @@ def test_timestamp_record_of_legacy_batches_is_usable_after_close(name: str) -> 
     assert "internal error" not in out.stderr
     # magic 0 messages have no timestamp: no record is at or after 0
     assert out.stdout.count("\n| offset: ") == (0 if name == "legacy-v0-0" else 1)
+
+
+def test_log_start_offset_is_the_greater_of_first_base_offset_and_checkpoint(tmp_path: Path) -> None:
+    """UnifiedLog on load: max(log-start-offset-checkpoint entry, first segment's base offset); no segment, no
+    log start offset (ls) -- but a search on an empty partition still starts at a positive checkpoint entry."""
+    partition = tmp_path / "orders-0"
+    partition.mkdir()
+    assert LocalLog.scan(str(partition)).log_start_offset(7) is None
+    for base in (100, 200):
+        (partition / offset_to_filename(base)).write_bytes(b"")
+    log = LocalLog.scan(str(partition))
+    assert [log.log_start_offset(c) for c in (None, 50, 100, 150, 250)] == [100, 100, 100, 150, 250]
+    (tmp_path / "log-start-offset-checkpoint").write_text("0\n1\norders 0 150\n")
+    assert tuple(log_search.log_start(log)) == (150, "log-start-offset-checkpoint")
+    for p in partition.iterdir():
+        p.unlink()
+    assert tuple(log_search.log_start(LocalLog.scan(str(partition)))) == (150, "log-start-offset-checkpoint")
