@@ -18,7 +18,6 @@ from click.testing import CliRunner
 
 from kdump.cli import cli
 from kdump.storage import log_search
-from kdump.storage.builder import SimpleRecord, build_v2_batch
 from kdump.storage.file_records import FileRecords
 from kdump.storage.index_recovery import recover_indexes
 from kdump.storage.local_log import LocalLog, find_partition_dirs
@@ -36,6 +35,7 @@ from kdump.storage.naming import offset_to_filename
 from kdump.storage.offset_index import OffsetIndex
 from kdump.storage.time_index import TimeIndex
 from kdump.storage.timestamp_type import parse_timestamp
+from tests.builder import SimpleRecord, build_v2_batch
 from tests.corpus import CORPUS, FIXTURE_CORPUS
 from tests.partition_builder import BASE_TIMESTAMP, build_partition
 
