@@ -169,10 +169,9 @@ def summarize_partition(
                                     producer_id, batch.producer_epoch, batch.base_offset
                                 )
                     valid = batch.position + batch.size_in_bytes
-                if valid < records.size_in_bytes:
-                    anomalies.append(
-                        f"{name}.log: {records.size_in_bytes - valid} bytes at byte {valid} are not a whole batch"
-                    )
+                invalid = records.invalid_bytes(valid)
+                if invalid > 0:
+                    anomalies.append(f"{name}.log: {invalid} bytes at byte {valid} are not a whole batch")
         except KdumpError as e:
             anomalies.append(f"{name}.log: {e.describe()}")
         if progress is not None:
@@ -181,8 +180,7 @@ def summarize_partition(
         s.log_end_offset = previous_last + 1
     elif log.log_segments:
         s.log_end_offset = log.log_segments[-1].base_offset
-    if s.first_segment_base_offset is not None:
-        s.log_start_offset = max(s.log_start_offset_checkpoint or 0, s.first_segment_base_offset)
+    s.log_start_offset = log.log_start_offset(s.log_start_offset_checkpoint)
     s.codecs = sorted(codecs)
     s.producers = sorted(producers)
     s.open_transactions = sorted(open_txns.values(), key=lambda t: t.first_offset)
