@@ -21,6 +21,10 @@
    (kdump.storage.record.LazyHeaders, MAX_EAGER_HEADERS) instead of building one object per header. */
 #define MAX_EAGER_HEADERS 4096
 
+/* A key or value this big is left to the Python decoder, which hands it out as a view of the segment
+   (kdump.storage.record_batch.MAX_EAGER_BYTES) instead of a copy. */
+#define MAX_EAGER_BYTES (1 << 20)
+
 /* Zigzag varint of at most 5 bytes, 32 bits kept (Kafka's ByteUtils.readVarint); 0 on any problem. */
 static int read_varint(const unsigned char *b, Py_ssize_t *pos, Py_ssize_t limit, int64_t *out)
 {
@@ -67,7 +71,7 @@ static PyObject *bytes_or_none(const unsigned char *b, Py_ssize_t *pos, Py_ssize
 {
     if (size < 0)
         Py_RETURN_NONE;
-    if (size > limit - *pos)
+    if (size > limit - *pos || size >= MAX_EAGER_BYTES)
         return NULL; /* caller treats NULL without an exception as "fall back" */
     PyObject *o = PyBytes_FromStringAndSize((const char *)b + *pos, (Py_ssize_t)size);
     *pos += (Py_ssize_t)size;
@@ -248,7 +252,7 @@ static PyMethodDef methods[] = {
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "kdump._speedups", NULL, -1, methods};
 
 /* Bumped with every change of behaviour: kdump ignores a build whose REVISION differs (a stale build). */
-#define SPEEDUPS_REVISION 3
+#define SPEEDUPS_REVISION 4
 
 PyMODINIT_FUNC PyInit__speedups(void) {
     PyObject *m = PyModule_Create(&module);

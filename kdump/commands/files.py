@@ -90,7 +90,7 @@ class DumpOptions:
     value_decoder_given: bool = False
     internal_decoders: tuple[str, ...] = ()
     # kdump additions (opt-in; none of them changes the default output)
-    json: bool = False
+    json: bool = False  # picks the sink (kdump.cli.files.make_sink); the command never reads it
     print_header_values: bool = False
     record_filter: RecordFilter | None = None
     #: ``--decode-keys``/``--decode-values schema-registry`` (implies printing the data, as Kafka's decoders do)

@@ -52,8 +52,9 @@ JDK would print an unpaired surrogate as ``?``, which cannot arise here).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
-__all__ = ["decode_utf8_jdk", "encode_utf8_jdk"]
+__all__ = ["decode_utf8_jdk", "decode_utf8_jdk_pieces", "encode_utf8_jdk"]
 
 _REPLACEMENT = "\ufffd"
 
@@ -79,6 +80,30 @@ def decode_utf8_jdk(data: bytes | bytearray | memoryview) -> str:
     if b"\xed" not in raw:
         return raw.decode("utf-8", "replace")
     return _REPLACEMENT.join(part.decode("utf-8", "replace") for part in _ENCODED_SURROGATE.split(raw))
+
+
+def decode_utf8_jdk_pieces(data: bytes | bytearray | memoryview, piece: int = 1 << 20) -> Iterator[str]:
+    """:func:`decode_utf8_jdk` of ``data`` a piece of about ``piece`` bytes at a time (joined, the same text).
+
+    Each cut falls before a byte that is not a continuation byte (``80..BF``), where the JDK always starts a
+    fresh sequence (it never swallows such a byte), or inside a run of continuation bytes at least three
+    bytes after the last byte that is not one (no sequence reaches that far: each byte there is a U+FFFD of
+    its own)."""
+    n = len(data)
+    piece = max(piece, 4)
+    start = 0
+    while start < n:
+        cut = start + piece
+        if cut >= n:
+            cut = n
+        else:
+            c = cut
+            while c > cut - 3 and 0x80 <= data[c] <= 0xBF:
+                c -= 1
+            if not 0x80 <= data[c] <= 0xBF:
+                cut = c
+        yield decode_utf8_jdk(data[start:cut])
+        start = cut
 
 
 def encode_utf8_jdk(s: str) -> bytes:

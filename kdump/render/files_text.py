@@ -180,6 +180,8 @@ class TextLog:
         skip_metadata = self.skip_metadata
         parser = self.parser
         payload_extra = self.payload_extra
+        # big keys and values as views of the segment, their text written in pieces (Output.write_lines)
+        views = payload_extra is None
         valid_bytes = start
         see = gaps.see
         batch = None
@@ -193,7 +195,7 @@ class TextLog:
                         batch, print_contents, skip_metadata, parser, payload_extra=payload_extra
                     )
                     lines: list[str] = []
-                    tracked = see(batch.records())
+                    tracked = see(batch.records(views=views))
                     try:
                         # extend keeps the lines made before a failure: Kafka printed them
                         if isinstance(batch, DefaultRecordBatch) and batch.records_count <= STREAM_LINES:
@@ -205,11 +207,11 @@ class TextLog:
                                 if len(lines) < STREAM_LINES:
                                     break
                                 records.check_unchanged(batch.position)
-                                out.write("".join(lines))
+                                out.write_lines(lines)
                                 lines.clear()
                     finally:
                         records.check_unchanged(batch.position)  # print nothing read from a vanished page
-                        out.write("".join(lines))
+                        out.write_lines(lines)
                 valid_bytes += batch.size_in_bytes
         except (kafka_text.PartialLineError, KdumpError) as e:
             if tracked is not None:

@@ -10,11 +10,11 @@ from collections.abc import Callable, Iterator
 from itertools import islice
 
 from kdump.errors import KdumpError
-from kdump.jdk.text import decode_utf8_jdk
+from kdump.jdk.text import decode_utf8_jdk, decode_utf8_jdk_pieces
 from kdump.render.decoders import MessageParser
 from kdump.render.kafka_json import struct_to_json
 from kdump.storage.control_record import ControlRecordType, decode_control_record
-from kdump.storage.file_records import RecordBatch
+from kdump.storage.file_records import RecordBatch, release_view_pages
 from kdump.storage.producer_snapshot import ProducerSnapshotEntry
 from kdump.storage.record import LazyHeaders, Record
 from kdump.storage.transaction_index import AbortedTxn
@@ -101,6 +101,61 @@ def record_metadata(record: Record, batch: RecordBatch, with_header_values: bool
     return text
 
 
+class _LargeText(Exception):
+    """A key or value handed out as a view of the segment (``records(views=True)``): too big for one string."""
+
+
+def _text(data: bytes | memoryview) -> str:
+    """:func:`decode_utf8_jdk` for the fused renderers, which write a view's text in pieces instead."""
+    if type(data) is bytes:
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            return decode_utf8_jdk(data)
+    raise _LargeText
+
+
+class LargeLine:
+    """A record line holding a key or value too big to turn into one string: its text is made a piece at a
+    time as it is written (:meth:`kdump.render.output.Output.write_lines`), so memory does not grow with it."""
+
+    __slots__ = ("parts",)
+
+    def __init__(self, parts: list[str | bytes | memoryview]) -> None:
+        self.parts = parts
+
+    def pieces(self) -> Iterator[str]:
+        for part in self.parts:
+            if type(part) is str:
+                yield part
+            else:
+                for text in decode_utf8_jdk_pieces(part):  # type: ignore[arg-type]
+                    yield text
+                    release_view_pages(part)
+
+    def text(self) -> str:
+        """The whole line in one string (for callers that need one; this costs the memory a line saves)."""
+        return "".join(self.pieces())
+
+
+def join_lines(lines: list[str | LargeLine]) -> str:
+    """The text of record lines, as one string."""
+    try:
+        return "".join(lines)  # type: ignore[arg-type]
+    except TypeError:
+        return "".join(line if type(line) is str else line.text() for line in lines)  # type: ignore[union-attr]
+
+
+def _large_line(head: str, key: bytes | memoryview | None, value: bytes | memoryview | None) -> LargeLine:
+    parts: list[str | bytes | memoryview] = [head]
+    if key is not None:
+        parts += [" key: ", key]
+    if value is not None:
+        parts += [" payload: ", value]
+    parts.append("\n")
+    return LargeLine(parts)
+
+
 class PartialLineError(Exception):
     """A record line failed half-way; ``partial`` is what Kafka had already printed of it."""
 
@@ -166,12 +221,20 @@ def record_renderer(
             def fast(r: Record) -> str:
                 key = r.key
                 value = r.value
-                return (
-                    f"{head}{r.offset}{middle}{r.timestamp} keySize: {r.key_size} valueSize: {r.value_size} "
-                    f"sequence: {r.sequence} headerKeys: {header_keys(r) if r.headers else '[]'}"
-                    f"{'' if key is None else ' key: ' + decode_utf8_jdk(key)}"
-                    f"{'' if value is None else ' payload: ' + decode_utf8_jdk(value)}\n"
-                )
+                try:
+                    return (
+                        f"{head}{r.offset}{middle}{r.timestamp} keySize: {r.key_size} valueSize: {r.value_size} "
+                        f"sequence: {r.sequence} headerKeys: {header_keys(r) if r.headers else '[]'}"
+                        f"{'' if key is None else ' key: ' + _text(key)}"
+                        f"{'' if value is None else ' payload: ' + _text(value)}\n"
+                    )
+                except _LargeText:  # a view of a big key or value: its text is written in pieces
+                    return _large_line(  # type: ignore[return-value]
+                        f"{head}{r.offset}{middle}{r.timestamp} keySize: {r.key_size} valueSize: {r.value_size} "
+                        f"sequence: {r.sequence} headerKeys: {header_keys(r) if r.headers else '[]'}",
+                        key,
+                        value,
+                    )
 
         else:
 

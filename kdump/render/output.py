@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from kdump.errors import KdumpError
 
@@ -32,6 +32,21 @@ class Output:
         self.pending += len(text)
         if self.pending >= self.chunk:
             self.flush()
+
+    def write_lines(self, lines: list[Any]) -> None:
+        """Write record lines: strings, and lines too big for one string (``kafka_text.LargeLine``), whose
+        text is made and written a piece at a time."""
+        try:
+            text = "".join(lines)
+        except TypeError:
+            for line in lines:
+                if type(line) is str:
+                    self.write(line)
+                else:
+                    for piece in line.pieces():
+                        self.write(piece)
+            return
+        self.write(text)
 
     def flush(self) -> None:
         if self.parts:

@@ -179,6 +179,33 @@ class Decompressor:
         self._total_out += len(out)
         return out
 
+    def read_up_to(self, n: int) -> bytes:
+        """The next ``n`` bytes in one piece; fewer only where the stream ends."""
+        parts = []
+        got = 0
+        while got < n:
+            piece = self.read(min(n - got, _BULK_STEP))
+            if not piece:
+                break
+            parts.append(piece)
+            got += len(piece)
+        return parts[0] if len(parts) == 1 else b"".join(parts)
+
+    def skip(self, n: int) -> int:
+        """Read and drop the next ``n`` bytes (a piece at a time); returns how many there were."""
+        skipped = 0
+        while skipped < n:
+            piece = self.read(min(n - skipped, _BULK_STEP))
+            if not piece:
+                break
+            skipped += len(piece)
+        return skipped
+
+    def drain(self) -> None:
+        """Read the rest of the stream and drop it: raises what the rest of the payload would raise."""
+        while self.read(_BULK_STEP):
+            pass
+
     def _read_rest(self) -> bytes:
         """Everything not yet read, in one piece (used by :func:`decompress` on a fresh reader)."""
         parts = [self._pending[self._pending_pos :]] if self._pending_pos < len(self._pending) else []
@@ -677,6 +704,14 @@ def open_decompressor(
     ``ValueError("Unknown compression type id: <id>")`` as Kafka's ``CompressionType.forId`` does.
     """
     return _open(codec, data, magic, limit, None)
+
+
+def open_eager_decompressor(
+    codec: int, data: bytes | memoryview, *, magic: int = 2, limit: int = DEFAULT_DECOMPRESSION_LIMIT
+) -> Decompressor:
+    """:func:`open_decompressor` for a reader read to its end (or dropped) before the caller returns: zstd
+    reuses this thread's context, as :func:`decompress` does, so it must not outlive the call."""
+    return _open(codec, data, magic, limit, _thread_zstd_dctx() if codec == ZSTD else None)
 
 
 def decompress(

@@ -333,3 +333,15 @@ def _release(mm: mmap.mmap, released: int, position: int) -> int:
             return released
         return upto
     return released
+
+
+def release_view_pages(data: object) -> None:
+    """Drop from this process's resident set the pages of the segment map that ``data`` (a key or value from
+    ``records(views=True)``) is a view of; touched again, they are read back from the page cache.  Called
+    while a big value's text is written a piece at a time, so that the resident set does not grow with it."""
+    owner = getattr(data, "obj", None)
+    if isinstance(owner, mmap.mmap) and not owner.closed and hasattr(owner, "madvise"):
+        try:
+            owner.madvise(mmap.MADV_DONTNEED)
+        except (OSError, ValueError):
+            pass

@@ -13,12 +13,19 @@ from __future__ import annotations
 
 import struct
 import zlib
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
+from typing import cast
 
 from kdump.errors import CorruptRecordError, DecompressionError, InvalidRecordError
 from kdump.storage import compression
 from kdump.storage.record import Record
-from kdump.storage.record_batch import LOG_OVERHEAD, compression_name, in_decompressed
+from kdump.storage.record_batch import (
+    LOG_OVERHEAD,
+    STREAMED_RECORDS_BYTES,
+    WINDOW_BYTES,
+    compression_name,
+    in_decompressed,
+)
 from kdump.storage.timestamp_type import CREATE_TIME, LOG_APPEND_TIME, NO_TIMESTAMP, NO_TIMESTAMP_TYPE
 
 RECORD_OVERHEAD_V0 = 14
@@ -246,7 +253,7 @@ class LegacyRecordBatch:
 
     # -- records ---------------------------------------------------------------------------------------------
 
-    def records(self) -> Iterator[Record]:
+    def records(self, *, views: bool = False) -> Iterator[Record]:  # noqa: ARG002 - v2's views: copies here
         """Iterate like Kafka's legacy batch iterator: the message itself, or the inner messages of a wrapper.
 
         The wrapper's inner messages are all framed (and decompressed) before the first is returned; v1 inner
@@ -283,35 +290,23 @@ class LegacyRecordBatch:
                 f"Found invalid compressed record set with null value (magic = {wrapper_magic})"
             )
         try:
-            plain = compression.decompress(codec, value, magic=wrapper_magic, limit=self.decompression_limit)
+            reader = compression.open_eager_decompressor(
+                codec, value, magic=wrapper_magic, limit=self.decompression_limit
+            )
+            plain = reader.read_up_to(STREAMED_RECORDS_BYTES + 1)
+            streamed = len(plain) > STREAMED_RECORDS_BYTES
+            # Kafka reads every inner message before returning the first (so a bad framing shows none of
+            # them); this first pass checks the framing and finds the last inner offset without keeping
+            # anything, and the inner messages are then decoded one at a time: memory stays flat for millions
+            # of them.  A payload too big to hold is read a window at a time, twice.
+            try:
+                inner_count, last_inner, end = self._check_framing(plain, reader if streamed else None)
+            except CorruptRecordError:
+                if streamed:
+                    reader.drain()  # a decompression error further on is what the whole payload would give
+                raise
         except DecompressionError as e:
             raise DecompressionError(f"Failed to decompress legacy message set: {e.message}") from e
-        # Kafka reads every inner message before returning the first (so a bad framing shows none of them);
-        # this first pass checks the framing and finds the last inner offset without keeping anything, and
-        # the inner messages are then decoded one at a time: memory stays flat for millions of them.
-        inner_count = 0
-        last_inner = 0
-        pos = 0
-        end = len(plain)
-        while end - pos >= LOG_OVERHEAD:
-            offset, size = _LOG_HEADER.unpack_from(plain, pos)
-            if size < RECORD_OVERHEAD_V0:
-                raise CorruptRecordError(
-                    f"Record size is less than the minimum record overhead ({RECORD_OVERHEAD_V0})"
-                )
-            if size >= KAFKA_TOOL_HEAP:
-                # DataLogInputStream.nextBatch allocates the declared size before reading it (no bound in the
-                # deep iterator): in the tool's 256 MiB heap that is an OutOfMemoryError
-                raise InvalidRecordError(
-                    f"An inner message of the compressed message set declares {size} bytes; Kafka's tool runs "
-                    "out of memory allocating them (java.lang.OutOfMemoryError)",
-                    position=self.position,
-                )
-            if pos + LOG_OVERHEAD + size > end:
-                break
-            inner_count += 1
-            last_inner = offset
-            pos += LOG_OVERHEAD + size
         if not inner_count:
             raise InvalidRecordError("Found invalid compressed record set with no inner records")
         absolute_base = -1
@@ -326,20 +321,96 @@ class LegacyRecordBatch:
                         "not zero."
                     )
                 absolute_base = self.offset - last_inner
-        return self._yield_inner(plain, pos, absolute_base)
+        if not streamed:
+            return self._yield_inner(plain, 0, end, absolute_base)
+        return self._yield_streamed(value, end, absolute_base)
 
-    def _yield_inner(self, plain: bytes, end: int, absolute_base: int) -> Iterator[Record]:
+    def _check_framing(self, plain: bytes, reader: compression.Decompressor | None) -> tuple[int, int, int]:
+        """Walk the inner entries' framing (``plain``, then what ``reader`` has after it when not None):
+        how many whole entries, the last one's offset, and where they end."""
+        inner_count = 0
+        last_inner = 0
+        pos = 0  # in plain
+        base = 0  # position of plain[0] in the payload
+        end = len(plain)
+        while True:
+            if end - pos < LOG_OVERHEAD and reader is not None:
+                plain = plain[pos:] + reader.read_up_to(max(WINDOW_BYTES, LOG_OVERHEAD))
+                base += pos
+                pos = 0
+                end = len(plain)
+            if end - pos < LOG_OVERHEAD:
+                break
+            offset, size = _LOG_HEADER.unpack_from(plain, pos)
+            if size < RECORD_OVERHEAD_V0:
+                raise CorruptRecordError(
+                    f"Record size is less than the minimum record overhead ({RECORD_OVERHEAD_V0})"
+                )
+            if size >= KAFKA_TOOL_HEAP:
+                # DataLogInputStream.nextBatch allocates the declared size before reading it (no bound in the
+                # deep iterator): in the tool's 256 MiB heap that is an OutOfMemoryError
+                raise InvalidRecordError(
+                    f"An inner message of the compressed message set declares {size} bytes; Kafka's tool runs "
+                    "out of memory allocating them (java.lang.OutOfMemoryError)",
+                    position=self.position,
+                )
+            if pos + LOG_OVERHEAD + size > end:
+                if reader is None:
+                    break
+                # skip the part of the entry that is not in plain: is all of it there?
+                missing = pos + LOG_OVERHEAD + size - end
+                if reader.skip(missing) < missing:
+                    break
+                base += end + missing
+                plain = b""
+                pos = end = 0
+            else:
+                pos += LOG_OVERHEAD + size
+            inner_count += 1
+            last_inner = offset
+        return inner_count, last_inner, base + pos
+
+    def _yield_streamed(self, value: bytes, end: int, absolute_base: int) -> Iterator[Record]:
+        """The inner entries of ``value``'s first ``end`` decompressed bytes, decompressed again a window at a
+        time (an entry is read whole: a window holds at least the largest)."""
+        reader = compression.open_decompressor(
+            self.compression_type_id, value, magic=self.magic, limit=self.decompression_limit
+        )
+        buf = b""
+        base = 0  # position of buf[0] in the payload
+        while base + len(buf) < end:
+            # a window, or at least the whole of the entry at its start
+            size = _LOG_HEADER.unpack_from(buf)[1] if len(buf) >= LOG_OVERHEAD else 0
+            want = min(max(WINDOW_BYTES, LOG_OVERHEAD + size) - len(buf), end - base - len(buf))
+            more = reader.read_up_to(want)
+            if len(more) < want:  # the first pass read them all: the payload changed under us
+                raise InvalidRecordError(
+                    "The compressed message set changed while it was read", position=self.position
+                )
+            buf += more
+            pos = yield from self._yield_inner(buf, 0, len(buf), absolute_base, base)
+            if pos:
+                buf = buf[pos:]
+                base += pos
+
+    def _yield_inner(
+        self, plain: bytes, pos: int, end: int, absolute_base: int, base: int | None = None
+    ) -> Generator[Record, None, int]:
+        """The whole inner entries of ``plain[pos:end]``; returns where they end.  ``base`` is where ``plain``
+        starts in the decompressed payload when it is a window of it (positions, of records and in errors, are
+        the payload's)."""
         wrapper_ts = self.timestamp
         wrapper_ts_type = self.timestamp_type
         wrapper_position = self.position
         limit = self.decompression_limit
-        pos = 0
-        while pos < end:
+        while end - pos >= LOG_OVERHEAD:
             offset, size = _LOG_HEADER.unpack_from(plain, pos)
+            if pos + LOG_OVERHEAD + size > end:
+                break
             magic = plain[pos + LOG_OVERHEAD + MAGIC_OFFSET]
             if magic > 127:  # a signed Java byte
                 magic -= 256
-            entry = LegacyRecordBatch(
+            entry = (LegacyRecordBatch if base is None else _WindowedEntry)(
                 plain,
                 pos,
                 offset,
@@ -351,19 +422,46 @@ class LegacyRecordBatch:
                 in_wrapper=True,
             )
             pos += LOG_OVERHEAD + size
+            if base is not None:
+                cast(_WindowedEntry, entry).window_base = base
             if entry.is_compressed:
                 raise InvalidRecordError("Inner messages must not be compressed")
             try:
                 record = entry.as_record(absolute_base + entry.offset if absolute_base >= 0 else None)
             except InvalidRecordError as e:  # located in the decompressed value: locate it at the wrapper
                 raise in_decompressed(e, wrapper_position) from None
+            if base:
+                record.position += base
             yield record
+        return pos
 
     def __repr__(self) -> str:
         return (
             f"LegacyRecordBatch(position={self.position}, offset={self.offset}, magic={self.magic}, "
             f"size={self.size_in_bytes})"
         )
+
+
+class _WindowedEntry(LegacyRecordBatch):
+    """An inner entry read from a window of a decompressed payload (``window_base`` is where the window starts):
+    the errors of its fields give its position in the payload, as when the payload is read whole."""
+
+    __slots__ = ("window_base",)
+    window_base: int
+
+    def _int_at(self, rel: int) -> int:
+        try:
+            return super()._int_at(rel)
+        except LegacyFieldError as e:
+            e.position = self.window_base + self.position
+            raise
+
+    def _sized(self, size_rel: int) -> bytes | None:
+        try:
+            return super()._sized(size_rel)
+        except LegacyFieldError as e:
+            e.position = self.window_base + self.position
+            raise
 
 
 class LegacyRecord(Record):

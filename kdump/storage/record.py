@@ -121,6 +121,8 @@ class Record:
     ``crc``/``valid`` are set for legacy messages only (None for v2 records, whose CRC lives in the batch).
     ``position`` is the byte position of the record's start: in the segment for uncompressed v2 records and
     uncompressed legacy messages, in the decompressed stream for records of a compressed batch.
+    ``key``/``value`` are ``bytes``, except from ``records(views=True)``: then a key or value of
+    ``record_batch.MAX_EAGER_BYTES`` or more in an uncompressed batch is a read-only ``memoryview`` of the segment.
     """
 
     __slots__ = (

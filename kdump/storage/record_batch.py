@@ -15,10 +15,12 @@ position; records are decoded only when iterated, and uncompressed records strai
 
 from __future__ import annotations
 
+import mmap
 import os
 import struct
 from collections.abc import Iterator
 from itertools import islice
+from typing import Any
 
 from kdump.errors import DecompressionError, InvalidRecordError
 from kdump.storage import compression
@@ -48,6 +50,18 @@ INT_MAX = 0x7FFFFFFF
 #: its records); past this many, the rest of the batch is validated first and then decoded a second time,
 #: which keeps memory bounded for hostile batches that claim millions of records.
 EAGER_RECORDS = 65536
+#: A compressed batch whose records decompress to more than this is read a window of ``WINDOW_BYTES`` at a
+#: time (twice: validated first, then decoded), so memory does not grow with the decompressed size.
+STREAMED_RECORDS_BYTES = 16 << 20
+#: Keys and values this big are left to the Python decoder (the C accelerator declines them), which can hand
+#: them out as views of the segment (``records(views=True)``) instead of copies.
+MAX_EAGER_BYTES = 1 << 20
+#: The CRC of a batch bigger than this is summed a piece at a time (see ``_checksum_in_pieces``).
+_CHECKSUM_PIECE = 8 << 20
+WINDOW_BYTES = 1 << 20
+
+#: What a batch's records need from its header: base offset, base timestamp, base sequence, LogAppendTime.
+_RecordArgs = tuple[int, int, int, int | None]
 
 _HEADER = struct.Struct(">qiibIhiqqqhii")  # magic is a signed Java byte
 
@@ -198,7 +212,9 @@ class DefaultRecordBatch:
     def compute_checksum(self) -> int:
         start = self.position + ATTRIBUTES_OFFSET
         end = self.position + self.size_in_bytes
-        return crc32c(memoryview(self.buf)[start:end])
+        if end - start <= _CHECKSUM_PIECE:
+            return crc32c(memoryview(self.buf)[start:end])
+        return _checksum_in_pieces(self.buf, start, end)
 
     def is_valid(self) -> bool:
         """Kafka's ``isValid``: the batch is at least a header long and its CRC-32C matches."""
@@ -210,8 +226,12 @@ class DefaultRecordBatch:
 
     # -- records ---------------------------------------------------------------------------------------------
 
-    def records(self) -> Iterator[Record]:
+    def records(self, *, views: bool = False) -> Iterator[Record]:
         """Iterate the records as Kafka's ``DefaultRecordBatch.iterator()`` does.
+
+        ``views``: keys and values of ``MAX_EAGER_BYTES`` and more in an uncompressed batch are read-only
+        ``memoryview`` slices of the segment instead of ``bytes`` copies (a 200 MiB value costs no memory; the
+        text renderers write such a value in pieces).
 
         Uncompressed records are decoded one at a time, so records before a corrupt one are seen; a compressed
         batch is decompressed and decoded before its first record is returned, so a corrupt compressed batch
@@ -235,7 +255,7 @@ class DefaultRecordBatch:
         end = self.position + self.size_in_bytes
         args = (self.base_offset, self.base_timestamp, self.base_sequence, log_append_time)
         if not self.attributes & COMPRESSION_CODEC_MASK:
-            return _decode(self.buf, start, end, count, *args, stream=False)
+            return _decode(self.buf, start, end, count, *args, stream=False, views=views)
         return self._compressed_records(self.buf[start:end], count, args)
 
     def timestamps(self) -> Iterator[int]:
@@ -243,14 +263,18 @@ class DefaultRecordBatch:
         whole, as ``DefaultRecord.readFrom`` does)."""
         return (record.timestamp for record in self.records())
 
-    def _compressed_records(self, data: bytes, count: int, args: tuple) -> Iterator[Record]:
-        compression_name(self.compression_type_id)  # ids 5-7: InvalidRecordError, as CompressionType.forId
+    def _compressed_records(self, data: bytes, count: int, args: _RecordArgs) -> Iterator[Record]:
+        codec = self.compression_type_id
+        compression_name(codec)  # ids 5-7: InvalidRecordError, as CompressionType.forId
         try:
-            plain = compression.decompress(
-                self.compression_type_id, data, magic=self.magic, limit=self.decompression_limit
+            reader = compression.open_eager_decompressor(
+                codec, data, magic=self.magic, limit=self.decompression_limit
             )
+            plain = reader.read_up_to(STREAMED_RECORDS_BYTES + 1)
         except DecompressionError as e:
             raise DecompressionError(f"Failed to decompress record stream: {e.message}") from e
+        if len(plain) > STREAMED_RECORDS_BYTES:
+            return self._streamed_records(reader, plain, data, count, args)
         it = _decode(plain, 0, len(plain), count, *args, stream=True)
         try:
             head = list(islice(it, EAGER_RECORDS))
@@ -264,11 +288,117 @@ class DefaultRecordBatch:
             head, islice(_read_records(plain, 0, len(plain), count, *args, stream=True), EAGER_RECORDS, None)
         )
 
+    def _streamed_records(
+        self, reader: compression.Decompressor, first: bytes, data: bytes, count: int, args: _RecordArgs
+    ) -> Iterator[Record]:
+        """Records whose decompressed stream is too big to hold: read a window at a time, twice.
+
+        Kafka decodes every record before returning the first, so a bad record (or a decompression error
+        anywhere in the payload, which Kafka also meets first when it decompresses the whole payload) shows
+        none of them: the first pass decodes and drops every record, the second decompresses again and yields
+        them.  Memory is a window (at least the largest record) whatever the stream's size."""
+        try:
+            try:
+                for _ in _windowed_records(reader, first, count, args):
+                    pass
+            except InvalidRecordError as e:
+                reader.drain()  # a decompression error further on is what the whole payload would give
+                raise in_decompressed(e, self.position) from None
+        except DecompressionError as e:
+            raise DecompressionError(f"Failed to decompress record stream: {e.message}") from e
+        again = compression.open_decompressor(
+            self.compression_type_id, data, magic=self.magic, limit=self.decompression_limit
+        )
+        return _windowed_records(again, again.read_up_to(WINDOW_BYTES), count, args)
+
     def __repr__(self) -> str:
         return (
             f"DefaultRecordBatch(position={self.position}, baseOffset={self.base_offset}, "
             f"lastOffset={self.last_offset}, count={self.records_count}, size={self.size_in_bytes})"
         )
+
+
+def _complete_records(buf: bytes, pos: int, end: int, most: int) -> tuple[int, int, int]:
+    """How many of at most ``most`` records starting at ``buf[pos]`` lie wholly before ``end``, where they end,
+    and how many bytes the next one needs (0 when it is malformed: its length is no varint or negative, so
+    decoding it gives Kafka's error)."""
+    n = 0
+    while n < most:
+        try:
+            size, body = read_varint(buf, pos, end)
+        except VarintError:
+            return (n, pos, end - pos + 1) if end - pos < 5 else (n + 1, end, 0)
+        if size < 0:
+            return n + 1, body, 0
+        if body + size > end:
+            return n, pos, body + size - pos
+        pos = body + size
+        n += 1
+    return n, pos, 0
+
+
+def _windowed_records(
+    reader: compression.Decompressor, first: bytes, count: int, args: _RecordArgs
+) -> Iterator[Record]:
+    """The ``count`` records of a decompressed stream, decoded a window at a time (``first`` is its start).
+
+    Errors are Kafka's, with positions in the stream, as :func:`_read_records` gives them on the whole stream:
+    a record that runs past the end of the stream, and bytes left after the last declared record."""
+    buf = first
+    base = 0  # position of buf[0] in the stream
+    pos = 0
+    done = 0
+    ended = False
+    try:
+        while done < count:
+            n, cut, need = _complete_records(buf, pos, len(buf), count - done)
+            if n:
+                for record in _decode(buf, pos, cut, n, *args, stream=True):
+                    record.position += base
+                    yield record
+                done += n
+                pos = cut
+                continue
+            if ended:  # the stream ends inside this record: decoding it gives Kafka's error
+                for _ in _read_records(buf, pos, len(buf), count - done, *args, stream=True):
+                    pass
+                raise AssertionError("a record past the end of the stream was decoded")  # pragma: no cover
+            want = max(WINDOW_BYTES, need)
+            more = reader.read_up_to(want)
+            ended = len(more) < want
+            buf = buf[pos:] + more
+            base += pos
+            pos = 0
+        if pos < len(buf) or (not ended and reader.read(1)):
+            raise InvalidRecordError(
+                "Incorrect declared batch size, records still remaining in file", position=pos
+            )
+    except InvalidRecordError as e:
+        if e.position is not None:
+            e.position += base
+        raise
+
+
+def _checksum_in_pieces(buf: bytes, start: int, end: int) -> int:
+    """CRC-32C of a big batch a piece at a time; pieces of a memory map are dropped from the resident set once
+    summed (they stay in the page cache), so checking a 200 MiB batch does not make the process 200 MiB."""
+    view = memoryview(buf)
+    release = getattr(buf, "madvise", None)
+    crc = 0
+    pos = start
+    while pos < end:
+        stop = min(pos + _CHECKSUM_PIECE, end)
+        crc = crc32c(view[pos:stop], crc)
+        if release is not None:
+            first = -(-pos // mmap.PAGESIZE) * mmap.PAGESIZE
+            last = stop // mmap.PAGESIZE * mmap.PAGESIZE
+            if last > first:
+                try:
+                    release(mmap.MADV_DONTNEED, first, last - first)
+                except (OSError, ValueError):
+                    release = None
+        pos = stop
+    return crc
 
 
 def in_decompressed(error: InvalidRecordError, batch_position: int) -> InvalidRecordError:
@@ -294,8 +424,9 @@ def compression_name(codec_id: int) -> str:
 
 
 #: The ``REVISION`` of ``kdump/_speedups.c`` this decoder agrees with (2: Java int sequences, negative deltas;
-#: 3: records of more than ``MAX_EAGER_HEADERS`` headers are left to the Python decoder, which keeps them lazy).
-SPEEDUPS_REVISION = 3
+#: 3: records of more than ``MAX_EAGER_HEADERS`` headers are left to the Python decoder, which keeps them lazy;
+#: 4: keys and values of ``MAX_EAGER_BYTES`` and more are left to the Python decoder, which can hand out views).
+SPEEDUPS_REVISION = 4
 
 
 def _load_accelerator():  # noqa: ANN202
@@ -326,6 +457,7 @@ def _decode(
     log_append_time: int | None,
     *,
     stream: bool,
+    views: bool = False,
 ) -> Iterator[Record]:
     """The records of ``buf[pos:end]``: through the accelerator when it is present, the batch is not huge and
     the records are well formed; otherwise through :func:`_read_records`, which also gives Kafka's errors."""
@@ -336,7 +468,16 @@ def _decode(
         if rows is not None:
             return iter(rows)
     return _read_records(
-        buf, pos, end, count, base_offset, base_timestamp, base_sequence, log_append_time, stream=stream
+        buf,
+        pos,
+        end,
+        count,
+        base_offset,
+        base_timestamp,
+        base_sequence,
+        log_append_time,
+        stream=stream,
+        views=views,
     )
 
 
@@ -351,8 +492,11 @@ def _read_records(
     log_append_time: int | None,
     *,
     stream: bool,
+    views: bool = False,
 ) -> Iterator[Record]:
     """Decode ``count`` v2 records from ``buf[pos:end]``.
+
+    ``views``: keys and values of ``MAX_EAGER_BYTES`` and more are ``memoryview`` slices of ``buf``.
 
     ``stream`` selects the error wording of Kafka's stream reader (records of a compressed batch, where running
     out of data is "premature EOF") versus its buffer reader (uncompressed records).  Either way, bytes left
@@ -361,6 +505,9 @@ def _read_records(
     and before returning it.
     """
     last = count - 1
+    # typed as bytes-like: Record documents that its key and value are views when asked for (views=True)
+    view: Any = memoryview(buf) if views else buf
+    big = MAX_EAGER_BYTES if views else INT_MAX + 1
     for i in range(count):
         record_start = pos
         try:
@@ -437,7 +584,7 @@ def _read_records(
             if key_size >= 0:
                 if pos + key_size > limit:
                     raise IndexError
-                key = buf[pos : pos + key_size]
+                key = buf[pos : pos + key_size] if key_size < big else view[pos : pos + key_size]
                 pos += key_size
             else:
                 key = None
@@ -450,7 +597,7 @@ def _read_records(
             if value_size >= 0:
                 if pos + value_size > limit:
                     raise IndexError
-                value = buf[pos : pos + value_size]
+                value = buf[pos : pos + value_size] if value_size < big else view[pos : pos + value_size]
                 pos += value_size
             else:
                 value = None
