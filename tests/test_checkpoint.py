@@ -1,4 +1,4 @@
-"""Text checkpoint and state files (kdump.storage.checkpoint): Kafka's reader semantics and error texts,
+"""Text checkpoint and state files (kdump.storage.checkpoint and the modules of each format): Kafka's reader semantics and error texts,
 encoders that reproduce the real files byte for byte, and random input."""
 
 from __future__ import annotations
@@ -11,36 +11,36 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kdump.errors import CheckpointFormatError
-from kdump.storage.checkpoint import (
-    CleanShutdown,
+from kdump.storage.checkpoint import read_checkpoint
+from kdump.storage.clean_shutdown import CleanShutdown, encode_clean_shutdown, parse_clean_shutdown
+from kdump.storage.kafka_uuid import decode_uuid, encode_uuid
+from kdump.storage.leader_epoch_checkpoint import (
     EpochEntry,
     LeaderEpochCheckpoint,
-    MetaProperties,
-    OffsetCheckpoint,
-    PartitionMetadata,
-    QuorumState,
-    TopicPartitionOffset,
-    decode_uuid,
-    encode_clean_shutdown,
     encode_leader_epoch_checkpoint,
-    encode_meta_properties,
-    encode_offset_checkpoint,
-    encode_partition_metadata,
-    encode_quorum_state,
-    encode_uuid,
-    parse_clean_shutdown,
     parse_leader_epoch_checkpoint,
-    parse_meta_properties,
-    parse_offset_checkpoint,
-    parse_partition_metadata,
-    parse_quorum_state,
-    read_checkpoint,
     read_leader_epoch_checkpoint,
-    read_meta_properties,
-    read_offset_checkpoint,
-    read_partition_metadata,
-    read_quorum_state,
 )
+from kdump.storage.meta_properties import (
+    MetaProperties,
+    encode_meta_properties,
+    parse_meta_properties,
+    read_meta_properties,
+)
+from kdump.storage.offset_checkpoint import (
+    OffsetCheckpoint,
+    TopicPartitionOffset,
+    encode_offset_checkpoint,
+    parse_offset_checkpoint,
+    read_offset_checkpoint,
+)
+from kdump.storage.partition_metadata import (
+    PartitionMetadata,
+    encode_partition_metadata,
+    parse_partition_metadata,
+    read_partition_metadata,
+)
+from kdump.storage.quorum_state import QuorumState, encode_quorum_state, parse_quorum_state, read_quorum_state
 from tests.corpus import CORPUS
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "corpus"

@@ -13,7 +13,8 @@ from click.testing import CliRunner
 
 from kdump.cli.commands import cli
 from kdump.commands.diff import end_offset_for
-from kdump.storage.checkpoint import EpochEntry, encode_leader_epoch_checkpoint, encode_offset_checkpoint
+from kdump.storage.leader_epoch_checkpoint import EpochEntry, encode_leader_epoch_checkpoint
+from kdump.storage.offset_checkpoint import encode_offset_checkpoint
 from tests.corpus import CORPUS, corpus_available
 from tests.forensic_data import T0, records_batch, write_segment
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from kdump.storage.checkpoint import QuorumState, encode_quorum_state
+from kdump.storage.quorum_state import QuorumState, encode_quorum_state
 from tests.corpus import CORPUS, FIXTURE_CORPUS, corpus_available
 from tests.corpus import STATE_FILES as STATE_FILE_NAME_SET
 from tests.replay import run_kdump

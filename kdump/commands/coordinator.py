@@ -149,7 +149,7 @@ def read_group_state(directory: str, group: str) -> GroupState:
     pending: dict[int, dict[tuple[str, int], CommittedOffset | None]] = {}
     for batch, record in _records(directory, state.problems):
         if record is None:
-            if batch.magic >= 2 and batch.producer_id in pending:
+            if batch.producer_id in pending:  # a legacy batch has none (-1)
                 writes = pending.pop(batch.producer_id)
                 if _marker(batch) is ControlRecordType.COMMIT:
                     committed.update(writes)
@@ -180,7 +180,7 @@ def read_group_state(directory: str, group: str) -> GroupState:
                 record.offset,
             )
         )
-        if batch.magic >= 2 and batch.is_transactional:
+        if batch.is_transactional:
             pending.setdefault(batch.producer_id, {})[tp] = entry
         else:
             committed[tp] = entry

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from kdump.errors import KdumpError
-from kdump.storage.checkpoint import read_leader_epoch_checkpoint
+from kdump.storage.leader_epoch_checkpoint import read_leader_epoch_checkpoint
 from kdump.storage.local_log import LocalLog, find_partition_dirs
 from kdump.storage.log_summary import read_log_dir_checkpoints
 
@@ -120,13 +120,13 @@ def headers(log: LocalLog, problems: list[str]) -> Iterator[BatchHeader]:
         try:
             with segment.open_log() as records:
                 for batch in records.batches():
-                    count = getattr(batch, "records_count", 1)
+                    count = batch.count_or_none
                     yield BatchHeader(
                         batch.base_offset,
                         batch.last_offset,
-                        getattr(batch, "partition_leader_epoch", -1),
+                        batch.partition_leader_epoch,
                         batch.checksum,
-                        count,
+                        1 if count is None else count,  # a legacy entry: one message (or one wrapper)
                         segment.log_path,
                         batch.position,
                     )

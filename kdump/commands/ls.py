@@ -15,9 +15,10 @@ from typing import Protocol
 from kdump.errors import KdumpError
 from kdump.exit_status import ExitStatus
 from kdump.render.progress import ProgressBar
-from kdump.storage.checkpoint import META_PROPERTIES_FILE, read_meta_properties
+from kdump.storage.checkpoint import META_PROPERTIES_FILE
 from kdump.storage.local_log import find_partition_dirs, no_kafka_data
 from kdump.storage.log_summary import PartitionSummary, read_log_dir_checkpoints, summarize_partition
+from kdump.storage.meta_properties import read_meta_properties
 from kdump.storage.regular_file import walk_error
 
 #: Above this much log to read, a progress bar is shown (when asked for: on a terminal only).

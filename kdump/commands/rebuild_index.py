@@ -385,7 +385,7 @@ class RebuildIndex:
 
 
 def _node_id(log_dir: str) -> int | None:
-    from kdump.storage.checkpoint import read_meta_properties
+    from kdump.storage.meta_properties import read_meta_properties
 
     path = os.path.join(log_dir, "meta.properties")
     try:

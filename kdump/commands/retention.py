@@ -36,7 +36,6 @@ from kdump.errors import KdumpError
 from kdump.storage.consumer_view import ongoing_transactions
 from kdump.storage.local_log import LocalLog, find_partition_dirs
 from kdump.storage.log_summary import read_log_dir_checkpoints
-from kdump.storage.record_batch import DefaultRecordBatch
 from kdump.storage.topic_config import ClusterConfig, read_cluster_config
 
 #: Topic config -> (broker config, Kafka 4.0 default).
@@ -360,7 +359,7 @@ class RetentionCommand:
                     for batch in records.batches():
                         if batch.is_control_batch:
                             continue
-                        horizon = batch.delete_horizon_ms if isinstance(batch, DefaultRecordBatch) else None
+                        horizon = batch.delete_horizon_ms
                         for record in batch.records():
                             facts.records += 1
                             if record.key is None:

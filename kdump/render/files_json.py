@@ -13,7 +13,7 @@ from typing import Any
 from kdump.commands.files import STREAM_LINES, DumpOptions, Findings, JavaFile
 from kdump.commands.parallel import RenderChunk
 from kdump.errors import KdumpError
-from kdump.render import json_lines, state_files
+from kdump.render import json_lines
 from kdump.render.decoders import MessageParser
 from kdump.render.output import Output
 from kdump.storage.file_records import FileRecords, RecordBatch
@@ -76,6 +76,8 @@ class JsonLinesSink:
         self.out.write("".join([json_lines.aborted_txn(file.path, txn) for txn in txns]))
 
     def state_file(self, file: JavaFile, parsed: object) -> None:
+        from kdump.render import state_files  # it loads every state file's reader: only when one is dumped
+
         self.out.write(state_files.json_lines(file.path, parsed))
 
     def summaries(self, findings: Findings) -> None:

@@ -17,10 +17,9 @@ from typing import Any
 from kdump.commands.files import STREAM_LINES, DumpOptions, Findings, JavaFile, located
 from kdump.commands.parallel import OffsetGaps, RenderChunk
 from kdump.errors import KdumpError
-from kdump.render import kafka_text, state_files
+from kdump.render import kafka_text
 from kdump.render.decoders import MessageParser
 from kdump.render.output import Output
-from kdump.storage import checkpoint
 from kdump.storage.file_records import FileRecords, RecordBatch
 from kdump.storage.producer_snapshot import ProducerSnapshotEntry
 from kdump.storage.record import Record
@@ -116,17 +115,9 @@ class KafkaTextSink:
         self.out.write("".join([kafka_text.aborted_txn_line(txn) for txn in txns]))
 
     def state_file(self, file: JavaFile, parsed: object) -> None:
-        if isinstance(parsed, checkpoint.OffsetCheckpoint):
-            text = state_files.offset_checkpoint_lines(file.path, parsed)
-        elif isinstance(parsed, checkpoint.LeaderEpochCheckpoint):
-            text = state_files.leader_epoch_checkpoint_lines(file.path, parsed)
-        elif isinstance(parsed, checkpoint.PartitionMetadata):
-            text = state_files.partition_metadata_lines(parsed)
-        elif isinstance(parsed, checkpoint.MetaProperties):
-            text = state_files.meta_properties_lines(parsed)
-        else:
-            text = state_files.quorum_state_lines(parsed)  # type: ignore[arg-type]
-        self.out.write(text)
+        from kdump.render import state_files  # it loads every state file's reader: only when one is dumped
+
+        self.out.write(state_files.text_lines(file.path, parsed))
 
     # -- end of run --------------------------------------------------------------------------------------------
 

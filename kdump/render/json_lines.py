@@ -70,7 +70,7 @@ def batch_object(batch: RecordBatch, position: int, file: str) -> dict[str, Any]
         obj.update(
             baseOffset=batch.base_offset,
             lastOffset=batch.last_offset,
-            count=batch.records_count,
+            count=batch.count_or_none,
             baseSequence=batch.base_sequence,
             lastSequence=batch.last_sequence,
             producerId=batch.producer_id,

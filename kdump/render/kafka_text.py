@@ -44,7 +44,7 @@ def batch_line_head(batch: RecordBatch) -> str:
     if batch.magic >= 2:
         b = batch
         return (
-            f"baseOffset: {b.base_offset} lastOffset: {b.last_offset} count: {b.records_count} "
+            f"baseOffset: {b.base_offset} lastOffset: {b.last_offset} count: {b.count_or_none} "
             f"baseSequence: {b.base_sequence} lastSequence: {b.last_sequence} producerId: {b.producer_id} "
             f"producerEpoch: {b.producer_epoch} partitionLeaderEpoch: {b.partition_leader_epoch} "
             f"isTransactional: {java_bool(b.is_transactional)} isControl: {java_bool(b.is_control_batch)} "

@@ -8,14 +8,12 @@ style, so ``grep``/``awk`` work on it.  man kdump-files(1), section STATE FILES,
 from __future__ import annotations
 
 from kdump.render import json_lines as _json
-from kdump.storage.checkpoint import (
-    CleanShutdown,
-    LeaderEpochCheckpoint,
-    MetaProperties,
-    OffsetCheckpoint,
-    PartitionMetadata,
-    QuorumState,
-)
+from kdump.storage.clean_shutdown import CleanShutdown
+from kdump.storage.leader_epoch_checkpoint import LeaderEpochCheckpoint
+from kdump.storage.meta_properties import MetaProperties
+from kdump.storage.offset_checkpoint import OffsetCheckpoint
+from kdump.storage.partition_metadata import PartitionMetadata
+from kdump.storage.quorum_state import QuorumState
 
 
 def offset_checkpoint_lines(path: str, checkpoint: OffsetCheckpoint) -> str:
@@ -61,6 +59,19 @@ def quorum_state_lines(state: QuorumState) -> str:
     if state.current_voters is not None:
         parts.append("currentVoters: [" + ",".join(str(v) for v in state.current_voters) + "]")
     return f"Quorum state data version: {state.data_version}\n" + " ".join(parts) + "\n"
+
+
+def text_lines(path: str, parsed: object) -> str:
+    """The text of one state file (``kdump files``), whichever it is."""
+    if isinstance(parsed, OffsetCheckpoint):
+        return offset_checkpoint_lines(path, parsed)
+    if isinstance(parsed, LeaderEpochCheckpoint):
+        return leader_epoch_checkpoint_lines(path, parsed)
+    if isinstance(parsed, PartitionMetadata):
+        return partition_metadata_lines(parsed)
+    if isinstance(parsed, MetaProperties):
+        return meta_properties_lines(parsed)
+    return quorum_state_lines(parsed)  # type: ignore[arg-type]
 
 
 def json_lines(path: str, parsed: object) -> str:

@@ -34,12 +34,14 @@ from kdump.storage.record_batch import (
     RECORD_BATCH_OVERHEAD,
     DefaultRecordBatch,
 )
+from kdump.storage.record_batch import (
+    RecordBatch as RecordBatch,  # re-exported: the batch interface, with FileRecords that yields batches
+)
 from kdump.storage.regular_file import open_regular
 
 INT_MAX = 0x7FFFFFFF
 MIN_RECORD_SIZE = 14  # LegacyRecord.RECORD_OVERHEAD_V0
 
-RecordBatch = DefaultRecordBatch | LegacyRecordBatch
 
 _LOG_HEADER = struct.Struct(">qi")
 _V2_HEADER = struct.Struct(">qiibIhiqqqhii")

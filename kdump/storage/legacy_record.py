@@ -236,13 +236,21 @@ class LegacyRecordBatch:
         key_offset = (KEY_SIZE_OFFSET_V0 if self.magic == 0 else KEY_SIZE_OFFSET_V1) + 4
         return self._sized(key_offset + max(0, self.key_size))
 
-    # Batch-level attributes that only v2 has, so that callers can treat every batch alike.
+    # What Kafka's AbstractLegacyRecordBatch answers for the parts of the RecordBatch interface that only v2
+    # has, so that callers treat every batch alike (kdump.storage.record_batch.RecordBatch).
     is_control_batch = False
     is_transactional = False
     producer_id = -1
     producer_epoch = -1
     base_sequence = -1
+    last_sequence = -1
     partition_leader_epoch = -1
+    count_or_none = None  # countOrNull(): a wrapper's inner count is known only by decompressing it
+    delete_horizon_ms = None  # deleteHorizonMs(): OptionalLong.empty
+
+    @property
+    def next_offset(self) -> int:
+        return self.last_offset + 1
 
     def as_record(self, offset: int | None = None) -> Record:
         """This message as a :class:`Record` (key/value sizes as stored, CRC and validity included).

@@ -160,7 +160,7 @@ def log_start(log: LocalLog) -> LogStart:
     path = os.path.join(parent, LOG_START_OFFSET_CHECKPOINT)
     if not os.path.exists(path):
         return LogStart(first, source)
-    from kdump.storage.checkpoint import read_offset_checkpoint  # a large module, needed only here
+    from kdump.storage.offset_checkpoint import read_offset_checkpoint  # needed only here
 
     try:
         offsets = read_offset_checkpoint(path).offsets()

@@ -14,8 +14,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from kdump.errors import KdumpError
-from kdump.storage import checkpoint, naming
+from kdump.storage import naming
 from kdump.storage.local_log import LocalLog
+from kdump.storage.offset_checkpoint import read_offset_checkpoint
+from kdump.storage.record_batch import RecordBatch
 from kdump.storage.regular_file import walk_error
 
 #: The offset checkpoints of a log directory and the summary field each one feeds.
@@ -71,7 +73,7 @@ def read_log_dir_checkpoints(log_dir: str, anomalies: list[str] | None = None) -
         if not os.path.isfile(path):
             continue
         try:
-            found[name] = checkpoint.read_offset_checkpoint(path).offsets()
+            found[name] = read_offset_checkpoint(path).offsets()
         except (KdumpError, OSError) as e:
             if anomalies is not None:
                 anomalies.append(f"unreadable {name}: {e}")
@@ -156,10 +158,10 @@ def summarize_partition(
                     if ts >= 0:
                         s.min_timestamp = ts if s.min_timestamp is None else min(s.min_timestamp, ts)
                         s.max_timestamp = ts if s.max_timestamp is None else max(s.max_timestamp, ts)
-                    producer_id = getattr(batch, "producer_id", -1)
+                    producer_id = batch.producer_id
                     if producer_id >= 0:
                         producers.add(producer_id)
-                        if getattr(batch, "is_transactional", False):
+                        if batch.is_transactional:
                             if batch.is_control_batch:
                                 open_txns.pop(producer_id, None)
                             elif producer_id not in open_txns:
@@ -187,13 +189,13 @@ def summarize_partition(
     return s
 
 
-def _record_count(batch: object) -> int:
-    count = getattr(batch, "records_count", None)
+def _record_count(batch: RecordBatch) -> int:
+    count = batch.count_or_none
     if count is not None:
         return count
-    if not getattr(batch, "is_compressed", False):
+    if not batch.is_compressed:
         return 1
     try:
-        return sum(1 for _ in batch.records())  # type: ignore[attr-defined]
+        return sum(1 for _ in batch.records())
     except KdumpError:
         return 0

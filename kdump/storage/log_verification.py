@@ -26,12 +26,13 @@ from dataclasses import dataclass, field
 from typing import cast
 
 from kdump.errors import KdumpError
-from kdump.storage import checkpoint, naming
+from kdump.storage import naming
 from kdump.storage.checksum import crc32c
 from kdump.storage.control_record import ControlRecordType, parse_type_id
 from kdump.storage.file_records import INT_MAX, FileRecords, RecordBatch
 from kdump.storage.index_verification import IndexProblem, SegmentVerification, verify_segment
 from kdump.storage.internal_topics import TOPIC_DECODERS, NewerThanKdumpError, decode_key_value
+from kdump.storage.leader_epoch_checkpoint import read_leader_epoch_checkpoint
 from kdump.storage.local_log import LocalLog
 from kdump.storage.log_segment import LogSegment
 from kdump.storage.producer_snapshot import read_producer_snapshot
@@ -664,7 +665,7 @@ def _check_leader_epochs(
     if path is None:
         return
     try:
-        cache = checkpoint.read_leader_epoch_checkpoint(path)
+        cache = read_leader_epoch_checkpoint(path)
     except KdumpError as e:
         out.problems.append(IndexProblem(path, "leader-epoch", e.message, position=e.position))
         return

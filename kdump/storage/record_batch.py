@@ -20,7 +20,7 @@ import os
 import struct
 from collections.abc import Iterator
 from itertools import islice
-from typing import Any
+from typing import Any, Protocol
 
 from kdump.errors import DecompressionError, InvalidRecordError
 from kdump.storage import compression
@@ -87,6 +87,65 @@ def decrement_sequence(sequence: int, decrement: int) -> int:
     return _int32(sequence - decrement)
 
 
+class RecordBatch(Protocol):
+    """What every batch answers, v2 (:class:`DefaultRecordBatch`) and legacy
+    (:class:`kdump.storage.legacy_record.LegacyRecordBatch`): Kafka's ``RecordBatch`` interface, where the legacy
+    batch answers for v2's fields as Kafka's ``AbstractLegacyRecordBatch`` does (no producer, no sequence, no
+    count until decompressed, no delete horizon)."""
+
+    @property
+    def position(self) -> int: ...
+    @property
+    def size_in_bytes(self) -> int: ...
+    @property
+    def magic(self) -> int: ...
+    @property
+    def attributes(self) -> int: ...
+    @property
+    def base_offset(self) -> int: ...
+    @property
+    def last_offset(self) -> int: ...
+    @property
+    def next_offset(self) -> int: ...
+    @property
+    def checksum(self) -> int: ...
+    @property
+    def compression_type_id(self) -> int: ...
+    @property
+    def compression_name(self) -> str: ...
+    @property
+    def is_compressed(self) -> bool: ...
+    @property
+    def timestamp_type(self) -> str: ...
+    @property
+    def max_timestamp(self) -> int: ...
+    @property
+    def is_transactional(self) -> bool: ...
+    @property
+    def is_control_batch(self) -> bool: ...
+    @property
+    def producer_id(self) -> int: ...
+    @property
+    def producer_epoch(self) -> int: ...
+    @property
+    def base_sequence(self) -> int: ...
+    @property
+    def last_sequence(self) -> int: ...
+    @property
+    def partition_leader_epoch(self) -> int: ...
+    @property
+    def count_or_none(self) -> int | None: ...
+    @property
+    def delete_horizon_ms(self) -> int | None: ...
+    @property
+    def decompression_limit(self) -> int: ...
+
+    def compute_checksum(self) -> int: ...
+    def is_valid(self) -> bool: ...
+    def records(self, *, views: bool = False) -> Iterator[Record]: ...
+    def timestamps(self) -> Iterator[int]: ...
+
+
 class DefaultRecordBatch:
     """A v2 record batch located at ``position`` in ``buf``.
 
@@ -113,6 +172,22 @@ class DefaultRecordBatch:
         "records_count",
         "decompression_limit",
     )
+    buf: bytes
+    position: int
+    size_in_bytes: int
+    base_offset: int
+    partition_leader_epoch: int
+    magic: int
+    checksum: int
+    attributes: int
+    last_offset_delta: int
+    base_timestamp: int
+    max_timestamp: int
+    producer_id: int
+    producer_epoch: int
+    base_sequence: int
+    records_count: int
+    decompression_limit: int
 
     def __init__(
         self,
@@ -195,6 +270,11 @@ class DefaultRecordBatch:
     @property
     def is_control_batch(self) -> bool:
         return bool(self.attributes & CONTROL_FLAG_MASK)
+
+    @property
+    def count_or_none(self) -> int | None:
+        """Kafka's ``countOrNull()``: the record count (a legacy batch answers None)."""
+        return self.records_count
 
     @property
     def has_delete_horizon_ms(self) -> bool:

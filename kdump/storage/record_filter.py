@@ -82,11 +82,11 @@ class RecordFilter:
             return SKIP
         if self.from_time is not None and batch.max_timestamp < self.from_time:
             return SKIP
-        if self.producer_id is not None and getattr(batch, "producer_id", -1) != self.producer_id:
+        if self.producer_id is not None and batch.producer_id != self.producer_id:
             return SKIP
-        if self.transactional_only and not getattr(batch, "is_transactional", False):
+        if self.transactional_only and not batch.is_transactional:
             return SKIP
-        if self.control_only and not getattr(batch, "is_control_batch", False):
+        if self.control_only and not batch.is_control_batch:
             return SKIP
         return KEEP
 

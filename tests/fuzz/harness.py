@@ -31,7 +31,7 @@ from pathlib import Path
 
 from kdump.errors import KdumpError
 from kdump.render.output import Output
-from kdump.storage import checkpoint
+from kdump.storage import checkpoint, clean_shutdown
 from kdump.storage.file_records import FileRecords
 from kdump.storage.offset_index import OffsetIndex
 from kdump.storage.producer_snapshot import parse_producer_snapshot
@@ -351,7 +351,7 @@ def check_state_file(directory: Path, seed: Seed, rng: random.Random) -> None:
     path = directory / seed.victim
     if seed.victim == ".kafka_cleanshutdown":
         try:
-            checkpoint.parse_clean_shutdown(path.read_bytes(), str(path))
+            clean_shutdown.parse_clean_shutdown(path.read_bytes(), str(path))
         except KdumpError as e:
             _located(e, need_position=True)
     else:

@@ -12,7 +12,7 @@ import struct
 from dataclasses import dataclass
 from pathlib import Path
 
-from kdump.storage import builder, checkpoint
+from kdump.storage import builder, clean_shutdown, leader_epoch_checkpoint, offset_checkpoint
 from kdump.storage.builder import SimpleRecord
 from kdump.storage.compression import GZIP, LZ4, NONE, SNAPPY, ZSTD
 from kdump.storage.control_record import ControlRecordType
@@ -306,10 +306,10 @@ def state_file_seeds(roots: list[Path]) -> list[Seed]:
         Seed(
             "built-offsets",
             {
-                "recovery-point-offset-checkpoint": checkpoint.encode_offset_checkpoint(
+                "recovery-point-offset-checkpoint": offset_checkpoint.encode_offset_checkpoint(
                     [
-                        checkpoint.TopicPartitionOffset("orders", 0, 12),
-                        checkpoint.TopicPartitionOffset("a.b-c", 7, 0),
+                        offset_checkpoint.TopicPartitionOffset("orders", 0, 12),
+                        offset_checkpoint.TopicPartitionOffset("a.b-c", 7, 0),
                     ]
                 )
             },
@@ -318,15 +318,15 @@ def state_file_seeds(roots: list[Path]) -> list[Seed]:
         Seed(
             "built-epochs",
             {
-                "leader-epoch-checkpoint": checkpoint.encode_leader_epoch_checkpoint(
-                    [checkpoint.EpochEntry(0, 0), checkpoint.EpochEntry(3, 120)]
+                "leader-epoch-checkpoint": leader_epoch_checkpoint.encode_leader_epoch_checkpoint(
+                    [leader_epoch_checkpoint.EpochEntry(0, 0), leader_epoch_checkpoint.EpochEntry(3, 120)]
                 )
             },
             "leader-epoch-checkpoint",
         ),
         Seed(
             "built-clean-shutdown",
-            {".kafka_cleanshutdown": checkpoint.encode_clean_shutdown(17)},
+            {".kafka_cleanshutdown": clean_shutdown.encode_clean_shutdown(17)},
             ".kafka_cleanshutdown",
         ),
     ]
