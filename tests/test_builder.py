@@ -43,7 +43,7 @@ from kdump.storage.control_record import (
 )
 from kdump.storage.file_records import FileRecords
 from kdump.storage.legacy_record import LegacyRecordBatch
-from kdump.storage.message import write_message
+from kdump.storage.message_writer import write_message
 from kdump.storage.record_batch import DefaultRecordBatch
 from tests.corpus import CORPUS
 from tests.spec_vectors import CONTROL_VECTOR, V0_VECTOR, V1_VECTOR, V2_VECTOR

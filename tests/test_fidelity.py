@@ -27,7 +27,6 @@ The source lines each rule comes from are cited at the rule (Kafka 4.0 branch).
 from __future__ import annotations
 
 import os
-import shutil
 import struct
 import subprocess
 from collections.abc import Callable
@@ -39,10 +38,10 @@ import pytest
 from kdump.storage import builder, record_batch
 from kdump.storage.builder import SimpleRecord
 from kdump.storage.compression import GZIP, LZ4, NONE, SNAPPY, ZSTD
+from tests.differential.kafka import LAUNCHER, script_unavailable_reason
 from tests.replay import run_kdump
 
 REPO = Path(__file__).resolve().parents[1]
-KAFKA = REPO.parent / "shared" / "kafka-4.0.0" / "kafka"
 LOG = "00000000000000000000.log"
 INDEX = "00000000000000000000.index"
 TIMEINDEX = "00000000000000000000.timeindex"
@@ -527,14 +526,6 @@ def test_accelerator_declines_miscounted_batches(declared: int) -> None:
 # -- the same runs against the real tool -------------------------------------------------------------------
 
 
-def _kafka_available() -> str | None:
-    if shutil.which("java") is None:
-        return "Java is not installed"
-    if not KAFKA.exists():
-        return f"the Kafka 4.0.0 distribution is absent ({KAFKA})"
-    return None
-
-
 def _on_the_real_tool(name: str) -> bool:
     """The cases run through the real tool too: one of each kind (a JVM start takes seconds; the Java-free
     tests above run them all)."""
@@ -558,7 +549,7 @@ def _on_the_real_tool(name: str) -> bool:
     return name not in ("decoder-val-kafka.serializer.DefaultDecoder", "log-magic-127")
 
 
-@pytest.mark.skipif(_kafka_available() is not None, reason=str(_kafka_available()))
+@pytest.mark.skipif(script_unavailable_reason() is not None, reason=str(script_unavailable_reason()))
 @pytest.mark.parametrize("rule", list(RULES))
 def test_rule_against_the_real_tool(rule: str, tmp_path: Path) -> None:
     """Kafka's own tool prints the text derived from its source, and kdump the same stdout, status and
@@ -569,7 +560,11 @@ def test_rule_against_the_real_tool(rule: str, tmp_path: Path) -> None:
         argv = _write(case, directory)
         env = dict(os.environ, LANG="C.UTF-8")
         kafka = subprocess.run(
-            [str(KAFKA), "kafka-dump-log.sh", *argv], capture_output=True, timeout=120, env=env, check=False
+            [str(LAUNCHER), "kafka-dump-log.sh", *argv],
+            capture_output=True,
+            timeout=120,
+            env=env,
+            check=False,
         )
         d = str(directory)
         assert kafka.stdout.decode() == case.stdout.format(d=d), (case.name, kafka.stderr.decode()[-2000:])

@@ -47,6 +47,24 @@ def test_fuzz(name: str) -> None:
     assert not findings, "\n\n".join(f.describe() for f in findings[:3])
 
 
+def test_fuzz_segments_read_through_small_windows(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The segment target again with compressed payloads read a few bytes at a time (the path of payloads over
+    16 MiB) and every key and value a view: the windowed readers and the pieces of text are fuzzed too."""
+    from kdump.storage import legacy_record, record_batch
+
+    for module in (record_batch, legacy_record):
+        monkeypatch.setattr(module, "STREAMED_RECORDS_BYTES", 0)
+        monkeypatch.setattr(module, "WINDOW_BYTES", 7)
+    monkeypatch.setattr(record_batch, "MAX_EAGER_BYTES", 0)
+    monkeypatch.setattr(record_batch, "ACCELERATOR", None)  # its own bound for views is 1 MiB
+    with _workdir() as work:
+        done, findings = fuzz_target(
+            TARGETS["segment"], seed=1, start=0, iterations=300, workdir=Path(work), timeout=20
+        )
+    assert done == 300
+    assert not findings, "\n\n".join(f.describe() for f in findings[:3])
+
+
 def test_the_harness_reports_what_it_is_looking_for(monkeypatch: pytest.MonkeyPatch) -> None:
     """A planted bug (an IndexError for long inputs), a KdumpError without a position and a hang are findings,
     each with what it takes to reproduce it."""

@@ -31,18 +31,17 @@ from kdump.storage.internal_topics import (
     FatalDecodeError,
     decode_key_value,
 )
-from kdump.storage.message import (
+from kdump.storage.message_reader import MessageFormatError, read_message
+from kdump.storage.message_schema import (
     Field,
-    MessageFormatError,
     MessageSchema,
     Versions,
     is_default,
     kafka_uuid_from_string,
     parse_schemas,
-    read_message,
     version_condition,
-    write_message,
 )
+from kdump.storage.message_writer import write_message
 from kdump.storage.record import Record
 from kdump.storage.schemas import (
     group_coordinator,

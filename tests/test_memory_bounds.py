@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -18,10 +17,10 @@ import pytest
 from kdump.storage import record_batch
 from kdump.storage.compression import NONE, ZSTD
 from kdump.storage.record import MAX_EAGER_HEADERS, MAX_OBJECT_HEADERS, Header, LazyHeaders
+from tests.differential.kafka import LAUNCHER, script_unavailable_reason
 from tests.hostile_batches import record, v2_batch, zigzag_varint
 
 REPO = Path(__file__).resolve().parents[1]
-KAFKA = REPO.parent / "shared" / "kafka-4.0.0" / "kafka"
 _varint = zigzag_varint
 
 
@@ -157,22 +156,14 @@ def test_a_million_headers_stay_flat(tmp_path: Path) -> None:
     assert data.endswith(b"headerKeys: [" + b",".join([b"h"] * n) + b"]\n")
 
 
-def _kafka_missing() -> str | None:
-    if shutil.which("java") is None:
-        return "Java is not installed"
-    if not KAFKA.exists():
-        return f"the Kafka 4.0.0 distribution is absent ({KAFKA})"
-    return None
-
-
-@pytest.mark.skipif(_kafka_missing() is not None, reason=str(_kafka_missing()))
+@pytest.mark.skipif(script_unavailable_reason() is not None, reason=str(script_unavailable_reason()))
 def test_many_headers_print_what_the_real_tool_prints(tmp_path: Path) -> None:
     n = 50_000
     log = tmp_path / "00000000000000000000.log"
     log.write_bytes(_batch(_record([(k, None) for k in _keys(n)]), 1, ZSTD))
     args = ["--deep-iteration", "--print-data-log", "--files", str(log)]
     kafka = subprocess.run(
-        [str(KAFKA), "kafka-dump-log.sh", *args], capture_output=True, timeout=300, check=False
+        [str(LAUNCHER), "kafka-dump-log.sh", *args], capture_output=True, timeout=300, check=False
     )
     r = _kdump("files", *args)
     assert (r.returncode, r.stdout) == (kafka.returncode, kafka.stdout)

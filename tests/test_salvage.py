@@ -380,3 +380,124 @@ def test_a_block_overwritten_by_the_next_segment_is_dropped_and_the_batches_afte
     # without the next segment beside it, nothing says the block is foreign: the longest chain wins
     alone = scan_segment(FileRecords.from_bytes(damaged), 0)
     assert [b.first_offset for b in alone.batches][50] == 1000
+
+
+# -- each rule of "an intact batch at this position", pinned to its reason ---------------------------------------
+
+
+def _v2_entry(offset: int, last_offset_delta: int, max_timestamp: int, body: bytes = b"") -> bytes:
+    """A hand-encoded v2 batch (no records) whose CRC-32C (the crc32c package) covers bytes 21..end."""
+    after_crc = struct.pack(">hiqqqhii", 0, last_offset_delta, 1, max_timestamp, -1, -1, -1, 0) + body
+    head = struct.pack(">qiib", offset, 9 + len(after_crc), 0, 2)
+    return head + struct.pack(">I", crc32c.crc32c(after_crc)) + after_crc
+
+
+def _legacy_entry(offset: int, magic: int, attributes: int, rest: bytes) -> bytes:
+    """A hand-encoded v0/v1 entry whose CRC-32 (zlib) covers the message from its magic byte on."""
+    body = bytes([magic, attributes]) + rest
+    return struct.pack(">qiI", offset, 4 + len(body), zlib.crc32(body)) + body
+
+
+_GOOD = _v2_entry(100, 0, 7)
+
+
+@pytest.mark.parametrize(
+    ("damaged", "reason"),
+    [
+        (b"\x01" * 10, "only 10 bytes left, too few for a batch header (a torn write)"),
+        (struct.pack(">qib", 0, 13, 2) + bytes(8), "size field 13 is below the smallest message (14 bytes)"),
+        (
+            struct.pack(">qi", 0, 40) + b"\x00" * 4 + b"\x02" + bytes(35),
+            "v2 batch of 52 bytes is shorter than its 61-byte header",
+        ),
+        (_legacy_entry(0, 1, 0, bytes(12)), "v1 message of 18 bytes is shorter than its 22-byte header"),
+        (
+            struct.pack(">qi", 0, 20) + b"\x00" * 4 + b"\x07" + bytes(15),
+            "magic byte 7 is not a known message format",
+        ),
+        (
+            struct.pack(">qi", 0, 20) + b"\x00" * 4 + b"\x80" + bytes(15),
+            "magic byte 128 is not a known message format",
+        ),
+    ],
+    ids=["torn-header", "size-below-14", "v2-short", "v1-short", "magic-7", "magic-0x80"],
+)
+def test_each_framing_rule_has_its_reason(damaged: bytes, reason: str) -> None:
+    data = damaged + _GOOD if not reason.startswith("only") else _GOOD + damaged
+    result = scan_segment(FileRecords.from_bytes(data))
+    assert _salvaged(result, data) == [_GOOD]
+    (lost,) = result.lost
+    assert lost.reason == reason
+    assert (lost.start, lost.end) == (
+        (len(_GOOD), len(data)) if reason.startswith("only") else (0, len(damaged))
+    )
+
+
+def test_crc_mismatch_reasons_name_both_crcs() -> None:
+    v2 = bytearray(_v2_entry(0, 0, 7, b"abc"))
+    v2[-1] ^= 1
+    v1 = bytearray(_legacy_entry(1, 1, 0, struct.pack(">qii", 5, -1, 1) + b"x"))
+    v1[-1] ^= 1
+    for bad, stored, computed in [
+        (v2, struct.unpack_from(">I", v2, 17)[0], crc32c.crc32c(bytes(v2[21:]))),
+        (v1, struct.unpack_from(">I", v1, 12)[0], zlib.crc32(bytes(v1[16:]))),
+    ]:
+        result = scan_segment(FileRecords.from_bytes(bytes(bad) + _GOOD))
+        assert [r.reason for r in result.lost] == [f"CRC mismatch (stored {stored}, computed {computed})"]
+
+
+def test_offsets_and_timestamps_of_kept_batches() -> None:
+    """A v2 batch's last offset is base + lastOffsetDelta and its max timestamp the header's; a v1 message's
+    timestamp is its own, a v0 message's -1; a compressed v1 wrapper spans its inner offsets (relative to the
+    wrapper's, which is the last), a v0 wrapper's are absolute."""
+    v1_wrapper = builder.build_legacy_message_set(
+        [SimpleRecord(b"a", timestamp=3)] * 3, magic=1, base_offset=20, compression=GZIP
+    )
+    v0_wrapper = builder.build_legacy_message_set(
+        [SimpleRecord(b"a")] * 2, magic=0, base_offset=23, compression=GZIP
+    )
+    entries = [
+        _v2_entry(10, 4, 99),
+        _legacy_entry(15, 1, 0, struct.pack(">qii", 42, -1, 1) + b"x"),
+        _legacy_entry(16, 0, 0, struct.pack(">ii", -1, 1) + b"x"),
+        v1_wrapper,
+        v0_wrapper,
+    ]
+    result = scan_segment(FileRecords.from_bytes(b"".join(entries)))
+    assert result.intact
+    assert [(b.magic, b.first_offset, b.last_offset, b.max_timestamp) for b in result.batches] == [
+        (2, 10, 14, 99),
+        (1, 15, 15, 42),
+        (0, 16, 16, -1),
+        (1, 20, 22, 3),
+        (0, 23, 24, -1),
+    ]
+
+
+def test_a_v0_wrapper_whose_offset_is_not_its_last_inner_offset_is_lost() -> None:
+    wrapper = builder.build_legacy_message_set(
+        [SimpleRecord(b"a")] * 3, magic=0, base_offset=0, compression=GZIP
+    )
+    data = _with_offset(wrapper, 7) + _GOOD
+    result = scan_segment(FileRecords.from_bytes(data))
+    assert _salvaged(result, data) == [_GOOD]
+    assert [r.reason for r in result.lost] == [
+        "v0 wrapper offset 7 is not its last inner offset 2 (the offset field is not covered by the CRC)"
+    ]
+
+
+def test_batches_that_cannot_be_kept_have_their_reasons() -> None:
+    backwards = _v2_entry(50, -3, 1)  # the CRC covers lastOffsetDelta: intact, but its offsets go backwards
+    far = _v2_entry(1 << 40, 0, 1)
+    data = backwards + far + _GOOD
+    result = scan_segment(FileRecords.from_bytes(data), 0)
+    assert _salvaged(result, data) == [_GOOD]
+    assert [r.reason for r in result.lost] == [
+        "intact batch dropped: its last offset 47 is below its first offset 50"
+    ]
+    assert [(r.start, r.end) for r in result.lost] == [(0, len(backwards) + len(far))]
+    result = scan_segment(FileRecords.from_bytes(far + _GOOD), 0)
+    assert [r.reason for r in result.lost] == [
+        f"intact batch with offsets {1 << 40}-{1 << 40} dropped: they do not fit the index of a segment with base "
+        "offset 0"
+    ]

@@ -8,6 +8,7 @@ varint and every error falls across window boundaries, on valid and damaged payl
 
 from __future__ import annotations
 
+import os
 import random
 import struct
 import subprocess
@@ -24,6 +25,7 @@ from kdump.storage.checksum import crc32c
 from kdump.storage.compression import GZIP, LZ4, SNAPPY, ZSTD, compress
 from kdump.storage.legacy_record import LegacyRecordBatch
 from kdump.storage.record_batch import DefaultRecordBatch
+from tests.differential.kafka import LAUNCHER, script_unavailable_reason
 from tests.hostile_batches import record, v2_batch, zigzag_varint
 
 CODECS = [GZIP, SNAPPY, LZ4, ZSTD]
@@ -235,8 +237,6 @@ def test_a_legacy_wrapper_of_two_million_messages_is_read_in_little_memory(tmp_p
 
 # -- big keys and values: views of the segment, their text written in pieces ----------------------------------
 
-KAFKA = Path(__file__).resolve().parents[2] / "shared" / "kafka-4.0.0" / "kafka"
-
 
 def _big_value(size: int) -> bytes:
     """Text of every kind the decoder must get right across piece boundaries: ASCII, 2-4 byte sequences,
@@ -259,7 +259,7 @@ def _big_record_log(tmp_path: Path, key: bytes, value: bytes, codec: int) -> Pat
 
 
 def _kdump_out(*args: str, pure: bool = False) -> subprocess.CompletedProcess[bytes]:
-    env = dict(**__import__("os").environ)
+    env = dict(os.environ)
     if pure:
         env["KDUMP_PURE_PYTHON"] = "1"
     return subprocess.run([sys.executable, "-m", "kdump", *args], capture_output=True, env=env, check=False)
@@ -287,23 +287,13 @@ def test_a_big_value_prints_the_text_of_the_whole_value(tmp_path: Path, pure: bo
         )
 
 
-def _kafka_missing() -> str | None:
-    import shutil
-
-    if shutil.which("java") is None:
-        return "Java is not installed"
-    if not KAFKA.exists():
-        return f"the Kafka 4.0.0 distribution is absent ({KAFKA})"
-    return None
-
-
 @pytest.mark.kafka
-@pytest.mark.skipif(_kafka_missing() is not None, reason=str(_kafka_missing()))
+@pytest.mark.skipif(script_unavailable_reason() is not None, reason=str(script_unavailable_reason()))
 def test_a_big_value_prints_what_the_real_tool_prints(tmp_path: Path) -> None:
     log = _big_record_log(tmp_path, _big_value(1 << 20), _big_value(6 << 20), 0)
     args = ["--print-data-log", "--files", str(log)]
     kafka = subprocess.run(
-        [str(KAFKA), "kafka-dump-log.sh", *args], capture_output=True, timeout=300, check=False
+        [str(LAUNCHER), "kafka-dump-log.sh", *args], capture_output=True, timeout=300, check=False
     )
     r = _kdump_out("files", *args)
     assert (r.returncode, r.stdout) == (kafka.returncode, kafka.stdout)

@@ -23,7 +23,7 @@ from kdump.storage.internal_topics import (
     decode_key_value,
 )
 from kdump.storage.legacy_record import LegacyFieldError
-from kdump.storage.message import Struct
+from kdump.storage.message_schema import Struct
 from kdump.storage.record import Record
 from kdump.storage.schemas import metadata, remote_log_metadata, transaction_log
 

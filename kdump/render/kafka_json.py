@@ -14,7 +14,7 @@ import re
 import uuid as _uuid
 from typing import Any
 
-from kdump.storage.message import Field, Struct, is_default
+from kdump.storage.message_schema import Field, Struct, is_default
 
 _ESCAPE = re.compile(r'[\x00-\x1f"\\]')
 _SHORT = {"\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", '"': '\\"', "\\": "\\\\"}

@@ -455,7 +455,7 @@ def build_control_batch(
 
     For the KRaft control records (``SnapshotHeaderRecord``, ``SnapshotFooterRecord``, ``LeaderChangeMessage``,
     ``KRaftVersionRecord``, ``VotersRecord``; encode values with
-    :func:`kdump.storage.message.write_message` and the schemas in :mod:`kdump.storage.control_record`), as
+    :func:`kdump.storage.message_writer.write_message` and the schemas in :mod:`kdump.storage.control_record`), as
     ``MemoryRecords.withSnapshotHeaderRecord`` and friends write them: control bit set, no producer.
     """
     records = [

@@ -3,7 +3,7 @@
 
 A control record's key is ``version int16, type int16``.  Its value depends on the type: end-transaction
 markers (ABORT/COMMIT) hold ``version int16, coordinatorEpoch int32``; the KRaft types hold generated
-flexible messages, described here as schemas for the generic reader in :mod:`kdump.storage.message`.
+flexible messages, described here as schemas for the generic reader in :mod:`kdump.storage.message_reader`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from enum import Enum
 
 from kdump.errors import InvalidRecordError
-from kdump.storage.message import Field, MessageFormatError, MessageSchema, Struct, read_message_prefix
+from kdump.storage.message_reader import MessageFormatError, read_message_prefix
+from kdump.storage.message_schema import Field, MessageSchema, Struct
 
 
 class ControlRecordType(Enum):

@@ -1,4 +1,4 @@
-"""Decoding the records of Kafka's internal topics into :class:`~kdump.storage.message.Struct` values.
+"""Decoding the records of Kafka's internal topics into :class:`~kdump.storage.message_schema.Struct` values.
 
 One entry point, :func:`decode_key_value`, takes a decoder name (the ``kafka-dump-log.sh`` flag without
 ``--`` and ``-decoder``) and a record's raw key and value and returns a :class:`DecodedRecord`.  The schemas
@@ -24,14 +24,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from kdump.errors import KdumpError
-from kdump.storage.message import (
-    Field,
-    MessageFormatError,
-    MessageSchema,
-    Struct,
-    read_message_prefix,
-    read_unsigned_varint_java,
-)
+from kdump.storage.message_reader import MessageFormatError, read_message_prefix, read_unsigned_varint_java
+from kdump.storage.message_schema import Field, MessageSchema, Struct
 from kdump.storage.schemas import (
     NEWEST_KAFKA_SOURCE,
     group_coordinator,

@@ -48,6 +48,16 @@ _LONG = struct.Struct(">q")
 _UINT = struct.Struct(">I")
 
 
+def record_overhead(magic: int) -> int:
+    """Kafka's ``LegacyRecord.recordOverhead``: the size of a message of ``magic`` (0 or 1) with a null key and
+    value, its header (14 bytes for v0, 22 for v1, which adds the timestamp)."""
+    if magic == 0:
+        return RECORD_OVERHEAD_V0
+    if magic == 1:
+        return RECORD_OVERHEAD_V1
+    raise ValueError(f"Invalid magic {magic} for a legacy record")
+
+
 class LegacyFieldError(InvalidRecordError):
     """A key/value size field of a message that lies outside it, or a key/value that runs past its end, as
     Kafka's ``LegacyRecord`` finds out when the field is used.  ``java_text`` is the message of the Java

@@ -64,6 +64,16 @@ WINDOW_BYTES = 1 << 20
 _RecordArgs = tuple[int, int, int, int | None]
 
 _HEADER = struct.Struct(">qiibIhiqqqhii")  # magic is a signed Java byte
+_LOG_HEADER = struct.Struct(">qi")
+
+
+def read_log_header(buf: bytes, position: int) -> tuple[int, int, int]:
+    """The offset, the size (of what follows the 12-byte offset/size prefix) and the magic byte (0..255, as
+    stored) of the log entry at ``position``: the ``HEADER_SIZE_UP_TO_MAGIC`` bytes Kafka's
+    ``FileLogInputStream.nextBatch`` reads first, any format's.  Nothing is checked: the caller decides what a
+    size or magic it does not accept means (17 bytes must be in ``buf``)."""
+    offset, size = _LOG_HEADER.unpack_from(buf, position)
+    return offset, size, buf[position + MAGIC_OFFSET]
 
 
 def _int32(value: int) -> int:

@@ -40,19 +40,24 @@ from __future__ import annotations
 
 import os
 import re
-import struct
-import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from kdump.errors import KdumpError
 from kdump.storage import naming
 from kdump.storage.atomic_write import create_new
-from kdump.storage.checksum import crc32c
 from kdump.storage.file_records import FileRecords
 from kdump.storage.index_recovery import DEFAULT_INDEX_INTERVAL_BYTES, recover_indexes
-from kdump.storage.legacy_record import LegacyRecordBatch
+from kdump.storage.legacy_record import RECORD_OVERHEAD_V0, LegacyRecordBatch, record_overhead
 from kdump.storage.local_log import LocalLog
+from kdump.storage.record_batch import (
+    HEADER_SIZE_UP_TO_MAGIC,
+    LOG_OVERHEAD,
+    RECORD_BATCH_OVERHEAD,
+    DefaultRecordBatch,
+    read_log_header,
+)
 
 __all__ = [
     "DEFAULT_INDEX_INTERVAL_BYTES",
@@ -66,10 +71,6 @@ __all__ = [
 ]
 
 _INT_MAX = 0x7FFFFFFF
-_LOG_HEADER = struct.Struct(">qi")
-_U32 = struct.Struct(">I")
-_I32 = struct.Struct(">i")
-_I64 = struct.Struct(">q")
 #: How far back (in candidate batches) the chain search looks for a predecessor.
 _LOOKBACK = 64
 #: Bytes scanned between two releases of the pages read (memory flat in the segment size).
@@ -132,6 +133,18 @@ class OffsetGap:
         return None if self.last is None else self.last - self.first + 1
 
 
+class _Candidate(NamedTuple):
+    """An intact batch found by the scan, before the choice of the batches to keep (a tuple: the scan makes one
+    per batch of the segment)."""
+
+    position: int
+    size: int
+    magic: int
+    first_offset: int
+    last_offset: int
+    max_timestamp: int
+
+
 @dataclass
 class SalvageResult:
     """What a scan found (and, after :func:`salvage_segment`, what was written)."""
@@ -178,52 +191,52 @@ class SalvageResult:
 
 def check_batch_at(buf: bytes, position: int, end: int) -> tuple[int, int, int, int, int] | str:
     """``(size, magic, first offset, last offset, max timestamp)`` of the intact batch at ``position`` of
-    ``buf[:end]``, or why there is none (see the module docstring).  The first offset of a compressed v0/v1
-    wrapper is its first inner message's (it is decompressed for that); of anything else the header's."""
+    ``buf[:end]``, or why there is none (see the module docstring).  The header and its CRC are read by the
+    batch classes (:class:`DefaultRecordBatch`, :class:`LegacyRecordBatch`).  The first offset of a compressed
+    v0/v1 wrapper is its first inner message's (it is decompressed for that); of anything else the header's."""
     remaining = end - position
-    if remaining < 17:
+    if remaining < HEADER_SIZE_UP_TO_MAGIC:
         return f"only {remaining} bytes left, too few for a batch header (a torn write)"
-    offset, size = _LOG_HEADER.unpack_from(buf, position)
-    if size < 14:
-        return f"size field {size} is below the smallest message (14 bytes)"
-    if size > remaining - 12:
-        return f"size field {size} runs past the end of the file ({remaining - 12} bytes follow it)"
-    total = size + 12
-    magic = buf[position + 16]
+    offset, size, magic = read_log_header(buf, position)
+    if size < RECORD_OVERHEAD_V0:
+        return f"size field {size} is below the smallest message ({RECORD_OVERHEAD_V0} bytes)"
+    if size > remaining - LOG_OVERHEAD:
+        return f"size field {size} runs past the end of the file ({remaining - LOG_OVERHEAD} bytes follow it)"
+    total = size + LOG_OVERHEAD
     if magic == 2:
-        if total < 61:
-            return f"v2 batch of {total} bytes is shorter than its 61-byte header"
-        stored = _U32.unpack_from(buf, position + 17)[0]
-        computed = crc32c(memoryview(buf)[position + 21 : position + total])
+        if total < RECORD_BATCH_OVERHEAD:
+            return f"v2 batch of {total} bytes is shorter than its {RECORD_BATCH_OVERHEAD}-byte header"
+        batch = DefaultRecordBatch.read_from(buf, position)
+        stored, computed = batch.checksum, batch.compute_checksum()
         if stored != computed:
             return f"CRC mismatch (stored {stored}, computed {computed})"
-        last = offset + _I32.unpack_from(buf, position + 23)[0]
-        return total, 2, offset, last, _I64.unpack_from(buf, position + 35)[0]
+        # not batch.last_offset, which wraps like a Java long: a header that overflows is kept as it was
+        return total, 2, offset, offset + batch.last_offset_delta, batch.max_timestamp
     if magic > 2:
         return f"magic byte {magic} is not a known message format"
-    if magic == 1 and size < 22:
-        return f"v1 message of {size} bytes is shorter than its 22-byte header"
-    stored = _U32.unpack_from(buf, position + 12)[0]
-    computed = zlib.crc32(memoryview(buf)[position + 16 : position + total])
+    if size < record_overhead(magic):
+        return f"v{magic} message of {size} bytes is shorter than its {record_overhead(magic)}-byte header"
+    message = LegacyRecordBatch(buf, position, offset, size, magic)
+    stored, computed = message.checksum, message.compute_checksum()
     if stored != computed:
         return f"CRC mismatch (stored {stored}, computed {computed})"
-    timestamp = _I64.unpack_from(buf, position + 18)[0] if magic == 1 else -1
     first = offset
-    if buf[position + 17] & 0x07:  # a compressed wrapper: its offset is the last inner offset
-        inner = _inner_offsets(buf, position, offset, size, magic)
+    if message.is_compressed:  # a wrapper: its offset is the last inner offset
+        inner = _inner_offsets(message)
         if isinstance(inner, str):
             return inner
         first = inner
-    return total, magic, first, offset, timestamp
+    return total, magic, first, offset, message.timestamp
 
 
-def _inner_offsets(buf: bytes, position: int, offset: int, size: int, magic: int) -> int | str:
+def _inner_offsets(wrapper: LegacyRecordBatch) -> int | str:
     """The first offset of a compressed v0/v1 wrapper, from its inner messages.  A v0 wrapper's inner offsets
     are absolute (and covered by its CRC), so a wrapper offset other than the last of them is a damaged offset
     field; a v1 wrapper's are relative to the wrapper offset."""
+    offset = wrapper.offset
     first = last = None
     try:
-        for record in LegacyRecordBatch(buf, position, offset, size, magic).records():
+        for record in wrapper.records():
             if first is None:
                 first = record.offset
             last = record.offset
@@ -231,7 +244,7 @@ def _inner_offsets(buf: bytes, position: int, offset: int, size: int, magic: int
         return offset
     if first is None or last is None:
         return offset
-    if magic == 0 and last != offset:
+    if wrapper.magic == 0 and last != offset:
         return (
             f"v0 wrapper offset {offset} is not its last inner offset {last} (the offset field is not covered by "
             "the CRC)"
@@ -276,7 +289,7 @@ def _skip_zeros(buf: bytes, position: int, end: int) -> int:
 # -- choosing the batches to keep --------------------------------------------------------------------------------
 
 
-def _choose_chain(candidates: list[SalvagedBatch], base_offset: int | None) -> list[int]:
+def _choose_chain(candidates: list[_Candidate], base_offset: int | None) -> list[int]:
     """Indexes of the batches to keep (see the module docstring): the longest chain whose offsets increase;
     among those, the one whose offset gaps best match the offset spans of the intact batches it drops between
     them (a batch's span, last - first offset, is covered by its CRC even when its offset field is not).  Each
@@ -327,7 +340,7 @@ def scan_segment(
     buf = records.buf
     end = records.size_in_bytes
     path = records.path
-    candidates: list[SalvagedBatch] = []
+    candidates: list[_Candidate] = []
     failures: dict[int, str] = {}
     position = 0
     released = 0
@@ -340,9 +353,8 @@ def scan_segment(
             failures[position] = found
             position = _resync(buf, position + 1, end)
             continue
-        size, magic, first, last, max_timestamp = found
-        candidates.append(SalvagedBatch(position, size, magic, first, last, max_timestamp))
-        position += size
+        candidates.append(_Candidate(position, *found))
+        position += found[0]
 
     dropped: dict[int, str] = {}
     eligible = []
@@ -364,30 +376,28 @@ def scan_segment(
     result = SalvageResult(path, end, base_offset)
     out = 0
     kept: list[SalvagedBatch] = []
-    for b in chain:
-        kept.append(
-            SalvagedBatch(b.position, b.size, b.magic, b.first_offset, b.last_offset, b.max_timestamp, out)
-        )
-        out += b.size
+    for c in chain:
+        kept.append(SalvagedBatch(*c, out))
+        out += c.size
     result.batches = kept
     position = 0
     previous: SalvagedBatch | None = None
-    for b in [*kept, None]:
-        stop = end if b is None else b.position
+    for k in [*kept, None]:
+        stop = end if k is None else k.position
         if stop > position:
             reason = failures.get(position) or dropped.get(position) or "not an intact batch"
             lost = LostRange(position, stop, reason)
             result.lost.append(lost)
-            gap = _gap(previous, b, base_offset, lost)
+            gap = _gap(previous, k, base_offset, lost)
             if gap is not None:
                 result.gaps.append(gap)
-        if b is not None:
-            position = b.position + b.size
-            previous = b
+        if k is not None:
+            position = k.position + k.size
+            previous = k
     return result
 
 
-def _ineligible(b: SalvagedBatch, base_offset: int | None, next_base_offset: int | None = None) -> str | None:
+def _ineligible(b: _Candidate, base_offset: int | None, next_base_offset: int | None = None) -> str | None:
     if b.last_offset < b.first_offset:
         return f"intact batch dropped: its last offset {b.last_offset} is below its first offset {b.first_offset}"
     if next_base_offset is not None and b.last_offset >= next_base_offset:

@@ -24,7 +24,7 @@ from kdump.errors import KdumpError
 from kdump.storage import naming
 from kdump.storage.file_records import FileRecords
 from kdump.storage.internal_topics import RecordDecodeError, read_frame
-from kdump.storage.message import MessageFormatError, read_message_prefix
+from kdump.storage.message_reader import MessageFormatError, read_message_prefix
 from kdump.storage.schemas import metadata as metadata_schemas
 
 __all__ = ["METADATA_PARTITION_DIR", "ClusterConfig", "read_cluster_config"]

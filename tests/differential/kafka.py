@@ -36,12 +36,19 @@ class Outcome:
         return self.code, self.out, self.err
 
 
-def unavailable_reason() -> str | None:
-    """Why the real tool cannot run here (None when it can)."""
+def script_unavailable_reason() -> str | None:
+    """Why ``kafka-dump-log.sh`` cannot run here (None when it can)."""
     if not LAUNCHER.is_file():
         return f"the Kafka 4.0 distribution is not at {DISTRIBUTION}"
     if shutil.which("java") is None:
         return "java is not installed"
+    return None
+
+
+def unavailable_reason() -> str | None:
+    """Why the real tool, also as the resident runner, cannot run here (None when it can)."""
+    if (reason := script_unavailable_reason()) is not None:
+        return reason
     if shutil.which("javac") is None:
         return "javac is not installed (needed for the resident DumpLogSegments runner)"
     return None

@@ -1,6 +1,7 @@
-"""Message schemas of Kafka's internal topics, held as data for the generic reader in
-:mod:`kdump.storage.message`: one module per topic, each a block of compact schema text transcribed from
-Kafka 4.0's JSON schema files, parsed once at import.  Adding a record type or version means editing that text.
+"""Message schemas of Kafka's internal topics, held as data (:mod:`kdump.storage.message_schema`) for the generic
+reader (:mod:`kdump.storage.message_reader`): one module per topic, each a block of compact schema text
+transcribed from Kafka 4.0's JSON schema files, parsed once at import.  Adding a record type or version means
+editing that text.
 
 Records that Kafka releases after 4.0 changed or added are held beside them (``NEWEST_SCHEMA_TEXT``), whole, as
 of :data:`NEWEST_KAFKA_SOURCE`: the default text keeps decoding with 4.0's schemas (byte-identical to Kafka

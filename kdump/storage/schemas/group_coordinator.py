@@ -1,5 +1,5 @@
 """The records of ``__consumer_offsets`` (Kafka 4.0's group coordinator) and the consumer protocol's embedded
-subscription/assignment, in kdump's compact schema text (see :func:`kdump.storage.message.parse_schemas`).
+subscription/assignment, in kdump's compact schema text (see :func:`kdump.storage.message_schema.parse_schemas`).
 
 A record's key starts with an int16 *record type* that selects the key and value schemas; the key is read at
 the record type as its version, the value at its own int16 version prefix.
@@ -7,7 +7,7 @@ the record type as its version, the value at its own int16 version prefix.
 
 from __future__ import annotations
 
-from kdump.storage.message import MessageSchema, parse_schemas
+from kdump.storage.message_schema import MessageSchema, parse_schemas
 
 SCHEMA_TEXT = """
 OffsetCommitKey 0-1 flexible=none

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from kdump.storage.message import MessageSchema, parse_schemas
+from kdump.storage.message_schema import MessageSchema, parse_schemas
 
 SCHEMA_TEXT = """
 RegisterBrokerRecord 0-3 flexible=0+ apiKey=0

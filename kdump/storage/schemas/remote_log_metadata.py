@@ -3,7 +3,7 @@ compact schema text.  Values are framed like KRaft metadata records (frame versi
 
 from __future__ import annotations
 
-from kdump.storage.message import MessageSchema, parse_schemas
+from kdump.storage.message_schema import MessageSchema, parse_schemas
 
 SCHEMA_TEXT = """
 RemoteLogSegmentMetadataRecord 0 flexible=0+ apiKey=0

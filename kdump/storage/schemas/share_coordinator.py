@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kdump.storage.message import MessageSchema, parse_schemas
+from kdump.storage.message_schema import MessageSchema, parse_schemas
 
 SCHEMA_TEXT = """
 ShareSnapshotKey 0 flexible=none

@@ -6,7 +6,7 @@ metadata (``TransactionStatus`` is the id of a ``TransactionState``).
 
 from __future__ import annotations
 
-from kdump.storage.message import MessageSchema, parse_schemas
+from kdump.storage.message_schema import MessageSchema, parse_schemas
 
 SCHEMA_TEXT = """
 TransactionLogKey 0 flexible=none
