@@ -1,4 +1,4 @@
-"""Tests for kdump.storage.compression: round trips, independent encoders, Kafka quirks, bounds, real data."""
+"""Tests for kdump.storage.compression (and its xxHash32, kdump.storage.xxhash): round trips, independent encoders, Kafka quirks, bounds, real data."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from kdump.errors import DecompressionError, DecompressionLimitError
 from kdump.storage import compression as c
 from kdump.storage.compression import GZIP, LZ4, NONE, SNAPPY, ZSTD
+from kdump.storage.xxhash import xxh32
 from tests.corpus import CORPUS
 
 with warnings.catch_warnings():  # importing kafka-python loads its protocol schemas with deprecated APIs
@@ -73,10 +74,10 @@ def _decodes_or_fails_cleanly(codec: int, data: bytes, magic: int = 2, limit: in
 
 
 def test_xxh32_known_vectors() -> None:
-    assert c.xxh32(b"") == 0x02CC5D05
-    assert c.xxh32(b"a") == 0x550D7456
-    assert c.xxh32(b"abc") == 0x32D153FF
-    assert c.xxh32(memoryview(b"abc")) == 0x32D153FF
+    assert xxh32(b"") == 0x02CC5D05
+    assert xxh32(b"a") == 0x550D7456
+    assert xxh32(b"abc") == 0x32D153FF
+    assert xxh32(memoryview(b"abc")) == 0x32D153FF
 
 
 @pytest.mark.parametrize("n", [*range(0, 70), 255, 1000, 65_536, 100_003])
@@ -84,14 +85,14 @@ def test_xxh32_matches_lz4_content_checksum(n: int) -> None:
     # liblz4 stores xxh32(content, seed 0) as the frame's content checksum: an independent implementation.
     data = random.Random(n).randbytes(n)
     frame = lz4.frame.compress(data, content_checksum=True, block_linked=False)
-    assert c.xxh32(data) == struct.unpack("<I", frame[-4:])[0]
+    assert xxh32(data) == struct.unpack("<I", frame[-4:])[0]
 
 
 def test_xxh32_header_checksums_seen_in_kafka_data() -> None:
     # The corpus' lz4 wrappers (see test_corpus_legacy) carry these HC bytes for FLG=0x60, BD=0x40:
     # 0x82 for magic 1 (hash over FLG BD) and 0x1A for magic 0 (old Kafka hashed the magic number too).
-    assert (c.xxh32(b"\x60\x40") >> 8) & 0xFF == 0x82
-    assert (c.xxh32(b"\x04\x22\x4d\x18\x60\x40") >> 8) & 0xFF == 0x1A
+    assert (xxh32(b"\x60\x40") >> 8) & 0xFF == 0x82
+    assert (xxh32(b"\x04\x22\x4d\x18\x60\x40") >> 8) & 0xFF == 0x1A
 
 
 # ------------------------------------------------------------------------------------------ round trips
@@ -128,7 +129,7 @@ def test_compress_framing_is_kafkas() -> None:
         assert lz4.frame.decompress(packed) == data
     # ... and the broken pre-0.10 HC for magic 0, which liblz4 rejects and Kafka accepts for v0 only
     packed = c.compress(LZ4, data, magic=0)
-    assert packed[6] == (c.xxh32(packed[:6]) >> 8) & 0xFF != (c.xxh32(packed[4:6]) >> 8) & 0xFF
+    assert packed[6] == (xxh32(packed[:6]) >> 8) & 0xFF != (xxh32(packed[4:6]) >> 8) & 0xFF
     with pytest.raises(RuntimeError):
         lz4.frame.decompress(packed)
     with pytest.raises(DecompressionError, match="Stream frame descriptor corrupted"):
@@ -346,7 +347,7 @@ def test_snappy_announced_length_is_checked_before_decoding() -> None:
 def _lz4_header(flg: int = 0x60, bd: int = 0x40, content_size: bytes = b"", hc: int | None = None) -> bytes:
     descriptor = bytes([flg, bd]) + content_size
     if hc is None:
-        hc = (c.xxh32(descriptor) >> 8) & 0xFF
+        hc = (xxh32(descriptor) >> 8) & 0xFF
     return struct.pack("<I", 0x184D2204) + descriptor + bytes([hc])
 
 
@@ -361,7 +362,7 @@ def test_lz4_header_checksum_checked_except_for_magic_0() -> None:
     # the content-size field is part of what the HC covers
     framed = lz4.frame.compress(data, block_linked=False, store_size=True)
     assert framed[4] & 0x08
-    assert framed[14] == (c.xxh32(framed[4:14]) >> 8) & 0xFF
+    assert framed[14] == (xxh32(framed[4:14]) >> 8) & 0xFF
     assert c.decompress(LZ4, framed) == data
 
 
@@ -404,10 +405,7 @@ def test_lz4_blocks() -> None:
         c.decompress(LZ4, _lz4_header() + struct.pack("<I", 4) + b"\xff\xff\xff\xff" + end)
     # block checksums are verified (over the stored block bytes), content checksums are not read at all
     good = (
-        _lz4_header(flg=0x70)
-        + struct.pack("<I", 3 | 0x80000000)
-        + b"abc"
-        + struct.pack("<I", c.xxh32(b"abc"))
+        _lz4_header(flg=0x70) + struct.pack("<I", 3 | 0x80000000) + b"abc" + struct.pack("<I", xxh32(b"abc"))
     )
     assert c.decompress(LZ4, good + end) == b"abc"
     with pytest.raises(DecompressionError, match="Block checksum mismatch"):
@@ -687,7 +685,7 @@ def test_corpus_legacy(partition: str) -> None:
                 if codec == LZ4:
                     # magic 0 wrappers carry old Kafka's broken HC byte, rejected under the magic-1 rule
                     hc_over = value[:6] if magic == 0 else value[4:6]
-                    assert value[6] == (c.xxh32(hc_over) >> 8) & 0xFF
+                    assert value[6] == (xxh32(hc_over) >> 8) & 0xFF
                     if magic == 0:
                         with pytest.raises(DecompressionError, match="Stream frame descriptor corrupted"):
                             c.decompress(codec, value, magic=1)

@@ -188,6 +188,7 @@ def test_salvage_of_a_file_truncated_underneath_writes_nothing(segment: Path, tm
     done = _run_child(
         f"""
         import os
+        from kdump.commands.salvage import salvage_segment
         from kdump.storage import salvage
         from kdump.storage.file_records import FileChangedError
         real = salvage.scan_segment
@@ -197,7 +198,7 @@ def test_salvage_of_a_file_truncated_underneath_writes_nothing(segment: Path, tm
             return result
         salvage.scan_segment = scan_then_truncate
         try:
-            salvage.salvage_segment({str(segment)!r}, {str(out)!r})
+            salvage_segment({str(segment)!r}, {str(out)!r})
         except FileChangedError as e:
             print("changed")
         """

@@ -37,9 +37,8 @@ def command(segment: str, out_dir: str, as_json: bool, index_interval_bytes: int
     usage errors (including an output directory that is the input's own, or output files that exist).
     """
     from kdump.cli import run_guarded
-    from kdump.exit_status import ExitStatus
+    from kdump.commands import salvage
     from kdump.render.salvage_report import report
-    from kdump.storage import salvage
 
     try:
         salvage.check_output_dir(segment, out_dir)
@@ -50,8 +49,11 @@ def command(segment: str, out_dir: str, as_json: bool, index_interval_bytes: int
         raise click.UsageError(f"{target} exists; salvage does not overwrite files")
 
     def body(out, err) -> int:  # noqa: ANN001
-        result = salvage.salvage_segment(segment, out_dir, index_interval_bytes=index_interval_bytes)
-        out.write(report(result, as_json=as_json))
-        return ExitStatus.OK if result.intact else ExitStatus.PROBLEMS
+        return salvage.run(
+            segment,
+            out_dir,
+            lambda result: out.write(report(result, as_json=as_json)),
+            index_interval_bytes=index_interval_bytes,
+        )
 
     sys.exit(run_guarded(body))

@@ -2,7 +2,10 @@
 
 A compressed v2 batch holds its records as one compressed stream (the bytes after the 61-byte header); a
 compressed legacy (magic 0/1) wrapper message holds the inner log entries as its value.  This module turns
-such a payload into plain bytes and back.  It prints nothing and knows nothing about records.
+such a payload into plain bytes and back: each codec's section below holds its decompressor (a
+:class:`Decompressor`, what every reader uses) and its compressor (behind :func:`compress`, for the builder of
+test segments and the tools that write them).  LZ4's checksums are :mod:`kdump.storage.xxhash`.  It prints
+nothing and knows nothing about records.
 
 What "the way Kafka decodes them" means, codec by codec (the Java classes are the ones Kafka 4.0 uses):
 
@@ -40,6 +43,7 @@ import zlib
 from typing import TYPE_CHECKING
 
 from kdump.errors import DecompressionError, DecompressionLimitError
+from kdump.storage.xxhash import xxh32
 
 if TYPE_CHECKING:
     import zstandard
@@ -77,59 +81,7 @@ _BULK_STEP = 256 * 1024
 _I32_BE = struct.Struct(">i")
 _U32_LE = struct.Struct("<I")
 _U16_LE = struct.Struct("<H")
-
-
-# --------------------------------------------------------------------------------------------- xxHash32
-
 _M32 = 0xFFFFFFFF
-_P1, _P2, _P3, _P4, _P5 = 2654435761, 2246822519, 3266489917, 668265263, 374761393
-_STRIPES = struct.Struct("<4I")
-
-
-def xxh32(data: bytes | bytearray | memoryview, seed: int = 0) -> int:
-    """xxHash32 of ``data`` (pure Python; meant for LZ4 frame descriptors and the rare block checksum)."""
-    data = bytes(data)
-    n = len(data)
-    pos = 0
-    if n >= 16:
-        v1 = (seed + _P1 + _P2) & _M32
-        v2 = (seed + _P2) & _M32
-        v3 = seed & _M32
-        v4 = (seed - _P1) & _M32
-        pos = n - n % 16
-        for a, b, c, d in _STRIPES.iter_unpack(data[:pos]):
-            v1 = (v1 + a * _P2) & _M32
-            v1 = (((v1 << 13) | (v1 >> 19)) & _M32) * _P1 & _M32
-            v2 = (v2 + b * _P2) & _M32
-            v2 = (((v2 << 13) | (v2 >> 19)) & _M32) * _P1 & _M32
-            v3 = (v3 + c * _P2) & _M32
-            v3 = (((v3 << 13) | (v3 >> 19)) & _M32) * _P1 & _M32
-            v4 = (v4 + d * _P2) & _M32
-            v4 = (((v4 << 13) | (v4 >> 19)) & _M32) * _P1 & _M32
-        h = (
-            ((v1 << 1) | (v1 >> 31))
-            + ((v2 << 7) | (v2 >> 25))
-            + ((v3 << 12) | (v3 >> 20))
-            + ((v4 << 18) | (v4 >> 14))
-        ) & _M32
-    else:
-        h = (seed + _P5) & _M32
-    h = (h + n) & _M32
-    while pos + 4 <= n:
-        (k,) = _U32_LE.unpack_from(data, pos)
-        h = (h + k * _P3) & _M32
-        h = (((h << 17) | (h >> 15)) & _M32) * _P4 & _M32
-        pos += 4
-    while pos < n:
-        h = (h + data[pos] * _P5) & _M32
-        h = (((h << 11) | (h >> 21)) & _M32) * _P1 & _M32
-        pos += 1
-    h ^= h >> 15
-    h = h * _P2 & _M32
-    h ^= h >> 13
-    h = h * _P3 & _M32
-    h ^= h >> 16
-    return h
 
 
 # ------------------------------------------------------------------------------------------ base reader
@@ -397,6 +349,14 @@ class _GzipDecompressor(Decompressor):
             self._begin_member(start)
 
 
+def _gzip_compress(data: bytes) -> bytes:
+    """One member as Java's ``GZIPOutputStream`` writes it (no name, MTIME 0, OS 255), level 6."""
+    deflater = zlib.compressobj(6, zlib.DEFLATED, -zlib.MAX_WBITS)
+    body = deflater.compress(data) + deflater.flush()
+    trailer = struct.pack("<II", zlib.crc32(data), len(data) & _M32)
+    return b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff" + body + trailer
+
+
 # ----------------------------------------------------------------------------------------------- snappy
 
 _SNAPPY_MAGIC = b"\x82SNAPPY\x00"
@@ -491,6 +451,16 @@ class _SnappyDecompressor(Decompressor):
             raise self._error(str(exc).removeprefix("snappy: ")) from None
 
 
+def _snappy_compress(data: bytes) -> bytes:
+    """xerial's stream as ``SnappyOutputStream`` writes it: the header, then 32 KiB chunks."""
+    parts = [_SNAPPY_MAGIC, struct.pack(">ii", 1, 1)]
+    view = memoryview(data)
+    for start in range(0, len(data), _SNAPPY_CHUNK):
+        block = bytes(_cramjam().snappy.compress_raw(view[start : start + _SNAPPY_CHUNK]))
+        parts += (_I32_BE.pack(len(block)), block)
+    return b"".join(parts)
+
+
 # -------------------------------------------------------------------------------------------------- lz4
 
 _LZ4_MAGIC = 0x184D2204
@@ -581,6 +551,24 @@ class _Lz4Decompressor(Decompressor):
             self._pos = pos
             if out:
                 return out
+
+
+def _lz4_compress(data: bytes, magic: int) -> bytes:
+    """Kafka's frame (``Lz4BlockOutputStream``): independent 64 KiB blocks, HC level 9, incompressible blocks
+    stored, no checksums or content size; for magic 0 the "broken" header checksum over the magic number."""
+    header = struct.pack("<IBB", _LZ4_MAGIC, 0x60, 0x40)  # version 01, independent blocks; 64 KiB
+    checksum = xxh32(header) if magic == 0 else xxh32(header[4:])
+    parts = [header, bytes([(checksum >> 8) & 0xFF])]
+    view = memoryview(data)
+    for start in range(0, len(data), _LZ4_BLOCK):
+        chunk = view[start : start + _LZ4_BLOCK]
+        block = _lz4().compress(chunk, mode="high_compression", compression=9, store_size=False)
+        if len(block) >= len(chunk):
+            parts += (_U32_LE.pack(len(chunk) | _LZ4_UNCOMPRESSED), bytes(chunk))
+        else:
+            parts += (_U32_LE.pack(len(block)), block)
+    parts.append(b"\x00\x00\x00\x00")
+    return b"".join(parts)
 
 
 # ------------------------------------------------------------------------------------------------- zstd
@@ -674,6 +662,11 @@ def _thread_zstd_dctx() -> zstandard.ZstdDecompressor:
     return dctx
 
 
+def _zstd_compress(data: bytes) -> bytes:
+    """One frame, level 3, no content size (as zstd-jni's stream writes it)."""
+    return _zstd().ZstdCompressor(level=3, write_content_size=False).compress(data)
+
+
 # ---------------------------------------------------------------------------------------------- public
 
 
@@ -737,31 +730,11 @@ def compress(codec: int, data: bytes, *, magic: int = 2) -> bytes:
     if codec == NONE:
         return bytes(data)
     if codec == GZIP:
-        deflater = zlib.compressobj(6, zlib.DEFLATED, -zlib.MAX_WBITS)
-        body = deflater.compress(data) + deflater.flush()
-        trailer = struct.pack("<II", zlib.crc32(data), len(data) & _M32)
-        return b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff" + body + trailer
+        return _gzip_compress(data)
     if codec == SNAPPY:
-        parts = [_SNAPPY_MAGIC, struct.pack(">ii", 1, 1)]
-        view = memoryview(data)
-        for start in range(0, len(data), _SNAPPY_CHUNK):
-            block = bytes(_cramjam().snappy.compress_raw(view[start : start + _SNAPPY_CHUNK]))
-            parts += (_I32_BE.pack(len(block)), block)
-        return b"".join(parts)
+        return _snappy_compress(data)
     if codec == LZ4:
-        header = struct.pack("<IBB", _LZ4_MAGIC, 0x60, 0x40)  # version 01, independent blocks; 64 KiB
-        checksum = xxh32(header) if magic == 0 else xxh32(header[4:])
-        parts = [header, bytes([(checksum >> 8) & 0xFF])]
-        view = memoryview(data)
-        for start in range(0, len(data), _LZ4_BLOCK):
-            chunk = view[start : start + _LZ4_BLOCK]
-            block = _lz4().compress(chunk, mode="high_compression", compression=9, store_size=False)
-            if len(block) >= len(chunk):
-                parts += (_U32_LE.pack(len(chunk) | _LZ4_UNCOMPRESSED), bytes(chunk))
-            else:
-                parts += (_U32_LE.pack(len(block)), block)
-        parts.append(b"\x00\x00\x00\x00")
-        return b"".join(parts)
+        return _lz4_compress(data, magic)
     if codec == ZSTD:
-        return _zstd().ZstdCompressor(level=3, write_content_size=False).compress(data)
+        return _zstd_compress(data)
     raise ValueError(f"Unknown compression type id: {codec}")

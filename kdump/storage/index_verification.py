@@ -22,23 +22,25 @@ default); the log is streamed, batch headers only, so checking runs at the speed
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
-from typing import Any
+from typing import Any, overload
 
 from kdump.errors import KdumpError
 from kdump.storage import naming
 from kdump.storage.file_records import RecordBatch
 from kdump.storage.log_segment import LogSegment
 from kdump.storage.offset_index import ENTRY_SIZE as OFFSET_ENTRY_SIZE
-from kdump.storage.offset_index import OffsetIndex
+from kdump.storage.offset_index import OffsetIndex, OffsetPosition
+from kdump.storage.record import Record
 from kdump.storage.time_index import ENTRY_SIZE as TIME_ENTRY_SIZE
 from kdump.storage.time_index import (
     NO_TIMESTAMP,
     RULE_LAST_OFFSET,
     RULE_MAX_TIMESTAMP_RECORD,
     TimeIndex,
+    TimestampOffset,
     entry_rule,
     first_record_with_timestamp,
 )
@@ -123,7 +125,7 @@ class _Batch:
     max_timestamp: int
     magic: int
     #: Decodes the batch's records (used only for a time-index entry in the middle of the batch).
-    records: Callable[[], Iterator] | None = None
+    records: Callable[[], Iterator[Record]] | None = None
 
 
 def verify_segment(
@@ -333,7 +335,11 @@ def _check_txn_index(segment: LogSegment, problems: list[IndexProblem]) -> int:
     return index.entry_count
 
 
-def _zero_tail_start(entries: list, base_offset: int, is_zero: Callable[[int], bool]) -> int | None:
+def _zero_tail_start(
+    entries: Sequence[OffsetPosition] | Sequence[TimestampOffset],
+    base_offset: int,
+    is_zero: Callable[[int], bool],
+) -> int | None:
     """The first slot of a zero-filled tail (DumpLogSegments' rule: a slot i > 0 naming the base offset starts
     it), if every slot from there on is all zeros."""
     for i in range(1, len(entries)):
@@ -344,9 +350,21 @@ def _zero_tail_start(entries: list, base_offset: int, is_zero: Callable[[int], b
     return None
 
 
+@overload
+def _without_zero_tail(
+    index: OffsetIndex, entry_size: int, path: str, problems: list[IndexProblem]
+) -> list[OffsetPosition]: ...
+
+
+@overload
+def _without_zero_tail(
+    index: TimeIndex, entry_size: int, path: str, problems: list[IndexProblem]
+) -> list[TimestampOffset]: ...
+
+
 def _without_zero_tail(
     index: OffsetIndex | TimeIndex, entry_size: int, path: str, problems: list[IndexProblem]
-) -> list:
+) -> list[OffsetPosition] | list[TimestampOffset]:
     """The index's entries up to a zero-filled tail, which is reported.  The tail is found from the end of the
     file in pieces first, so a huge preallocated (or sparse) index costs only its written entries."""
     count = index.entry_count

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from typing import TypedDict, Unpack
 
 from kdump.storage import naming
 from kdump.storage.file_records import FileRecords
@@ -22,6 +23,13 @@ SEGMENT_SUFFIXES = (
     naming.TIME_INDEX_FILE_SUFFIX,
     naming.TXN_INDEX_FILE_SUFFIX,
 )
+
+
+class OpenLogOptions(TypedDict, total=False):
+    """:meth:`LogSegment.open_log`'s options, passed on to :class:`FileRecords` (its defaults where absent)."""
+
+    max_bytes: int
+    decompression_limit: int
 
 
 @dataclass
@@ -82,8 +90,8 @@ class LogSegment:
         except OSError:
             return 0
 
-    def open_log(self, **kwargs: int) -> FileRecords:
-        return FileRecords(self.log_path, **kwargs)
+    def open_log(self, **options: Unpack[OpenLogOptions]) -> FileRecords:
+        return FileRecords(self.log_path, **options)
 
     def open_offset_index(self) -> OffsetIndex:
         return OffsetIndex(self.index_path, self.base_offset)

@@ -22,8 +22,9 @@ not be checked is an :class:`Unchecked`.  Nothing here prints.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import cast
+from typing import TypeAlias, cast
 
 from kdump.errors import KdumpError
 from kdump.storage import naming
@@ -64,6 +65,9 @@ PROBLEM_KINDS = {
     "the log end, or that lacks an epoch the batches carry",
     "kraft-snapshot": "a KRaft snapshot (.checkpoint) with a corrupt batch or not readable to its end",
 }
+
+#: ``{file name: {(topic, partition): offset}}``: a log directory's offset checkpoints, as read.
+LogDirCheckpoints: TypeAlias = Mapping[str, Mapping[tuple[str, int], int]]
 
 #: Log-directory checkpoints compared with a partition's log end offset, and what their value is called.
 LOG_DIR_CHECKPOINTS = {
@@ -366,7 +370,7 @@ def check_partition(
     log: LocalLog,
     segments: list[SegmentFacts],
     *,
-    log_dir_checkpoints: dict[str, dict] | None,
+    log_dir_checkpoints: LogDirCheckpoints | None,
     log_dir: str | None = None,
     policy: str | None = None,
     gaps: bool = False,
@@ -615,7 +619,7 @@ def _check_txn_indexes(log: LocalLog, segments: list[SegmentFacts], out: Partiti
 def _check_log_dir_checkpoints(
     log: LocalLog,
     leo: int | None,
-    checkpoints: dict[str, dict] | None,
+    checkpoints: LogDirCheckpoints | None,
     log_dir: str | None,
     out: PartitionFacts,
 ) -> None:

@@ -67,13 +67,15 @@ class OffsetIndex(AbstractIndex):
     # -- entries -------------------------------------------------------------------------------------------
 
     def _relative_offset(self, n: int) -> int:
-        return _SLOT.unpack_from(self._data, n * ENTRY_SIZE)[0]
+        relative: int = _SLOT.unpack_from(self._data, n * ENTRY_SIZE)[0]  # unpack_from's values are Any
+        return relative
 
     def _offset_at(self, n: int) -> int:
         return wrap_int64(self.base_offset + self._relative_offset(n))
 
     def _position_at(self, n: int) -> int:
-        return _SLOT.unpack_from(self._data, n * ENTRY_SIZE)[1]
+        position: int = _SLOT.unpack_from(self._data, n * ENTRY_SIZE)[1]
+        return position
 
     def entry(self, n: int) -> OffsetPosition:
         """Slot ``n`` as (absolute offset, position) (Kafka's ``OffsetIndex.entry``); IndexError outside 0..count-1."""

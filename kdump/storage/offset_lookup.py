@@ -50,20 +50,22 @@ def cut_positions(segment: LogSegment, target_bytes: int, records: FileRecords |
     size = segment.log_size
     if target_bytes <= 0 or size <= target_bytes:
         return []
-    own = records is None
-    if own:
-        try:
-            records = segment.open_log()
-        except KdumpError:
-            return []
+    if records is not None:
+        return _cuts(segment, target_bytes, size, records)
     try:
-        cuts = _cuts_from_index(segment, target_bytes, size, records)
-        if not cuts:
-            cuts = _cuts_from_batches(target_bytes, size, records)
+        own = segment.open_log()
+    except KdumpError:
+        return []
+    try:
+        return _cuts(segment, target_bytes, size, own)
     finally:
-        if own:
-            records.close()
-    return cuts
+        own.close()
+
+
+def _cuts(segment: LogSegment, target_bytes: int, size: int, records: FileRecords) -> list[int]:
+    return _cuts_from_index(segment, target_bytes, size, records) or _cuts_from_batches(
+        target_bytes, size, records
+    )
 
 
 def _cuts_from_index(segment: LogSegment, target_bytes: int, size: int, records: FileRecords) -> list[int]:

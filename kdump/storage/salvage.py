@@ -1,4 +1,4 @@
-"""Salvaging a damaged segment: every intact batch, copied into a clean new segment with fresh indexes.
+"""Salvaging a damaged segment: which batches are intact and kept, and what is lost between them.
 
 Kafka's own recovery stops at the first bad batch and truncates the rest of the segment away.  Salvage goes on:
 where the bytes at a position are not a whole batch with a matching CRC, it *resynchronises* on the next
@@ -27,28 +27,22 @@ every kept batch must also fit the segment's index (last offset between the base
 that plus 2^31 - 1).
 
 What is lost is reported as byte ranges (each with the reason the bytes at its start are not a kept batch) and
-as offset gaps (the offsets missing between the intact batches on either side of a lost range).  The new
-segment holds the kept batches byte for byte, in order; its ``.index`` and ``.timeindex`` are built the way a
-broker's recovery builds them (:func:`kdump.storage.index_recovery.recover_indexes`).  A ``.txnindex`` and
-producer snapshots are not rebuilt (they need the producer state of the whole partition).
-
-The input is only ever read (memory-mapped read-only).  Nothing is written into the input's directory, and no
-existing file is overwritten: the new files are written under temporary names and renamed into place.
+as offset gaps (the offsets missing between the intact batches on either side of a lost range).  This module
+only reads (the input is memory-mapped read-only) and decides; :mod:`kdump.commands.salvage` writes the kept
+batches into a new segment with the ``.index`` and ``.timeindex`` a broker's recovery would build.  A
+``.txnindex`` and producer snapshots are not rebuilt (they need the producer state of the whole partition).
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from kdump.errors import KdumpError
 from kdump.storage import naming
-from kdump.storage.atomic_write import create_new
 from kdump.storage.file_records import FileRecords
-from kdump.storage.index_recovery import DEFAULT_INDEX_INTERVAL_BYTES, recover_indexes
 from kdump.storage.legacy_record import RECORD_OVERHEAD_V0, LegacyRecordBatch, record_overhead
 from kdump.storage.local_log import LocalLog
 from kdump.storage.record_batch import (
@@ -60,13 +54,13 @@ from kdump.storage.record_batch import (
 )
 
 __all__ = [
-    "DEFAULT_INDEX_INTERVAL_BYTES",
     "LostRange",
     "OffsetGap",
-    "SalvageError",
     "SalvageResult",
     "SalvagedBatch",
-    "salvage_segment",
+    "base_offset_from_name",
+    "check_batch_at",
+    "next_base_offset",
     "scan_segment",
 ]
 
@@ -75,7 +69,6 @@ _INT_MAX = 0x7FFFFFFF
 _LOOKBACK = 64
 #: Bytes scanned between two releases of the pages read (memory flat in the segment size).
 _RELEASE_EVERY = 64 << 20
-_COPY_CHUNK = 8 << 20
 _WINDOW = 64 << 10
 _ZERO_CHUNK = 1 << 20
 
@@ -85,10 +78,6 @@ _CANDIDATE = re.compile(
     rb"(?=.{8}(?:[\x01-\x7f]...|\x00[\x01-\xff]..|\x00\x00[\x01-\xff].|\x00\x00\x00[\x0e-\xff]).{4}[\x00-\x02])",
     re.DOTALL,
 )
-
-
-class SalvageError(KdumpError):
-    """Salvage cannot run as asked (output in the input's directory, an output file that exists, ...)."""
 
 
 @dataclass(frozen=True)
@@ -147,7 +136,8 @@ class _Candidate(NamedTuple):
 
 @dataclass
 class SalvageResult:
-    """What a scan found (and, after :func:`salvage_segment`, what was written)."""
+    """What a scan found: the batches to keep and what is lost (and, once :mod:`kdump.commands.salvage` has
+    written them, the paths written)."""
 
     source: str
     source_size: int
@@ -431,86 +421,21 @@ def _gap(
     return None
 
 
-# -- writing -----------------------------------------------------------------------------------------------------
+# -- the segment's neighbours ------------------------------------------------------------------------------------
 
 
-def output_path_for(source: str, out_dir: str) -> str:
-    """Where :func:`salvage_segment` writes the new segment: ``out_dir`` and the input's file name."""
-    return os.path.join(out_dir, os.path.basename(source))
+def base_offset_from_name(source: str) -> int | None:
+    """The base offset in the name of a ``.log`` (None for other files, e.g. a KRaft snapshot, and for a name
+    without one): its batches must fit that segment's index."""
+    if not os.path.basename(source).endswith(naming.LOG_FILE_SUFFIX):
+        return None
+    try:
+        return naming.offset_from_file(source)
+    except naming.NumberFormatError:
+        return None
 
 
-def check_output_dir(source: str, out_dir: str) -> None:
-    """Raise :class:`SalvageError` when ``out_dir`` is the input's own directory (salvage never writes there)."""
-    source_dir = os.path.dirname(os.path.abspath(source))
-    if os.path.realpath(out_dir) == os.path.realpath(source_dir):
-        raise SalvageError(
-            f"the output directory {out_dir} is the input's own directory; salvage never writes beside its input",
-            path=source,
-        )
-
-
-def salvage_segment(
-    source: str,
-    out_dir: str,
-    *,
-    index_interval_bytes: int = DEFAULT_INDEX_INTERVAL_BYTES,
-) -> SalvageResult:
-    """Scan ``source`` and write its intact batches to ``out_dir/<same name>`` (created if needed), with a fresh
-    ``.index`` and ``.timeindex`` for a ``.log``.
-
-    Raises :class:`SalvageError` when ``out_dir`` is the input's directory or an output file exists, and
-    :class:`KdumpError` for unreadable input."""
-    check_output_dir(source, out_dir)
-    name = os.path.basename(source)
-    is_log = name.endswith(naming.LOG_FILE_SUFFIX)
-    base_offset = None
-    if is_log:
-        try:
-            base_offset = naming.offset_from_file(source)
-        except naming.NumberFormatError:
-            base_offset = None
-    target = output_path_for(source, out_dir)
-    stem = name.split(".", 1)[0]
-    index_paths = (
-        [os.path.join(out_dir, stem + s) for s in (naming.INDEX_FILE_SUFFIX, naming.TIME_INDEX_FILE_SUFFIX)]
-        if is_log and base_offset is not None
-        else []
-    )
-    for path in (target, *index_paths):
-        if os.path.lexists(path):
-            raise SalvageError(f"{path} exists; salvage does not overwrite files", path=source)
-    next_base_offset = _next_base_offset(source, base_offset)
-    with FileRecords(source) as records:
-        result = scan_segment(records, base_offset, next_base_offset)
-        records.check_unchanged()  # truncated underneath: stop before writing anything
-        try:
-            os.makedirs(out_dir, exist_ok=True)
-            _write_segment(target, result, records)
-        except OSError as e:
-            raise SalvageError(f"cannot write {target}: {e.strerror or e}", path=source) from None
-        try:
-            records.check_unchanged()  # the copy read the input again
-        except KdumpError:
-            os.unlink(target)
-            raise
-    result.output = target
-    if index_paths:
-        with FileRecords(target) as written:
-            indexes = recover_indexes(written, base_offset or 0, index_interval_bytes)
-        try:
-            create_new(index_paths[0], [indexes.offset_index_bytes()])
-            create_new(index_paths[1], [indexes.time_index_bytes()])
-        except OSError as e:
-            raise SalvageError(
-                f"cannot write the indexes in {out_dir}: {e.strerror or e}", path=source
-            ) from None
-        result.offset_index, result.time_index = index_paths
-        result.offset_index_entries = len(indexes.offset_entries)
-        result.time_index_entries = len(indexes.time_entries)
-    return result
-
-
-def _next_base_offset(source: str, base_offset: int | None) -> int | None:
+def next_base_offset(source: str, base_offset: int | None) -> int | None:
     """The base offset of the next ``.log`` beside ``source`` (the smallest above ``base_offset``), if any."""
     if base_offset is None:
         return None
@@ -519,22 +444,3 @@ def _next_base_offset(source: str, base_offset: int | None) -> int | None:
     except OSError:
         return None
     return min((s.base_offset for s in log.log_segments if s.base_offset > base_offset), default=None)
-
-
-def _write_segment(target: str, result: SalvageResult, records: FileRecords) -> None:
-    """Copy the kept batches (runs of adjacent ones in one go) into ``target``, via a temporary name."""
-    create_new(target, _kept_chunks(result, records))
-
-
-def _kept_chunks(result: SalvageResult, records: FileRecords) -> Iterator[memoryview]:
-    buf = records.buf
-    run_start = run_end = -1
-    for b in [*result.batches, None]:
-        if b is not None and b.position == run_end:
-            run_end += b.size
-            continue
-        for at in range(run_start, run_end, _COPY_CHUNK):
-            yield memoryview(buf)[at : min(run_end, at + _COPY_CHUNK)]
-            records.release(at, min(run_end, at + _COPY_CHUNK))
-        if b is not None:
-            run_start, run_end = b.position, b.position + b.size

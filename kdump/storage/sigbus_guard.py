@@ -29,8 +29,12 @@ import signal
 import sys
 import threading
 import weakref
+from typing import TYPE_CHECKING, TypedDict
 
 from kdump.storage.regular_file import open_regular
+
+if TYPE_CHECKING:
+    from _ctypes import CFuncPtr
 
 __all__ = ["available", "fault_count", "map_file", "register", "unregister"]
 
@@ -50,7 +54,20 @@ _lock = threading.RLock()
 #: Tokens are a counter, not addresses: a new map at the address of a collected one whose finalizer has not run
 #: yet must not lose its protection when that finalizer unregisters the old token.
 _tokens = itertools.count(1)
-_state: dict[str, object] = {}
+
+
+class _State(TypedDict, total=False):
+    """What :func:`_install` found and made (absent until it has run; ``installed`` is set first)."""
+
+    installed: bool
+    libc: ctypes.CDLL
+    handler: CFuncPtr  # kept alive here: libc calls it
+    previous: _SigAction  # the disposition before ours
+    get_buffer: ctypes._NamedFuncPointer
+    release_buffer: ctypes._NamedFuncPointer
+
+
+_state: _State = {}
 
 
 class _SigInfo(ctypes.Structure):
@@ -62,6 +79,8 @@ class _SigInfo(ctypes.Structure):
         ("_pad", ctypes.c_int),
         ("si_addr", ctypes.c_void_p),
     ]
+    # ctypes makes the fields from _fields_; these annotations (no values, so no class attributes) type them
+    si_addr: int | None
 
 
 _HANDLER = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.POINTER(_SigInfo), ctypes.c_void_p)
@@ -75,6 +94,8 @@ class _SigAction(ctypes.Structure):
         ("sa_flags", ctypes.c_int),
         ("sa_restorer", ctypes.c_void_p),
     ]
+    sa_sigaction: int | None
+    sa_flags: int
 
 
 class _PyBuffer(ctypes.Structure):
@@ -91,6 +112,7 @@ class _PyBuffer(ctypes.Structure):
         ("suboffsets", ctypes.c_void_p),
         ("internal", ctypes.c_void_p),
     ]
+    buf: int | None
 
 
 def fault_count() -> int:
@@ -98,7 +120,7 @@ def fault_count() -> int:
     return _faults
 
 
-def _on_sigbus(signum: int, info: ctypes._Pointer, context: int) -> None:  # type: ignore[type-arg]
+def _on_sigbus(signum: int, info: ctypes._Pointer[_SigInfo], context: int) -> None:
     global _faults
     try:
         address = info.contents.si_addr or 0
@@ -106,20 +128,18 @@ def _on_sigbus(signum: int, info: ctypes._Pointer, context: int) -> None:  # typ
             if start <= address < end:
                 page = address & ~(_PAGE - 1)
                 libc = _state["libc"]
-                mapped = libc.mmap(  # type: ignore[attr-defined]
-                    page, _PAGE, _PROT_READ, _MAP_PRIVATE | _MAP_ANONYMOUS | _MAP_FIXED, -1, 0
-                )
+                mapped = libc.mmap(page, _PAGE, _PROT_READ, _MAP_PRIVATE | _MAP_ANONYMOUS | _MAP_FIXED, -1, 0)
                 if mapped == page:
                     _faults += 1
                     return
                 break
         # Not one of ours (or the page could not be replaced): restore the previous disposition; the access is
         # retried on return and faults again, now with the behaviour it would have had without this module.
-        _state["libc"].sigaction(signal.SIGBUS, ctypes.byref(_state["previous"]), None)  # type: ignore[attr-defined]
+        _state["libc"].sigaction(signal.SIGBUS, ctypes.byref(_state["previous"]), None)
     except BaseException:  # noqa: BLE001 - nothing may propagate out of a signal handler
-        libc = _state.get("libc")
-        if libc is not None:
-            libc.signal(signal.SIGBUS, 0)  # type: ignore[attr-defined]  # SIG_DFL
+        loaded = _state.get("libc")
+        if loaded is not None:
+            loaded.signal(signal.SIGBUS, 0)  # SIG_DFL
 
 
 def _install() -> bool:
@@ -160,7 +180,13 @@ def _install() -> bool:
     except (OSError, AttributeError, TypeError, ValueError):
         return False
     _state.update(
-        libc=libc, handler=handler, previous=previous, get_buffer=get_buffer, release_buffer=release_buffer
+        {
+            "libc": libc,
+            "handler": handler,
+            "previous": previous,
+            "get_buffer": get_buffer,
+            "release_buffer": release_buffer,
+        }
     )
     _state["installed"] = True
     return True
@@ -171,7 +197,7 @@ def _reinstall_if_replaced() -> None:
     front of it."""
     libc = _state["libc"]
     current = _SigAction()
-    if libc.sigaction(signal.SIGBUS, None, ctypes.byref(current)) != 0:  # type: ignore[attr-defined]
+    if libc.sigaction(signal.SIGBUS, None, ctypes.byref(current)) != 0:
         return
     ours = ctypes.cast(_state["handler"], ctypes.c_void_p).value
     if current.sa_sigaction != ours:
@@ -179,7 +205,7 @@ def _reinstall_if_replaced() -> None:
         action.sa_sigaction = ours
         action.sa_flags = _SA_SIGINFO
         previous = _SigAction()
-        if libc.sigaction(signal.SIGBUS, ctypes.byref(action), ctypes.byref(previous)) == 0:  # type: ignore[attr-defined]
+        if libc.sigaction(signal.SIGBUS, ctypes.byref(action), ctypes.byref(previous)) == 0:
             _state["previous"] = previous
 
 
@@ -190,12 +216,12 @@ def available() -> bool:
 
 def _address_of(mapping: mmap.mmap) -> int | None:
     view = _PyBuffer()
-    if _state["get_buffer"](mapping, ctypes.byref(view), 0) != 0:  # type: ignore[operator]
+    if _state["get_buffer"](mapping, ctypes.byref(view), 0) != 0:
         return None
     try:
         return view.buf
     finally:
-        _state["release_buffer"](ctypes.byref(view))  # type: ignore[operator]
+        _state["release_buffer"](ctypes.byref(view))
 
 
 def register(mapping: mmap.mmap) -> int | None:

@@ -12,11 +12,14 @@ Read through a guarded read-only map, in pieces; see :mod:`kdump.storage.offset_
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterator
-from typing import NamedTuple
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, NamedTuple
 
 from kdump.errors import CorruptIndexError
 from kdump.storage.abstract_index import AbstractIndex, largest_lower_bound_slot, wrap_int64
+
+if TYPE_CHECKING:
+    from kdump.storage.record import Record
 
 __all__ = [
     "NO_TIMESTAMP",
@@ -65,7 +68,7 @@ def entry_rule(
     return None
 
 
-def first_record_with_timestamp(records: Iterator, timestamp: int) -> int | None:
+def first_record_with_timestamp(records: Iterable[Record], timestamp: int) -> int | None:
     """The offset of the first of ``records`` (a batch's decoded records) whose timestamp is ``timestamp``."""
     for record in records:
         if record.timestamp == timestamp:
@@ -93,7 +96,8 @@ class TimeIndex(AbstractIndex):
     # -- entries -------------------------------------------------------------------------------------------
 
     def _timestamp_at(self, n: int) -> int:
-        return _SLOT.unpack_from(self._data, n * ENTRY_SIZE)[0]
+        timestamp: int = _SLOT.unpack_from(self._data, n * ENTRY_SIZE)[0]  # unpack_from's values are Any
+        return timestamp
 
     def entry(self, n: int) -> TimestampOffset:
         """Slot ``n`` as (timestamp, absolute offset) (Kafka's ``TimeIndex.entry``); IndexError when out of range."""

@@ -208,6 +208,7 @@ def _salvage(path: Path) -> None:
     exactly the kept batches, kept and lost ranges tile the input, offsets increase, the new segment salvages
     as intact and its fresh indexes verify clean."""
     try:
+        from kdump.commands.salvage import salvage_segment
         from kdump.storage import salvage
         from kdump.storage.index_verification import verify_segment
         from kdump.storage.local_log import LocalLog
@@ -216,7 +217,7 @@ def _salvage(path: Path) -> None:
     out = path.parent / "salvaged"
     if out.exists():
         shutil.rmtree(out)
-    result = salvage.salvage_segment(str(path), str(out))
+    result = salvage_segment(str(path), str(out))
     data = path.read_bytes()
     written = (out / path.name).read_bytes()
     if written != b"".join(data[b.position : b.position + b.size] for b in result.batches):
