@@ -104,6 +104,10 @@ def test_stops_when_17_bytes_or_fewer_remain() -> None:
         with FileRecords.from_bytes(data) as fr:
             assert len(list(fr.batches())) == 1
             assert fr.size_in_bytes - fr.valid_bytes() == extra
+            assert fr.invalid_bytes(fr.valid_bytes()) == extra == len(data) - len(V2_VECTOR)
+        with FileRecords.from_bytes(data, max_bytes=len(V2_VECTOR) + 5) as fr:  # measured to the slice's end
+            assert fr.invalid_bytes(fr.valid_bytes()) == min(extra, 5)
+            assert fr.invalid_bytes(0, len(V2_VECTOR)) == len(V2_VECTOR)
 
 
 def test_size_below_14_is_fatal_with_kafkas_message() -> None:

@@ -325,17 +325,18 @@ def build_filter(parsed: jopt.ParsedArgs) -> RecordFilter | None:
     for name, offset in offsets.items():
         if offset is not None and offset < 0:
             raise KdumpUsageError(f"--{name} must be an offset (0 or more), not {offset}")
-    if None not in offsets.values() and offsets["from-offset"] > offsets["to-offset"]:  # type: ignore[operator]
+    from_offset, to_offset = offsets["from-offset"], offsets["to-offset"]
+    if from_offset is not None and to_offset is not None and from_offset > to_offset:
         raise KdumpUsageError(
-            f"--from-offset {offsets['from-offset']} is after --to-offset {offsets['to-offset']}: nothing to show"
+            f"--from-offset {from_offset} is after --to-offset {to_offset}: nothing to show"
         )
     times = {
-        n: None if parsed.value(n) is None else parse_time(parsed.value(n), n)
+        n: None if (text := parsed.value(n)) is None else parse_time(text, n)
         for n in ("from-time", "to-time")
     }
     return RecordFilter(
-        from_offset=offsets["from-offset"],
-        to_offset=offsets["to-offset"],
+        from_offset=from_offset,
+        to_offset=to_offset,
         from_time=times["from-time"],
         to_time=times["to-time"],
         key=None if key is None else key.encode("utf-8"),

@@ -385,7 +385,7 @@ class DumpLogSegments:
                 valid_bytes = render(0, None, out, gaps)
             finally:
                 self.record_gaps(file, gaps)
-        trailing = records.size_in_bytes - valid_bytes
+        trailing = records.invalid_bytes(valid_bytes)
         if trailing > 0 and self.options.max_bytes == INT_MAX:
             log.invalid_bytes(trailing, valid_bytes)
 
@@ -451,7 +451,7 @@ class DumpLogSegments:
         finally:
             self.record_gaps(file, gaps)
         if reached_end and opts.max_bytes == INT_MAX:
-            trailing = records.size_in_bytes - end
+            trailing = records.invalid_bytes(end)
             if trailing > 0:
                 log.invalid_bytes(trailing, end)
 

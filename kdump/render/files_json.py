@@ -118,7 +118,7 @@ class JsonLog:
             batch,
             self.print_contents,
             self.skip_metadata,
-            self.parser,  # type: ignore[arg-type]
+            self.parser,
             decoder=getattr(self.parser, "decoder", None),
             payload_json=self.payload_json,
             context=self.context,

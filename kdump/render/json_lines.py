@@ -16,7 +16,7 @@ from typing import Any
 
 from kdump.errors import KdumpError
 from kdump.jdk.text import decode_utf8_jdk
-from kdump.render.decoders import DecoderMessageParser
+from kdump.render.decoders import MessageParser
 from kdump.render.kafka_json import struct_to_json
 from kdump.storage.control_record import decode_control_record
 from kdump.storage.file_records import RecordBatch
@@ -103,7 +103,7 @@ def record_renderer(
     batch: RecordBatch,
     print_contents: bool,
     skip_metadata: bool,
-    parser: DecoderMessageParser,
+    parser: MessageParser,
     *,
     decoder: str | None = None,
     payload_json: Callable[[Record, dict[str, Any]], None] | None = None,

@@ -197,8 +197,8 @@ def plan(selection: Selection) -> Plan:
                 records.close()
             fetch = max(segment.base_offset, start or 0)
             mine = tuple(aborted_in_range(aborted, fetch, upper)) if aborted else ()
-            bounds = [first, *cuts, None]
-            for lo, hi in zip(bounds, bounds[1:], strict=False):
+            ends: list[int | None] = [*cuts, None]  # the last split runs to the end of the segment
+            for lo, hi in zip([first, *cuts], ends, strict=True):
                 splits.append(
                     Split(
                         path=path,

@@ -367,7 +367,8 @@ def _read(split: Split, options: ReadOptions, report: Reporter) -> Iterator[pa.R
             columns.add(batch, found, crc_valid)
             if columns.rows >= rows_per_batch or columns.bytes >= _BYTES_PER_BATCH:
                 yield columns.flush()
-        if not broken and reached < end:
-            report("torn-tail", f"the last {end - reached} bytes are not a whole batch", reached)
+        invalid = records.invalid_bytes(reached, end)
+        if not broken and invalid > 0:
+            report("torn-tail", f"the last {invalid} bytes are not a whole batch", reached)
     if columns.rows:
         yield columns.flush()

@@ -11,10 +11,19 @@ from __future__ import annotations
 import importlib.machinery
 import importlib.util
 import os
-from collections.abc import Callable
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from typing_extensions import Buffer  # collections.abc.Buffer from Python 3.12 on
 
 
-def _load() -> Callable[..., int]:
+class Crc32c(Protocol):
+    """``crc32c(data, value=0) -> int``: CRC-32C of ``data`` (any buffer), continuing from ``value``."""
+
+    def __call__(self, data: Buffer, value: int = 0, /) -> int: ...
+
+
+def _load() -> Crc32c:
     try:
         spec = importlib.util.find_spec("crc32c")  # locates the package without running its __init__
         for directory in (spec.submodule_search_locations or []) if spec else []:
@@ -29,7 +38,9 @@ def _load() -> Callable[..., int]:
                         continue
                     module = importlib.util.module_from_spec(module_spec)
                     loader.exec_module(module)
-                    return module.crc32c
+                    # the module is loaded by path, so mypy cannot know it is crc32c._crc32c (typed in its .pyi)
+                    function: Crc32c = module.crc32c
+                    return function
     except (ImportError, OSError, AttributeError, ValueError):
         pass
     from crc32c import crc32c as package_crc32c
@@ -38,4 +49,4 @@ def _load() -> Callable[..., int]:
 
 
 #: ``crc32c(data, value=0) -> int``: CRC-32C of ``data`` (any buffer), continuing from ``value``.
-crc32c: Callable[..., int] = _load()
+crc32c: Crc32c = _load()

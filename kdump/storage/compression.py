@@ -40,6 +40,7 @@ from __future__ import annotations
 import struct
 import threading
 import zlib
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from kdump.errors import DecompressionError, DecompressionLimitError
@@ -49,24 +50,8 @@ if TYPE_CHECKING:
     import zstandard
 
 
-# The codec libraries load on first use: a dump of uncompressed segments never pays for them.
-def _zstd():  # noqa: ANN202
-    import zstandard
-
-    return zstandard
-
-
-def _cramjam():  # noqa: ANN202
-    import cramjam
-
-    return cramjam
-
-
-def _lz4():  # noqa: ANN202
-    import lz4.block
-
-    return lz4.block
-
+# The codec libraries (zstandard, cramjam, lz4) are imported where they are used, on first use: a dump of
+# uncompressed segments never pays for them.
 
 NONE, GZIP, SNAPPY, LZ4, ZSTD = 0, 1, 2, 3, 4
 CODEC_NAMES: dict[int, str] = {NONE: "none", GZIP: "gzip", SNAPPY: "snappy", LZ4: "lz4", ZSTD: "zstd"}
@@ -287,7 +272,7 @@ class _GzipDecompressor(Decompressor):
         self._begin_member(start)
 
     def _begin_member(self, start: int) -> None:
-        self._inflater = zlib.decompressobj(-zlib.MAX_WBITS)
+        self._inflater: zlib._Decompress | None = zlib.decompressobj(-zlib.MAX_WBITS)
         self._fed = start  # end of the compressed bytes handed to the inflater
         self._crc = 0
         self._isize = 0
@@ -295,7 +280,7 @@ class _GzipDecompressor(Decompressor):
     def _decode(self, want: int) -> bytes:
         inflater = self._inflater
         while inflater is not None:
-            piece = inflater.unconsumed_tail
+            piece: bytes | memoryview = inflater.unconsumed_tail
             if not piece and self._fed < self._size:
                 piece = self._data[self._fed : self._fed + _GZIP_FEED]
                 self._fed += len(piece)
@@ -371,6 +356,10 @@ class _SnappyDecompressor(Decompressor):
 
     def __init__(self, data: bytes | memoryview, limit: int) -> None:
         super().__init__(SNAPPY, limit)
+        import cramjam
+
+        self._decompress_raw = cramjam.snappy.decompress_raw
+        self._codec_error = cramjam.DecompressionError
         self._data = data
         self._size = size = len(data)
         self._raw: bytes | None = None
@@ -446,17 +435,19 @@ class _SnappyDecompressor(Decompressor):
         if length > (n - i) * 64 // 3:
             raise self._error(f"corrupt input (uncompressed length {length} is impossible for {n} bytes)")
         try:
-            return bytes(_cramjam().snappy.decompress_raw(block))
-        except _cramjam().DecompressionError as exc:
+            return bytes(self._decompress_raw(block))
+        except self._codec_error as exc:
             raise self._error(str(exc).removeprefix("snappy: ")) from None
 
 
 def _snappy_compress(data: bytes) -> bytes:
     """xerial's stream as ``SnappyOutputStream`` writes it: the header, then 32 KiB chunks."""
+    import cramjam
+
     parts = [_SNAPPY_MAGIC, struct.pack(">ii", 1, 1)]
     view = memoryview(data)
     for start in range(0, len(data), _SNAPPY_CHUNK):
-        block = bytes(_cramjam().snappy.compress_raw(view[start : start + _SNAPPY_CHUNK]))
+        block = bytes(cramjam.snappy.compress_raw(view[start : start + _SNAPPY_CHUNK]))
         parts += (_I32_BE.pack(len(block)), block)
     return b"".join(parts)
 
@@ -473,6 +464,10 @@ class _Lz4Decompressor(Decompressor):
 
     def __init__(self, data: bytes | memoryview, limit: int, magic: int) -> None:
         super().__init__(LZ4, limit)
+        import lz4.block  # no type stubs: its two names are typed here
+
+        self._decompress_block: Callable[..., bytes] = lz4.block.decompress
+        self._block_error: type[Exception] = lz4.block.LZ4BlockError
         self._data = data
         self._size = size = len(data)
         if size < 6:
@@ -538,8 +533,8 @@ class _Lz4Decompressor(Decompressor):
                 out = bytes(block)
             else:
                 try:
-                    out = _lz4().decompress(block, uncompressed_size=self._max_block)
-                except _lz4().LZ4BlockError:
+                    out = self._decompress_block(block, uncompressed_size=self._max_block)
+                except self._block_error:
                     raise self._error(f"Malformed input in the block at byte {pos - 4}") from None
             pos += length
             if self._block_checksum:
@@ -556,13 +551,15 @@ class _Lz4Decompressor(Decompressor):
 def _lz4_compress(data: bytes, magic: int) -> bytes:
     """Kafka's frame (``Lz4BlockOutputStream``): independent 64 KiB blocks, HC level 9, incompressible blocks
     stored, no checksums or content size; for magic 0 the "broken" header checksum over the magic number."""
+    import lz4.block
+
     header = struct.pack("<IBB", _LZ4_MAGIC, 0x60, 0x40)  # version 01, independent blocks; 64 KiB
     checksum = xxh32(header) if magic == 0 else xxh32(header[4:])
     parts = [header, bytes([(checksum >> 8) & 0xFF])]
     view = memoryview(data)
     for start in range(0, len(data), _LZ4_BLOCK):
         chunk = view[start : start + _LZ4_BLOCK]
-        block = _lz4().compress(chunk, mode="high_compression", compression=9, store_size=False)
+        block: bytes = lz4.block.compress(chunk, mode="high_compression", compression=9, store_size=False)
         if len(block) >= len(chunk):
             parts += (_U32_LE.pack(len(chunk) | _LZ4_UNCOMPRESSED), bytes(chunk))
         else:
@@ -647,7 +644,11 @@ class _ZstdDecompressor(Decompressor):
     def _decode(self, want: int) -> bytes:
         try:
             out = self._reader.read(want)
-        except _zstd().ZstdError as exc:
+        except Exception as exc:
+            import zstandard
+
+            if not isinstance(exc, zstandard.ZstdError):
+                raise
             raise self._error(_zstd_reason(exc)) from None
         if not out and _zstd_ends_mid_frame(self._data):
             raise self._error("Truncated source")
@@ -656,22 +657,26 @@ class _ZstdDecompressor(Decompressor):
 
 def _thread_zstd_dctx() -> zstandard.ZstdDecompressor:
     """A decompression context reused by :func:`decompress` (one per thread; never shared by live readers)."""
-    dctx = getattr(_zstd_thread, "dctx", None)
+    dctx: zstandard.ZstdDecompressor | None = getattr(_zstd_thread, "dctx", None)
     if dctx is None:
-        dctx = _zstd_thread.dctx = _zstd().ZstdDecompressor()
+        import zstandard
+
+        dctx = _zstd_thread.dctx = zstandard.ZstdDecompressor()
     return dctx
 
 
 def _zstd_compress(data: bytes) -> bytes:
     """One frame, level 3, no content size (as zstd-jni's stream writes it)."""
-    return _zstd().ZstdCompressor(level=3, write_content_size=False).compress(data)
+    import zstandard
+
+    return zstandard.ZstdCompressor(level=3, write_content_size=False).compress(data)
 
 
 # ---------------------------------------------------------------------------------------------- public
 
 
 def _open(
-    codec: int, data: bytes | memoryview, magic: int, limit: int, dctx: _zstd().ZstdDecompressor | None
+    codec: int, data: bytes | memoryview, magic: int, limit: int, dctx: zstandard.ZstdDecompressor | None
 ) -> Decompressor:
     if codec == GZIP:
         return _GzipDecompressor(data, limit)
@@ -680,7 +685,11 @@ def _open(
     if codec == LZ4:
         return _Lz4Decompressor(data, limit, magic)
     if codec == ZSTD:
-        return _ZstdDecompressor(data, limit, dctx or _zstd().ZstdDecompressor())
+        if dctx is None:
+            import zstandard
+
+            dctx = zstandard.ZstdDecompressor()
+        return _ZstdDecompressor(data, limit, dctx)
     if codec == NONE:
         return _PlainDecompressor(data, limit)
     raise ValueError(f"Unknown compression type id: {codec}")

@@ -58,7 +58,8 @@ def parse_type_id(key: bytes | None) -> int:
         raise InvalidRecordError(
             f"Invalid version found for control record: {version}. May indicate data corruption"
         )
-    return _SHORT.unpack_from(key, 2)[0]
+    type_id: int = _SHORT.unpack_from(key, 2)[0]  # struct's unpacked values are typed Any
+    return type_id
 
 
 @dataclass(frozen=True)

@@ -318,11 +318,21 @@ class FileRecords:
         )
 
     def valid_bytes(self) -> int:
-        """Bytes covered by whole batches from the start (what ``Found N invalid bytes`` is measured from)."""
+        """Bytes covered by whole batches from the start (what ``Found N invalid bytes`` is measured from), by a
+        pass of its own over :meth:`batches` (readers that iterate anyway take the end of their last batch)."""
         total = 0
         for batch in self.batches():
             total += batch.size_in_bytes
         return total
+
+    def invalid_bytes(self, valid_bytes: int, end: int | None = None) -> int:
+        """The bytes after the last whole batch: from ``valid_bytes`` (where the last whole batch read ends,
+        ``batch.position + batch.size_in_bytes``; where reading started when there was none) to ``end`` (default:
+        the end of the slice, :attr:`size_in_bytes`, where :meth:`batches` stops).  Kafka's ``Found <n> invalid
+        bytes at the end of <file>``; a torn write that a broker's recovery truncates.  Every reader that reports
+        them (the dump, ``verify``, ``verify-index``, ``ls``, ``rebuild-index``, the Spark reader) measures here,
+        against the same end."""
+        return (self.end if end is None else end) - valid_bytes
 
 
 def _release(mm: mmap.mmap, released: int, position: int) -> int:

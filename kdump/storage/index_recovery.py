@@ -193,8 +193,8 @@ def recover_indexes(
     if rolled and max_timestamp > last_time_timestamp:
         _check_time_offset(offset_of_max, last_time_offset, time_entries, path, valid)
         time_entries.append((max_timestamp, offset_of_max))
-    if result.stop_reason is None and valid < result.log_size:
-        result.stop_reason = f"the last {result.log_size - valid} bytes are not a whole batch (a torn write, or a damaged length field)"
+    if result.stop_reason is None and records.invalid_bytes(valid) > 0:
+        result.stop_reason = f"the last {records.invalid_bytes(valid)} bytes are not a whole batch (a torn write, or a damaged length field)"
     result.offset_entries = [
         OffsetPosition(base_offset + r, p) for r, p in zip(relative_offsets, positions, strict=True)
     ]

@@ -188,7 +188,6 @@ def verify_segment(
     last: _Batch | None = None
     try:
         with segment.open_log() as records:
-            size = records.size_in_bytes
             next_report = 64 << 20
             for batch in records.batches():
                 b = _Batch(
@@ -209,12 +208,13 @@ def verify_segment(
                     progress(b.position)
                     next_report = b.position + (64 << 20)
             valid = 0 if last is None else last.position + last.size
-            if valid < size:
+            invalid = records.invalid_bytes(valid)
+            if invalid > 0:
                 problems.append(
                     IndexProblem(
                         segment.log_path,
                         "log",
-                        f"the last {size - valid} bytes are not a whole batch (a torn write; a broker truncates "
+                        f"the last {invalid} bytes are not a whole batch (a torn write; a broker truncates "
                         "them on recovery)",
                         position=valid,
                     )

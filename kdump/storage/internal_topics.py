@@ -333,7 +333,8 @@ def _fatal_short(data: bytes, part: str) -> int:
             f"the transaction log {part} is shorter than its 2-byte version",
             "java.nio.BufferUnderflowException",
         )
-    return _SHORT.unpack_from(data, 0)[0]
+    version: int = _SHORT.unpack_from(data, 0)[0]  # struct's unpacked values are typed Any
+    return version
 
 
 def _fatal_read(schema: MessageSchema, data: bytes, version: int) -> Struct:

@@ -135,7 +135,8 @@ class LegacyRecordBatch:
                 java_text="null",
                 position=self.position,
             )
-        return _INT.unpack_from(self.buf, at)[0]
+        value: int = _INT.unpack_from(self.buf, at)[0]
+        return value
 
     @property
     def base_offset(self) -> int:
@@ -163,7 +164,8 @@ class LegacyRecordBatch:
         return self._stored_checksum()
 
     def _stored_checksum(self) -> int:
-        return _UINT.unpack_from(self.buf, self._message_start + CRC_OFFSET)[0]
+        crc: int = _UINT.unpack_from(self.buf, self._message_start + CRC_OFFSET)[0]
+        return crc
 
     def compute_checksum(self) -> int:
         return zlib.crc32(memoryview(self.buf)[self._message_start + MAGIC_OFFSET : self._message_end])
@@ -207,7 +209,8 @@ class LegacyRecordBatch:
             return NO_TIMESTAMP
         if self.wrapper_timestamp_type == LOG_APPEND_TIME and self.wrapper_timestamp is not None:
             return self.wrapper_timestamp
-        return _LONG.unpack_from(self.buf, self._message_start + TIMESTAMP_OFFSET)[0]
+        timestamp: int = _LONG.unpack_from(self.buf, self._message_start + TIMESTAMP_OFFSET)[0]
+        return timestamp
 
     @property
     def max_timestamp(self) -> int:
@@ -501,23 +504,24 @@ class LegacyRecord(Record):
         self.position = message.position
         self.size_in_bytes = message.size_in_bytes
 
-    @property  # type: ignore[override]
-    def key(self) -> bytes | None:
+    @property
+    def key(self) -> bytes | None:  # type: ignore[override]  # read from the message on use (Record: a plain field)
         return self._message.key
 
-    @property  # type: ignore[override]
-    def value(self) -> bytes | None:
+    @property
+    def value(self) -> bytes | None:  # type: ignore[override]  # read from the message on use (Record: a plain field)
         return self._message.value
 
-    @property  # type: ignore[override]
-    def key_size(self) -> int:
+    @property
+    def key_size(self) -> int:  # type: ignore[override]  # read from the message on use (Record: a plain field)
         return self._message.key_size
 
-    @property  # type: ignore[override]
-    def value_size(self) -> int:
+    @property
+    def value_size(self) -> int:  # type: ignore[override]  # read from the message on use (Record: a plain field)
         return self._message.value_size
 
-    def __reduce__(self):  # noqa: ANN204 - pickled (to other processes) with its fields read
+    def __reduce__(self) -> tuple[type[Record], tuple[object, ...]]:
+        """Pickled (to other processes) as a plain :class:`Record`, with its fields read."""
         return (
             Record,
             (

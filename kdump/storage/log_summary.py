@@ -169,10 +169,9 @@ def summarize_partition(
                                     producer_id, batch.producer_epoch, batch.base_offset
                                 )
                     valid = batch.position + batch.size_in_bytes
-                if valid < records.size_in_bytes:
-                    anomalies.append(
-                        f"{name}.log: {records.size_in_bytes - valid} bytes at byte {valid} are not a whole batch"
-                    )
+                invalid = records.invalid_bytes(valid)
+                if invalid > 0:
+                    anomalies.append(f"{name}.log: {invalid} bytes at byte {valid} are not a whole batch")
         except KdumpError as e:
             anomalies.append(f"{name}.log: {e.describe()}")
         if progress is not None:

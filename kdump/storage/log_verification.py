@@ -751,18 +751,18 @@ def _check_kraft_snapshots(log: LocalLog, out: PartitionFacts) -> None:
                             )
                         )
                     valid = batch.position + batch.size_in_bytes
-                size = records.file_size
+                invalid = records.invalid_bytes(valid)
         except KdumpError as e:
             out.problems.append(
                 IndexProblem(path, "kraft-snapshot", e.message, position=e.position or position)
             )
             continue
-        if valid < size:
+        if invalid > 0:
             out.problems.append(
                 IndexProblem(
                     path,
                     "kraft-snapshot",
-                    f"the last {size - valid} bytes are not a whole batch (a torn or truncated snapshot)",
+                    f"the last {invalid} bytes are not a whole batch (a torn or truncated snapshot)",
                     position=valid,
                 )
             )

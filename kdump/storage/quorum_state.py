@@ -73,16 +73,19 @@ def _json_short_value(node: Any) -> int:
     """``JsonNode.shortValue()``: numbers are cast to a Java short, anything else is 0."""
     if isinstance(node, bool) or not isinstance(node, (int, float)):
         return 0
+    number: int
     if isinstance(node, float):  # Java: double -> int saturates (NaN -> 0), then int -> short wraps
         if node != node:
-            node = 0
+            number = 0
         elif node >= INT32[1]:
-            node = INT32[1]
+            number = INT32[1]
         elif node <= INT32[0]:
-            node = INT32[0]
+            number = INT32[0]
         else:
-            node = int(node)
-    return (node + (1 << 15)) % (1 << 16) - (1 << 15)
+            number = int(node)
+    else:
+        number = node
+    return (number + (1 << 15)) % (1 << 16) - (1 << 15)
 
 
 def parse_quorum_state(data: bytes, path: str | os.PathLike[str] | None = None) -> QuorumState:

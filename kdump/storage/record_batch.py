@@ -18,7 +18,7 @@ from __future__ import annotations
 import mmap
 import os
 import struct
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from itertools import islice
 from typing import Any, Protocol
 
@@ -203,7 +203,7 @@ class DefaultRecordBatch:
         self,
         buf: bytes,
         position: int,
-        header: tuple,
+        header: tuple[int, ...],
         *,
         decompression_limit: int = compression.DEFAULT_DECOMPRESSION_LIMIT,
     ) -> None:
@@ -519,7 +519,7 @@ def compression_name(codec_id: int) -> str:
 SPEEDUPS_REVISION = 4
 
 
-def _load_accelerator():  # noqa: ANN202
+def _load_accelerator() -> Callable[..., list[Record] | None] | None:
     """The optional C decoder (``kdump/_speedups.c``), unless absent or ``KDUMP_PURE_PYTHON`` is set."""
     if os.environ.get("KDUMP_PURE_PYTHON"):
         return None
