@@ -131,7 +131,7 @@ def record_object_renderer(
     batch: RecordBatch,
     print_contents: bool,
     skip_metadata: bool,
-    parser: DecoderMessageParser,
+    parser: MessageParser,
     *,
     decoder: str | None = None,
     payload_json: Callable[[Record, dict[str, Any]], None] | None = None,
