@@ -156,7 +156,7 @@ def read_copy(directory: str) -> Copy:
     last_epoch = None
     for h in headers(log, copy.problems):
         if copy.batches == 0:
-            copy.log_start_offset = max(start or 0, log.log_segments[0].base_offset)
+            copy.log_start_offset = log.log_start_offset(start)
         copy.batches += 1
         copy.log_end_offset = h.last_offset + 1
         if h.leader_epoch != last_epoch and h.leader_epoch >= 0:
@@ -164,7 +164,7 @@ def read_copy(directory: str) -> Copy:
             last_epoch = h.leader_epoch
     if copy.log_end_offset is None and log.log_segments:
         copy.log_end_offset = log.log_segments[-1].base_offset
-        copy.log_start_offset = max(start or 0, log.log_segments[0].base_offset)
+        copy.log_start_offset = log.log_start_offset(start)
     return copy
 
 

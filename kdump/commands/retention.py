@@ -204,9 +204,7 @@ class RetentionCommand:
             )
         if segments and log_end is None:
             log_end = segments[-1].base_offset
-        log_start = (
-            None if not segments else max(ckpt("log-start-offset-checkpoint") or 0, segments[0].base_offset)
-        )
+        log_start = log.log_start_offset(ckpt("log-start-offset-checkpoint"))
         hw = ckpt("replication-offset-checkpoint")
         if hw is None and log_end is not None:
             hw = log_end

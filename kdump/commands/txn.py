@@ -160,9 +160,8 @@ class TxnCommand:
         problems.extend(more)
         stats, newest, log_end, first_ts = _history(log, {t.first_offset for t in ongoing}, problems)
         segments = log.log_segments
-        log_start = None
+        log_start = log.log_start_offset(lso_ckpt)
         if segments:
-            log_start = max(lso_ckpt or 0, segments[0].base_offset)
             if log_end is None:
                 log_end = segments[-1].base_offset
 

@@ -68,6 +68,17 @@ class LocalLog:
         segments = self.log_segments
         return segments[-1].base_offset if segments else None
 
+    def log_start_offset(self, checkpointed: int | None) -> int | None:
+        """The log start offset as a broker computes it when it loads the log (``UnifiedLog``): the greater of the
+        first segment's base offset and ``checkpointed``, the partition's entry in the log directory's
+        ``log-start-offset-checkpoint`` (None when it has none); None when there is no segment with a ``.log``.
+        The one computation of it (``find``, ``ls``, ``diff``, ``txn``, ``retention`` and the Spark planner ask
+        here)."""
+        segments = self.log_segments
+        if not segments:
+            return None
+        return max(checkpointed or 0, segments[0].base_offset)
+
     def segment_for(self, offset: int) -> LogSegment | None:
         """The segment with a ``.log`` and the greatest base offset <= ``offset`` (Kafka's
         ``segments.floorSegment``), or None when ``offset`` is below every base offset."""

@@ -167,9 +167,12 @@ def log_start(log: LocalLog) -> LogStart:
     except (KdumpError, OSError, ValueError):
         return LogStart(first, source + f" ({path} is unreadable)")
     checkpointed = offsets.get((name.topic, name.partition))
-    if checkpointed is None or checkpointed <= first:
+    start = log.log_start_offset(checkpointed)
+    if start is None and checkpointed is not None and checkpointed > 0:
+        start = checkpointed  # no segment yet: the checkpoint's entry alone
+    if start is None or start == first:
         return LogStart(first, source)
-    return LogStart(checkpointed, LOG_START_OFFSET_CHECKPOINT)
+    return LogStart(start, LOG_START_OFFSET_CHECKPOINT)
 
 
 # -- offset -----------------------------------------------------------------------------------------------------

@@ -31,6 +31,13 @@ LOG_DIR_CHECKPOINTS = {
 
 @dataclass
 class OpenTransaction:
+    """A transaction left open in the segments on disk, as ``kdump ls``'s one header pass from byte 0 sees it:
+    the producer's first transactional batch (id >= 0, its epoch then) with no transactional control batch after
+    it.  What the files alone show, not the broker's producer state: a transaction whose start was deleted by
+    retention is not seen here.  The broker's view (the latest producer snapshot, then the batches after it;
+    what the last stable offset and ``kdump txn`` use) is
+    :func:`kdump.storage.consumer_view.ongoing_transactions`, a different question answered by a second pass."""
+
     producer_id: int
     producer_epoch: int
     first_offset: int
@@ -60,6 +67,7 @@ class PartitionSummary:
     max_timestamp: int | None = None
     codecs: list[str] = field(default_factory=list)
     producers: list[int] = field(default_factory=list)
+    #: Transactions left open in the segments on disk (see :class:`OpenTransaction`; not the producer state).
     open_transactions: list[OpenTransaction] = field(default_factory=list)
     anomalies: list[str] = field(default_factory=list)
 
@@ -180,8 +188,7 @@ def summarize_partition(
         s.log_end_offset = previous_last + 1
     elif log.log_segments:
         s.log_end_offset = log.log_segments[-1].base_offset
-    if s.first_segment_base_offset is not None:
-        s.log_start_offset = max(s.log_start_offset_checkpoint or 0, s.first_segment_base_offset)
+    s.log_start_offset = log.log_start_offset(s.log_start_offset_checkpoint)
     s.codecs = sorted(codecs)
     s.producers = sorted(producers)
     s.open_transactions = sorted(open_txns.values(), key=lambda t: t.first_offset)
