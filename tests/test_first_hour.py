@@ -226,8 +226,8 @@ def test_kdump_find_man_page_quotes_json() -> None:
     for shown in (
         '{"offset": N}',
         '{"timestamp": T}',
-        '"slot", "offset", "position"}',
-        '{"offset", "timestamp",',
+        '"entry", "offset", "position"}',
+        '"entry", "timestamp", "offset"}',
     ):
         assert shown in text, shown
 

@@ -120,7 +120,10 @@ def ongoing_transactions(log: LocalLog) -> tuple[list[OngoingTransaction], list[
     Starts from the latest producer snapshot that reads cleanly (its ``currentTxnFirstOffset`` entries), then
     replays the batch headers at and after the snapshot's offset, as a broker rebuilding its producer state
     does (``ProducerStateManager``): a transactional batch opens its producer's transaction (if none is open),
-    a control batch closes it.
+    a control batch closes it.  This is the broker's view, what the last stable offset is computed from; ``kdump
+    ls`` answers another question, the transactions left open in the segments on disk read from byte 0 in its one
+    header pass (:class:`kdump.storage.log_summary.OpenTransaction`), and can differ where retention deleted a
+    transaction's start or a snapshot disagrees with the batches.
     """
     problems: list[str] = []
     ongoing: dict[int, OngoingTransaction] = {}

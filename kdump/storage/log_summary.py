@@ -31,6 +31,13 @@ LOG_DIR_CHECKPOINTS = {
 
 @dataclass
 class OpenTransaction:
+    """A transaction left open in the segments on disk, as ``kdump ls``'s one header pass from byte 0 sees it:
+    the producer's first transactional batch (id >= 0, its epoch then) with no transactional control batch after
+    it.  What the files alone show, not the broker's producer state: a transaction whose start was deleted by
+    retention is not seen here.  The broker's view (the latest producer snapshot, then the batches after it;
+    what the last stable offset and ``kdump txn`` use) is
+    :func:`kdump.storage.consumer_view.ongoing_transactions`, a different question answered by a second pass."""
+
     producer_id: int
     producer_epoch: int
     first_offset: int
@@ -60,6 +67,7 @@ class PartitionSummary:
     max_timestamp: int | None = None
     codecs: list[str] = field(default_factory=list)
     producers: list[int] = field(default_factory=list)
+    #: Transactions left open in the segments on disk (see :class:`OpenTransaction`; not the producer state).
     open_transactions: list[OpenTransaction] = field(default_factory=list)
     anomalies: list[str] = field(default_factory=list)
 
