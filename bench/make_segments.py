@@ -39,8 +39,8 @@ from pathlib import Path
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH.parent))
 
-from kdump.storage.builder import SimpleRecord, build_v2_batch, encode_v2_records  # noqa: E402
 from kdump.storage.compression import NONE, ZSTD, compress  # noqa: E402
+from tests.builder import SimpleRecord, build_v2_batch, encode_v2_records  # noqa: E402
 
 SEED = 20250401
 RECORDS = 2_230_000

@@ -7,11 +7,11 @@ from __future__ import annotations
 import os
 import struct
 
-from kdump.storage.builder import SimpleRecord, build_end_txn_marker_batch, build_v2_batch
 from kdump.storage.control_record import ControlRecordType
 from kdump.storage.naming import offset_to_filename
 from kdump.storage.offset_checkpoint import encode_offset_checkpoint
 from kdump.storage.transaction_index import AbortedTxn, encode_transaction_index
+from tests.builder import SimpleRecord, build_end_txn_marker_batch, build_v2_batch
 
 T0 = 1_700_000_000_000
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 import os
 import struct
 
-from kdump.storage.builder import SimpleRecord, build_v2_batch
 from kdump.storage.file_records import FileRecords
 from kdump.storage.index_recovery import recover_indexes
 from kdump.storage.naming import offset_to_filename
+from tests.builder import SimpleRecord, build_v2_batch
 
 BASE_TIMESTAMP = 1_700_000_000_000
 _OFFSET = struct.Struct(">q")

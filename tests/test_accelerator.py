@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 
 from kdump.errors import KdumpError
 from kdump.storage import record_batch
-from kdump.storage.builder import SimpleRecord, build_v2_batch
 from kdump.storage.file_records import FileRecords
 from kdump.storage.record import Header, Record
+from tests.builder import SimpleRecord, build_v2_batch
 from tests.corpus import CORPUS, FIXTURE_CORPUS, corpus_available
 
 pytestmark = pytest.mark.skipif(

@@ -1,4 +1,4 @@
-"""Tests of kdump.storage.builder, the record encoders.
+"""Tests of tests/builder.py, the record encoders.
 
 Every expectation comes from outside kdump's encoder: the spec's test vectors, kafka-python's independent
 implementation (its builders and decoders), bytes Kafka itself wrote (the reference corpus), or fields read
@@ -24,17 +24,6 @@ from kafka.record.legacy_records import LegacyRecordBatchBuilder as KpyLegacyBui
 from kafka.record.memory_records import MemoryRecords
 
 from kdump.storage import compression
-from kdump.storage.builder import (
-    SimpleRecord,
-    build_control_batch,
-    build_end_txn_marker_batch,
-    build_legacy_message,
-    build_legacy_message_set,
-    build_segment,
-    build_v2_batch,
-    encode_legacy_entries,
-    encode_v2_records,
-)
 from kdump.storage.compression import GZIP, LZ4, NONE, SNAPPY, ZSTD
 from kdump.storage.control_record import (
     SNAPSHOT_FOOTER_RECORD,
@@ -45,6 +34,17 @@ from kdump.storage.file_records import FileRecords
 from kdump.storage.legacy_record import LegacyRecordBatch
 from kdump.storage.message_writer import write_message
 from kdump.storage.record_batch import DefaultRecordBatch
+from tests.builder import (
+    SimpleRecord,
+    build_control_batch,
+    build_end_txn_marker_batch,
+    build_legacy_message,
+    build_legacy_message_set,
+    build_segment,
+    build_v2_batch,
+    encode_legacy_entries,
+    encode_v2_records,
+)
 from tests.corpus import CORPUS
 from tests.spec_vectors import CONTROL_VECTOR, V0_VECTOR, V1_VECTOR, V2_VECTOR
 from tests.xxhash_oracle import install_xxhash_shim, xxh32_reference

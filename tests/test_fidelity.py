@@ -35,9 +35,10 @@ from pathlib import Path
 
 import pytest
 
-from kdump.storage import builder, record_batch
-from kdump.storage.builder import SimpleRecord
+from kdump.storage import record_batch
 from kdump.storage.compression import GZIP, LZ4, NONE, SNAPPY, ZSTD
+from tests import builder
+from tests.builder import SimpleRecord
 from tests.differential.kafka import LAUNCHER, script_unavailable_reason
 from tests.replay import run_kdump
 

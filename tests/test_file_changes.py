@@ -19,7 +19,7 @@ import pytest
 
 from kdump.cli import files, run_guarded
 from kdump.storage import sigbus_guard
-from kdump.storage.builder import SimpleRecord, build_segment, build_v2_batch
+from tests.builder import SimpleRecord, build_segment, build_v2_batch
 
 REPO = Path(__file__).resolve().parents[1]
 NAME = "00000000000000000000.log"

@@ -17,8 +17,9 @@ import pytest
 from click.testing import CliRunner
 
 from kdump.cli import cli
+from kdump.render.json_lines import JSON_SCHEMA_VERSION
+from kdump.render.json_schema import validate
 from kdump.storage import log_search
-from kdump.storage.builder import SimpleRecord, build_v2_batch
 from kdump.storage.file_records import FileRecords
 from kdump.storage.index_recovery import recover_indexes
 from kdump.storage.local_log import LocalLog, find_partition_dirs
@@ -36,6 +37,7 @@ from kdump.storage.naming import offset_to_filename
 from kdump.storage.offset_index import OffsetIndex
 from kdump.storage.time_index import TimeIndex
 from kdump.storage.timestamp_type import parse_timestamp
+from tests.builder import SimpleRecord, build_v2_batch
 from tests.corpus import CORPUS, FIXTURE_CORPUS
 from tests.partition_builder import BASE_TIMESTAMP, build_partition
 
@@ -419,9 +421,37 @@ def test_json_and_log_dir_with_topic_and_partition(partition: Path) -> None:
     assert r.returncode == 0
     obj = json.loads(r.stdout)
     assert obj["segment"] == str(partition / offset_to_filename(30))
-    assert (obj["baseOffset"], obj["lastOffset"], obj["offset"], obj["segmentBaseOffset"]) == (48, 50, 50, 30)
+    batch = obj["batch"]
+    assert (batch["baseOffset"], batch["lastOffset"], obj["offset"], obj["segmentBaseOffset"]) == (
+        48,
+        50,
+        50,
+        30,
+    )
     assert obj["indexEntry"]["offset"] <= 50 and obj["position"] >= obj["indexEntry"]["position"]
+    assert batch["position"] == obj["position"] and obj["indexEntry"]["entry"] >= 0
     assert obj["found"] is True and obj["gap"] is False and obj["message"] is None
+
+
+def test_json_batch_and_record_are_kdump_files_objects(partition: Path) -> None:
+    """find --json names its batch and record as kdump files --json does: the same objects, field for field."""
+    segment = str(partition / offset_to_filename(30))
+    dump = subprocess.run(
+        [sys.executable, "-m", "kdump", "files", "--json", "--print-data-log", "--files", segment],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    objects = [json.loads(line) for line in dump.splitlines()]
+    for offset in (30, 50, 59):
+        r = _run(["--offset", str(offset), "--json", "--print-data-log", str(partition)])
+        obj = json.loads(r.stdout)
+        assert r.returncode == 0 and obj["version"] == JSON_SCHEMA_VERSION == 2
+        batches = [o for o in objects if o["type"] == "batch" and o["position"] == obj["position"]]
+        records = [o for o in objects if o["type"] == "record" and o["offset"] == offset]
+        assert [obj["batch"]] == batches and [obj["record"]] == records
+        assert validate(obj) == []
+        assert not {"maxTimestamp", "baseOffset", "value"} & (set(obj) | set(obj["record"]))
 
 
 def test_timestamp_epoch_and_iso(partition: Path) -> None:

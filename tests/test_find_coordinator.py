@@ -10,8 +10,8 @@ from click.testing import CliRunner
 
 from kdump.cli.commands import cli
 from kdump.commands.coordinator import java_string_hash, partition_for
-from kdump.storage.builder import SimpleRecord, build_end_txn_marker_batch, build_v2_batch
 from kdump.storage.control_record import ControlRecordType
+from tests.builder import SimpleRecord, build_end_txn_marker_batch, build_v2_batch
 from tests.corpus import CORPUS, corpus_available
 from tests.forensic_data import (
     T0,

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from kdump.render.json_schema import validate
-from kdump.storage.builder import SimpleRecord, build_v2_batch
+from tests.builder import SimpleRecord, build_v2_batch
 from tests.partition_builder import build_partition
 from tests.replay import run_kdump
 
@@ -226,8 +226,8 @@ def test_kdump_find_man_page_quotes_json() -> None:
     for shown in (
         '{"offset": N}',
         '{"timestamp": T}',
-        '"slot", "offset", "position"}',
-        '{"offset", "timestamp",',
+        '"entry", "offset", "position"}',
+        '"entry", "timestamp", "offset"}',
     ):
         assert shown in text, shown
 

@@ -18,11 +18,12 @@ import lz4.block
 import pytest
 
 from kdump.cli import files, run_guarded
-from kdump.storage import builder, compression
-from kdump.storage.builder import SimpleRecord
+from kdump.storage import compression
 from kdump.storage.compression import DEFAULT_DECOMPRESSION_LIMIT, GZIP, LZ4, SNAPPY, ZSTD
 from kdump.storage.producer_snapshot import ProducerSnapshotEntry, encode_producer_snapshot
 from kdump.storage.xxhash import xxh32
+from tests import builder
+from tests.builder import SimpleRecord
 
 REPO = Path(__file__).resolve().parents[1]
 LOG = "00000000000000000000.log"

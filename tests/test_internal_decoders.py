@@ -24,7 +24,6 @@ from kdump.render.internal_topics import (
     scala_topic_partition_set_order,
 )
 from kdump.render.kafka_json import struct_to_json
-from kdump.storage.builder import SimpleRecord, build_segment, build_v2_batch
 from kdump.storage.control_record import CONTROL_SCHEMAS
 from kdump.storage.internal_topics import (
     DECODERS,
@@ -51,6 +50,7 @@ from kdump.storage.schemas import (
     transaction_log,
 )
 from kdump.storage.varint import encode_unsigned_varint
+from tests.builder import SimpleRecord, build_segment, build_v2_batch
 from tests.replay import run_kdump
 
 TOPIC_ID = kafka_uuid_from_string("Uj5wn_FqTXirEASvVZRY1w")

@@ -11,8 +11,8 @@ import pytest
 from click.testing import CliRunner
 
 from kdump.cli import cli
-from kdump.storage.builder import SimpleRecord, build_v2_batch
 from kdump.storage.compression import GZIP, NONE
+from tests.builder import SimpleRecord, build_v2_batch
 from tests.corpus import CORPUS, corpus_available
 
 BATCH = re.compile(

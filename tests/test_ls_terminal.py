@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 
 from kdump.render.ls_table import COLUMNS
-from kdump.storage.builder import SimpleRecord, build_v2_batch
 from kdump.storage.naming import offset_to_filename
+from tests.builder import SimpleRecord, build_v2_batch
 
 BASE = 2229960
 ANSI = re.compile(r"\x1b\[[0-9;]*m")

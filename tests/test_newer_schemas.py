@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from kdump.storage.builder import SimpleRecord, build_v2_batch
+from tests.builder import SimpleRecord, build_v2_batch
 
 KAFKA_TOOL = Path(__file__).resolve().parents[2] / "shared" / "kafka-4.0.0" / "kafka"
 BROKER_DIR = uuid.UUID("6ba7b810-9dad-11d1-80b4-00c04fd430c8").bytes

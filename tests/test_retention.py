@@ -11,8 +11,8 @@ import pytest
 from click.testing import CliRunner
 
 from kdump.cli.commands import cli
-from kdump.storage.builder import SimpleRecord, build_v2_batch
 from kdump.storage.offset_checkpoint import encode_offset_checkpoint
+from tests.builder import SimpleRecord, build_v2_batch
 from tests.corpus import CORPUS, corpus_available
 from tests.forensic_data import T0, records_batch, write_segment
 

@@ -15,16 +15,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from kafka.record.memory_records import MemoryRecords
 
-from kdump.storage.builder import (
+from kdump.storage.compression import GZIP, LZ4, NONE, SNAPPY, ZSTD
+from kdump.storage.control_record import ControlRecordType, control_key
+from kdump.storage.file_records import FileRecords
+from kdump.storage.record import Header
+from tests.builder import (
     SimpleRecord,
     build_legacy_message_set,
     build_segment,
     build_v2_batch,
 )
-from kdump.storage.compression import GZIP, LZ4, NONE, SNAPPY, ZSTD
-from kdump.storage.control_record import ControlRecordType, control_key
-from kdump.storage.file_records import FileRecords
-from kdump.storage.record import Header
 from tests.xxhash_oracle import install_xxhash_shim
 
 install_xxhash_shim()  # kafka-python needs xxhash for magic-0 LZ4

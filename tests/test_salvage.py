@@ -17,13 +17,13 @@ from click.testing import CliRunner
 
 from kdump.cli import cli
 from kdump.commands.salvage import SalvageError, salvage_segment
-from kdump.storage import builder
-from kdump.storage.builder import SimpleRecord
 from kdump.storage.compression import GZIP, LZ4, NONE, SNAPPY, ZSTD
 from kdump.storage.file_records import FileRecords
 from kdump.storage.index_verification import verify_segment
 from kdump.storage.local_log import LocalLog
 from kdump.storage.salvage import scan_segment
+from tests import builder
+from tests.builder import SimpleRecord
 from tests.corpus import CORPUS, FIXTURE_CORPUS, corpus_available
 
 ROOT = CORPUS if corpus_available() else FIXTURE_CORPUS

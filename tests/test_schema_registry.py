@@ -21,7 +21,7 @@ import pytest
 
 from kdump.payload import wire
 from kdump.render.json_schema import validate
-from kdump.storage.builder import SimpleRecord, build_v2_batch
+from tests.builder import SimpleRecord, build_v2_batch
 from tests.replay import run_kdump
 
 fastavro = pytest.importorskip("fastavro", reason="the schema-registry extra is not installed")

@@ -73,8 +73,8 @@ def test_reader_matches_core_decode_on_fixtures(headers: bool) -> None:
 
 def test_control_records_only_when_asked_for(tmp_path: Path) -> None:
     """Like spark-sql-kafka (a consumer), no control records by default; includeControlRecords=true keeps them."""
-    from kdump.storage.builder import SimpleRecord, build_end_txn_marker_batch, build_v2_batch
     from kdump.storage.control_record import ControlRecordType
+    from tests.builder import SimpleRecord, build_end_txn_marker_batch, build_v2_batch
 
     directory = tmp_path / "orders-0"
     directory.mkdir()

@@ -9,11 +9,12 @@ then write the search's notes and the line explaining a miss on standard error. 
 from __future__ import annotations
 
 import json
+import os
 from typing import TYPE_CHECKING, Any
 
-from kdump.render import kafka_text
+from kdump.render import json_lines, kafka_text
 from kdump.render.decoders import DEFAULT_DECODER_CLASS, DecoderMessageParser, resolve_decoder
-from kdump.render.json_lines import JSON_SCHEMA_VERSION, headers_json, put_bytes
+from kdump.render.json_lines import JSON_SCHEMA_VERSION
 from kdump.render.output import Output
 from kdump.storage.log_search import BELOW_START, BEYOND_END, EMPTY, FOUND, GAP, NOT_FOUND
 
@@ -164,12 +165,13 @@ class TextSink(_Sink):
 
 
 class JsonSink(_Sink):
-    """One ``location`` object, written at the end of the run."""
+    """One ``location`` object, written at the end of the run, in the vocabulary of ``kdump files --json``
+    (:mod:`kdump.render.json_lines`): the answer's batch is a ``batch`` object and its record a ``record``
+    object, as ``kdump files --json`` writes them; index entries name their slot ``entry``."""
 
     def __init__(self, out: Output, err: Output, payload_decoding: PayloadDecoding | None = None) -> None:
         super().__init__(out, err, payload_decoding)
         self.obj: dict[str, Any] = {}
-        self.record_object: dict[str, Any] | None = None
 
     def location(self, location: Location) -> None:
         result = location.search
@@ -187,21 +189,12 @@ class JsonSink(_Sink):
             "segment": None if segment is None else segment.log_path,
             "segmentBaseOffset": None if segment is None else segment.base_offset,
             "indexEntry": None,
-            "position": result.position,
-            "baseOffset": None,
-            "lastOffset": None,
-            "size": None,
-            "magic": None,
-            "maxTimestamp": None,
-            "timestampType": None,
-            "offset": None if record is None else record.offset,
-            "timestamp": None if record is None else record.timestamp,
         }
         if result.index_entry is not None and segment is not None:
             e = result.index_entry
             obj["indexEntry"] = {
                 "file": segment.index_path,
-                "slot": e.slot if e.slot >= 0 else None,
+                "entry": e.slot if e.slot >= 0 else None,
                 "offset": e.offset,
                 "position": e.position,
             }
@@ -212,48 +205,48 @@ class JsonSink(_Sink):
                 if t is None or segment is None
                 else {
                     "file": segment.time_index_path,
-                    "slot": t.slot if t.slot >= 0 else None,
+                    "entry": t.slot if t.slot >= 0 else None,
                     "timestamp": t.timestamp,
                     "offset": t.offset,
                 }
             )
             obj["largestTimestamp"] = result.largest_timestamp
+        obj["position"] = result.position
+        obj["offset"] = None if record is None else record.offset
+        obj["timestamp"] = None if record is None else record.timestamp
+        obj["batch"] = None
+        if result.status == BEYOND_END:
+            obj["logEndOffset"] = result.log_end_offset
         self.obj = obj
 
     def batch(self, location: Location, batch: RecordBatch) -> None:
-        base_offset = batch.base_offset
-        if batch.magic < 2:
-            first = next(iter(batch.records()), None)
-            base_offset = first.offset if first is not None else batch.last_offset
-        self.obj.update(
-            baseOffset=base_offset,
-            lastOffset=batch.last_offset,
-            size=batch.size_in_bytes,
-            magic=batch.magic,
-            maxTimestamp=batch.max_timestamp,
-            timestampType=batch.timestamp_type,
-        )
+        result = location.search
+        assert result.segment is not None and result.position is not None
+        self.obj["batch"] = json_lines.batch_object(batch, result.position, result.segment.log_path)
 
     def record(self, location: Location, record: Record) -> None:
-        found: dict[str, Any] = {"offset": record.offset, "timestamp": record.timestamp}
-        put_bytes(found, "key", record.key)
-        put_bytes(found, "value", record.value)
-        found["headers"] = headers_json(record)
-        segment = location.search.segment
-        if self.payload_decoding is not None and segment is not None:
+        result = location.search
+        segment = result.segment
+        assert segment is not None and result.batch is not None
+        payload_json = None
+        if self.payload_decoding is not None:
             from kdump.render.decoded_payload import json_hook
 
             decoding = self.payload_decoding
-            json_hook(decoding.decoder_for(segment.log_path), decoding.keys, decoding.values)(record, found)
-        self.record_object = found
+            payload_json = json_hook(decoding.decoder_for(segment.log_path), decoding.keys, decoding.values)
+        to_object = json_lines.record_object_renderer(
+            result.batch,
+            True,
+            False,
+            _string_parser(),
+            payload_json=payload_json,
+            context=json_lines.record_context(segment.log_path, os.path.abspath(segment.log_path)),
+        )
+        self.obj["record"] = to_object(record)
 
     def end(self, location: Location) -> None:
         result = location.search
         obj = self.obj
-        if result.status == BEYOND_END:
-            obj["logEndOffset"] = result.log_end_offset
-        if self.record_object is not None:
-            obj["record"] = self.record_object
         obj["scannedBytes"] = result.scanned_bytes
         obj["notes"] = list(result.notes)
         obj["message"] = message(location)

@@ -25,7 +25,9 @@ from kdump.storage.producer_snapshot import ProducerSnapshotEntry
 from kdump.storage.record import Record, check_object_headers
 from kdump.storage.transaction_index import AbortedTxn
 
-JSON_SCHEMA_VERSION = 1
+#: 2: ``kdump find``'s ``location`` carries its batch and record as ``batch`` and ``record`` objects (1 had
+#: their fields in find's own names: ``maxTimestamp``, ``value``, index entries' ``slot``).
+JSON_SCHEMA_VERSION = 2
 
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
@@ -107,7 +109,35 @@ def record_renderer(
     payload_json: Callable[[Record, dict[str, Any]], None] | None = None,
     context: dict[str, Any] | None = None,
 ) -> Callable[[Record], str]:
-    """The JSON counterpart of :func:`kdump.render.kafka_text.record_renderer`.  ``skip_metadata`` keeps only
+    """The JSON counterpart of :func:`kdump.render.kafka_text.record_renderer`: each record as one line, the
+    object of :func:`record_object_renderer` (same arguments)."""
+    to_object = record_object_renderer(
+        batch,
+        print_contents,
+        skip_metadata,
+        parser,
+        decoder=decoder,
+        payload_json=payload_json,
+        context=context,
+    )
+
+    def render(r: Record) -> str:
+        return _dumps(to_object(r)) + "\n"
+
+    return render
+
+
+def record_object_renderer(
+    batch: RecordBatch,
+    print_contents: bool,
+    skip_metadata: bool,
+    parser: MessageParser,
+    *,
+    decoder: str | None = None,
+    payload_json: Callable[[Record, dict[str, Any]], None] | None = None,
+    context: dict[str, Any] | None = None,
+) -> Callable[[Record], dict[str, Any]]:
+    """The ``record`` object of each record of ``batch``.  ``skip_metadata`` keeps only
     ``offset`` among the metadata (a JSON record without its offset would be useless).  ``decoder``: an
     internal-topic decoder name; the record then carries ``decoded``, the decoded key and value as data
     (:func:`kdump.render.internal_topics.decode_jsonable`), besides the raw key and payload.  ``context``
@@ -119,7 +149,7 @@ def record_renderer(
     timestamp_type = batch.timestamp_type
     prefix = context or {}
 
-    def render(r: Record) -> str:
+    def render(r: Record) -> dict[str, Any]:
         obj: dict[str, Any] = {"type": "record", **prefix, "offset": r.offset}
         if not skip_metadata:
             obj["timestampType"] = timestamp_type
@@ -152,7 +182,7 @@ def record_renderer(
                 obj["payload"] = payload
             if payload_json is not None:
                 payload_json(r, obj)
-        return line(obj)
+        return obj
 
     return render
 

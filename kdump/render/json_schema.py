@@ -173,14 +173,10 @@ SCHEMA: dict[str, dict[str, tuple[str, ...]]] = {
         "timeIndexEntry": (OBJ, NULL),
         "largestTimestamp": (INT, NULL),
         "position": (INT, NULL),
-        "baseOffset": (INT, NULL),
-        "lastOffset": (INT, NULL),
-        "size": (INT, NULL),
-        "magic": (INT, NULL),
-        "maxTimestamp": (INT, NULL),
-        "timestampType": (STR, NULL),
         "offset": (INT, NULL),
         "timestamp": (INT, NULL),
+        # a "batch" object and a "record" object, as kdump files writes them (validated as such)
+        "batch": (OBJ, NULL),
         "logEndOffset": (INT, NULL),
         "record": (OBJ,),
         "scannedBytes": (INT,),
@@ -244,4 +240,7 @@ def validate(obj: dict[str, Any]) -> list[str]:
             problems.append(f"{kind}: undocumented field {name!r}")
         elif _json_type(value) not in allowed:
             problems.append(f"{kind}.{name}: {_json_type(value)} is not one of {allowed}")
+        elif isinstance(value, dict) and "type" in value:
+            # an object of another type inside this one (find's batch and record): validated as that type
+            problems.extend(f"{kind}.{name}: {p}" for p in validate(value))
     return problems

@@ -149,8 +149,8 @@ class LogStart(NamedTuple):
 def log_start(log: LocalLog) -> LogStart:
     """The partition's log start offset as a broker computes it when it loads the log: the greater of the first
     segment's base offset and the partition's entry in ``../log-start-offset-checkpoint``."""
-    segments = log.log_segments
-    first = segments[0].base_offset if segments else 0
+    first_segment = next((s for s in log.segments if s.has(naming.LOG_FILE_SUFFIX)), None)
+    first = first_segment.base_offset if first_segment is not None else 0
     source = "the first segment's base offset"
     # The name of the directory as given ("." included), as Kafka's File.getAbsoluteFile would see it.
     name = naming.parse_partition_dir(os.path.basename(os.path.abspath(log.directory)))

@@ -1,4 +1,4 @@
-"""Seed inputs of the fuzz harness: files built with :mod:`kdump.storage.builder` (every format and codec) and
+"""Seed inputs of the fuzz harness: files built with :mod:`tests.builder` (every format and codec) and
 files of the bundled fixture corpus (and of the full reference corpus when asked for).
 
 A :class:`Seed` is a small set of files that belong together (a ``.log`` with its indexes, a partition's
@@ -12,12 +12,13 @@ import struct
 from dataclasses import dataclass
 from pathlib import Path
 
-from kdump.storage import builder, clean_shutdown, leader_epoch_checkpoint, offset_checkpoint
-from kdump.storage.builder import SimpleRecord
+from kdump.storage import clean_shutdown, leader_epoch_checkpoint, offset_checkpoint
 from kdump.storage.compression import GZIP, LZ4, NONE, SNAPPY, ZSTD
 from kdump.storage.control_record import ControlRecordType
 from kdump.storage.producer_snapshot import ProducerSnapshotEntry, encode_producer_snapshot
 from kdump.storage.transaction_index import AbortedTxn, encode_transaction_index
+from tests import builder
+from tests.builder import SimpleRecord
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURE_CORPUS = REPO / "tests" / "fixtures" / "corpus"
