@@ -35,28 +35,9 @@ def command(
             raise click.UsageError(
                 "--deep and --gaps check the log, not the indexes: not with --indexes-only"
             )
-        from kdump.commands.verify_index import VerifyIndex, select_segments
-        from kdump.render import problems
+        from kdump.cli import verify_index
 
-        walk_problems: list = []
-        try:
-            targets, partitions = select_segments(paths, walk_problems)
-        except ValueError as e:
-            raise click.UsageError(str(e)) from None
-        show_progress = not no_progress and not as_json and sys.stderr.isatty()
-        sys.exit(
-            run_guarded(
-                lambda out, err: int(
-                    VerifyIndex(
-                        targets,
-                        partitions,
-                        problems.JsonSink(out) if as_json else problems.TextSink(out),
-                        show_progress,
-                        walk_problems=walk_problems,
-                    ).run()
-                )
-            )
-        )
+        verify_index.run(paths, as_json=as_json, no_progress=no_progress)
     from kdump.commands.verify import Verify, select_partitions
     from kdump.render.verify_report import JsonSink, TextSink
 

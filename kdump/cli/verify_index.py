@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import NoReturn
 
 import click
 
@@ -18,6 +19,11 @@ def command(paths: tuple[str, ...], as_json: bool, no_progress: bool) -> None:
     one line per problem and a summary; exits 0 when everything is clean, 1 when problems were found, 2 on
     usage errors.
     """
+    run(paths, as_json=as_json, no_progress=no_progress)
+
+
+def run(paths: tuple[str, ...], *, as_json: bool, no_progress: bool) -> NoReturn:
+    """Check the indexes below ``paths`` and exit with the status (also ``kdump verify --indexes-only``)."""
     from kdump.cli import run_guarded
     from kdump.commands.verify_index import VerifyIndex, select_segments
     from kdump.render import problems
