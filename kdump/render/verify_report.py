@@ -9,7 +9,7 @@ index written by the pre-3.8 rule, then one summary line.  JSON: one object per 
 from __future__ import annotations
 
 import json
-from typing import Any, Protocol
+from typing import Any
 
 from kdump.commands.verify import RuleNote, Summary
 from kdump.render import plural
@@ -21,14 +21,8 @@ from kdump.storage.log_verification import Unchecked
 JSON_SCHEMA_VERSION = 1
 
 
-class Writer(Protocol):
-    """Where a sink writes text: :class:`kdump.render.output.Output`, or any text stream."""
-
-    def write(self, text: str, /) -> object: ...
-
-
 class TextSink:
-    def __init__(self, out: Writer) -> None:
+    def __init__(self, out: index_report.Writer) -> None:
         self.out = out
 
     def problem(self, problem: IndexProblem) -> None:
@@ -77,7 +71,7 @@ class TextSink:
 
 
 class JsonSink:
-    def __init__(self, out: Writer) -> None:
+    def __init__(self, out: index_report.Writer) -> None:
         self.out = out
 
     def _write(self, obj: dict[str, Any]) -> None:
