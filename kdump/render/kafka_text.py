@@ -133,18 +133,6 @@ class LargeLine:
                     yield text
                     release_view_pages(part)
 
-    def text(self) -> str:
-        """The whole line in one string (for callers that need one; this costs the memory a line saves)."""
-        return "".join(self.pieces())
-
-
-def join_lines(lines: list[str | LargeLine]) -> str:
-    """The text of record lines, as one string."""
-    try:
-        return "".join(lines)  # type: ignore[arg-type]
-    except TypeError:
-        return "".join(line if type(line) is str else line.text() for line in lines)  # type: ignore[union-attr]
-
 
 def _large_line(head: str, key: bytes | memoryview | None, value: bytes | memoryview | None) -> LargeLine:
     parts: list[str | bytes | memoryview] = [head]
