@@ -4,7 +4,10 @@ kdump reads is not what kdump wrote."""
 
 from __future__ import annotations
 
+import os
 import struct
+import subprocess
+import sys
 
 from kdump.storage.checksum import crc32c
 from kdump.storage.compression import NONE, compress
@@ -42,3 +45,11 @@ def record(offset_delta: int, tail: bytes) -> bytes:
     """One record: attributes 0, timestamp delta 0, ``offset_delta``, then ``tail`` (key, value, headers)."""
     body = b"\x00\x00" + zigzag_varint(offset_delta) + tail
     return zigzag_varint(len(body)) + body
+
+
+def run_kdump(*args: str, pure: bool = False) -> subprocess.CompletedProcess[bytes]:
+    """``python -m kdump <args>`` as a child process, output captured; ``pure``: without the C accelerator."""
+    env = dict(os.environ)
+    if pure:
+        env["KDUMP_PURE_PYTHON"] = "1"
+    return subprocess.run([sys.executable, "-m", "kdump", *args], capture_output=True, env=env, check=False)

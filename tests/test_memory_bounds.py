@@ -7,7 +7,6 @@ spelt out from what was encoded; where the Kafka tool is present, it is the orac
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -18,7 +17,7 @@ from kdump.storage import record_batch
 from kdump.storage.compression import NONE, ZSTD
 from kdump.storage.record import MAX_EAGER_HEADERS, MAX_OBJECT_HEADERS, Header, LazyHeaders
 from tests.differential.kafka import LAUNCHER, script_unavailable_reason
-from tests.hostile_batches import record, v2_batch, zigzag_varint
+from tests.hostile_batches import record, run_kdump, v2_batch, zigzag_varint
 
 REPO = Path(__file__).resolve().parents[1]
 _varint = zigzag_varint
@@ -37,13 +36,6 @@ def _record(headers: list[tuple[bytes, bytes | None]], *, raw_headers: bytes | N
     return record(0, _varint(-1) + _varint(-1) + raw_headers)
 
 
-def _kdump(*args: str, pure: bool = False) -> subprocess.CompletedProcess[bytes]:
-    env = dict(os.environ)
-    if pure:
-        env["KDUMP_PURE_PYTHON"] = "1"
-    return subprocess.run([sys.executable, "-m", "kdump", *args], capture_output=True, env=env, check=False)
-
-
 def _keys(n: int) -> list[bytes]:
     """Keys of every kind the text must get right: ASCII, multi-byte UTF-8, invalid UTF-8, empty."""
     kinds = [b"trace-id", "clé-€".encode(), b"\xff\xfe", b""]
@@ -60,7 +52,7 @@ def test_a_record_of_many_headers_prints_every_key(tmp_path: Path, pure: bool) -
     keys = _keys(n)
     log = tmp_path / "00000000000000000000.log"
     log.write_bytes(_batch(_record([(k, None if i % 3 else b"v") for i, k in enumerate(keys)]), 1, ZSTD))
-    r = _kdump("files", "--deep-iteration", "--files", str(log), pure=pure)
+    r = run_kdump("files", "--deep-iteration", "--files", str(log), pure=pure)
     assert r.returncode == 0, r.stderr
     record_line = r.stdout.decode().splitlines()[-1]
     expected = "headerKeys: [" + ",".join(_java_text(k) for k in keys) + "]"
@@ -104,7 +96,7 @@ def test_bad_headers_past_the_eager_bound_give_the_eager_paths_error(tmp_path: P
         log = tmp_path / f"{n}" / "00000000000000000000.log"
         log.parent.mkdir()
         log.write_bytes(_batch(record, 1))
-        r = _kdump("files", "--deep-iteration", "--files", str(log), pure=True)
+        r = run_kdump("files", "--deep-iteration", "--files", str(log), pure=True)
         # the batch line differs (size, CRC); what follows it must not
         outputs.append((r.returncode, r.stdout.count(b"\n"), r.stderr.replace(str(log).encode(), b"F")))
     assert outputs[0] == outputs[1]
@@ -121,7 +113,7 @@ def test_json_stops_at_the_documented_bound_with_one_line(tmp_path: Path) -> Non
     n = MAX_OBJECT_HEADERS + 1
     log = tmp_path / "00000000000000000000.log"
     log.write_bytes(_batch(_record([(b"h", None)] * n), 1, ZSTD))
-    r = _kdump("files", "--json", "--deep-iteration", "--files", str(log))
+    r = run_kdump("files", "--json", "--deep-iteration", "--files", str(log))
     assert r.returncode == 1
     err = r.stderr.decode().splitlines()
     assert len(err) == 1 and f"has {n} headers, more than the {MAX_OBJECT_HEADERS}" in err[0]
@@ -165,5 +157,5 @@ def test_many_headers_print_what_the_real_tool_prints(tmp_path: Path) -> None:
     kafka = subprocess.run(
         [str(LAUNCHER), "kafka-dump-log.sh", *args], capture_output=True, timeout=300, check=False
     )
-    r = _kdump("files", *args)
+    r = run_kdump("files", *args)
     assert (r.returncode, r.stdout) == (kafka.returncode, kafka.stdout)

@@ -8,7 +8,6 @@ varint and every error falls across window boundaries, on valid and damaged payl
 
 from __future__ import annotations
 
-import os
 import random
 import struct
 import subprocess
@@ -26,7 +25,7 @@ from kdump.storage.compression import GZIP, LZ4, SNAPPY, ZSTD, compress
 from kdump.storage.legacy_record import LegacyRecordBatch
 from kdump.storage.record_batch import DefaultRecordBatch
 from tests.differential.kafka import LAUNCHER, script_unavailable_reason
-from tests.hostile_batches import record, v2_batch, zigzag_varint
+from tests.hostile_batches import record, run_kdump, v2_batch, zigzag_varint
 
 CODECS = [GZIP, SNAPPY, LZ4, ZSTD]
 
@@ -258,13 +257,6 @@ def _big_record_log(tmp_path: Path, key: bytes, value: bytes, codec: int) -> Pat
     return log
 
 
-def _kdump_out(*args: str, pure: bool = False) -> subprocess.CompletedProcess[bytes]:
-    env = dict(os.environ)
-    if pure:
-        env["KDUMP_PURE_PYTHON"] = "1"
-    return subprocess.run([sys.executable, "-m", "kdump", *args], capture_output=True, env=env, check=False)
-
-
 @pytest.mark.parametrize("pure", [False, True], ids=["accelerator", "pure-python"])
 def test_a_big_value_prints_the_text_of_the_whole_value(tmp_path: Path, pure: bool) -> None:
     """The line of a 3 MiB key and 5 MiB value (views, written in 1 MiB pieces) is the line made from the whole
@@ -274,7 +266,7 @@ def test_a_big_value_prints_the_text_of_the_whole_value(tmp_path: Path, pure: bo
     key, value = _big_value(3 << 20), _big_value(5 << 20)
     for codec in (0, ZSTD):
         log = _big_record_log(tmp_path, key, value, codec)
-        r = _kdump_out("files", "--print-data-log", "--files", str(log), pure=pure)
+        r = run_kdump("files", "--print-data-log", "--files", str(log), pure=pure)
         assert r.returncode == 0, r.stderr
         lines = r.stdout.split(b"\n")
         assert lines[3].endswith(
@@ -295,7 +287,7 @@ def test_a_big_value_prints_what_the_real_tool_prints(tmp_path: Path) -> None:
     kafka = subprocess.run(
         [str(LAUNCHER), "kafka-dump-log.sh", *args], capture_output=True, timeout=300, check=False
     )
-    r = _kdump_out("files", *args)
+    r = run_kdump("files", *args)
     assert (r.returncode, r.stdout) == (kafka.returncode, kafka.stdout)
 
 
