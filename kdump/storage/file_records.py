@@ -38,6 +38,7 @@ from kdump.storage.record_batch import (
     RecordBatch as RecordBatch,  # re-exported: the batch interface, with FileRecords that yields batches
 )
 from kdump.storage.regular_file import open_regular
+from kdump.storage.resident_pages import drop_pages
 
 INT_MAX = 0x7FFFFFFF
 MIN_RECORD_SIZE = 14  # LegacyRecord.RECORD_OVERHEAD_V0
@@ -338,11 +339,7 @@ class FileRecords:
 def _release(mm: mmap.mmap, released: int, position: int) -> int:
     """Drop already-read pages from this process's resident set (they stay in the page cache)."""
     upto = (position - LOG_OVERHEAD) // mmap.PAGESIZE * mmap.PAGESIZE
-    if upto > released and hasattr(mm, "madvise"):
-        try:
-            mm.madvise(mmap.MADV_DONTNEED, released, upto - released)
-        except (OSError, ValueError, AttributeError):
-            return released
+    if upto > released and drop_pages(mm, released, upto):
         return upto
     return released
 
@@ -352,8 +349,5 @@ def release_view_pages(data: object) -> None:
     ``records(views=True)``) is a view of; touched again, they are read back from the page cache.  Called
     while a big value's text is written a piece at a time, so that the resident set does not grow with it."""
     owner = getattr(data, "obj", None)
-    if isinstance(owner, mmap.mmap) and not owner.closed and hasattr(owner, "madvise"):
-        try:
-            owner.madvise(mmap.MADV_DONTNEED)
-        except (OSError, ValueError):
-            pass
+    if isinstance(owner, mmap.mmap):
+        drop_pages(owner)

@@ -27,6 +27,7 @@ from kdump.storage import compression
 from kdump.storage.abstract_index import wrap_int64
 from kdump.storage.checksum import crc32c
 from kdump.storage.record import MAX_EAGER_HEADERS, Header, LazyHeaders, Record
+from kdump.storage.resident_pages import drop_pages
 from kdump.storage.timestamp_type import CREATE_TIME, LOG_APPEND_TIME
 from kdump.storage.varint import VarintError, read_varint, read_varlong
 
@@ -473,20 +474,14 @@ def _checksum_in_pieces(buf: bytes, start: int, end: int) -> int:
     """CRC-32C of a big batch a piece at a time; pieces of a memory map are dropped from the resident set once
     summed (they stay in the page cache), so checking a 200 MiB batch does not make the process 200 MiB."""
     view = memoryview(buf)
-    release = getattr(buf, "madvise", None)
+    mm = buf if isinstance(buf, mmap.mmap) else None
     crc = 0
     pos = start
     while pos < end:
         stop = min(pos + _CHECKSUM_PIECE, end)
         crc = crc32c(view[pos:stop], crc)
-        if release is not None:
-            first = -(-pos // mmap.PAGESIZE) * mmap.PAGESIZE
-            last = stop // mmap.PAGESIZE * mmap.PAGESIZE
-            if last > first:
-                try:
-                    release(mmap.MADV_DONTNEED, first, last - first)
-                except (OSError, ValueError):
-                    release = None
+        if mm is not None and not drop_pages(mm, pos, stop):
+            mm = None
         pos = stop
     return crc
 
