@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from kdump.errors import KdumpError
 from kdump.storage import naming
 from kdump.storage.local_log import LocalLog
-from kdump.storage.offset_checkpoint import read_offset_checkpoint
+from kdump.storage.offset_checkpoint import CheckpointOffsets, read_offset_checkpoint
 from kdump.storage.record_batch import RecordBatch
 from kdump.storage.regular_file import walk_error
 
@@ -72,10 +72,12 @@ class PartitionSummary:
     anomalies: list[str] = field(default_factory=list)
 
 
-def read_log_dir_checkpoints(log_dir: str, anomalies: list[str] | None = None) -> dict[str, dict]:
+def read_log_dir_checkpoints(
+    log_dir: str, anomalies: list[str] | None = None
+) -> dict[str, CheckpointOffsets]:
     """``{file name: {(topic, partition): offset}}`` for the offset checkpoints present in ``log_dir``.  A file
     that cannot be read is left out and, when ``anomalies`` is given, reported there."""
-    found: dict[str, dict] = {}
+    found: dict[str, CheckpointOffsets] = {}
     for name in LOG_DIR_CHECKPOINTS:
         path = os.path.join(log_dir, name)
         if not os.path.isfile(path):
@@ -91,7 +93,7 @@ def read_log_dir_checkpoints(log_dir: str, anomalies: list[str] | None = None) -
 def summarize_partition(
     directory: str,
     *,
-    checkpoints: dict[str, dict] | None = None,
+    checkpoints: dict[str, CheckpointOffsets] | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> PartitionSummary:
     """Scan one partition directory.  ``checkpoints`` are its log directory's (read from the parent directory
