@@ -446,7 +446,7 @@ def test_json_batch_and_record_are_kdump_files_objects(partition: Path) -> None:
     for offset in (30, 50, 59):
         r = _run(["--offset", str(offset), "--json", "--print-data-log", str(partition)])
         obj = json.loads(r.stdout)
-        assert r.returncode == 0 and obj["version"] == JSON_SCHEMA_VERSION == 2
+        assert r.returncode == 0 and obj["version"] == JSON_SCHEMA_VERSION == 3
         batches = [o for o in objects if o["type"] == "batch" and o["position"] == obj["position"]]
         records = [o for o in objects if o["type"] == "record" and o["offset"] == offset]
         assert [obj["batch"]] == batches and [obj["record"]] == records

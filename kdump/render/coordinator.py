@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from kdump.commands.coordinator import CoordinatorLookup
-from kdump.render.tables import Section, iso_time, json_line, opt
+from kdump.render.json_lines import head, line
+from kdump.render.tables import Section, iso_time, opt
 
 OFFSET_COLUMNS = (
     "TOPIC",
@@ -139,4 +140,4 @@ def lookup_object(r: CoordinatorLookup) -> dict[str, Any]:
 
 
 def json_lines(r: CoordinatorLookup) -> str:
-    return json_line("coordinator", lookup_object(r))
+    return line(head("coordinator", **lookup_object(r)))

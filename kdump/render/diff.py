@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from kdump.commands.diff import BatchHeader, PartitionDiff
-from kdump.render.tables import Section, json_line, opt
+from kdump.render.json_lines import head, line
+from kdump.render.tables import Section, opt
 
 COPY_COLUMNS = (
     "COPY",
@@ -152,4 +153,4 @@ def partition_object(p: PartitionDiff) -> dict[str, Any]:
 
 
 def json_lines(facts: list[PartitionDiff]) -> str:
-    return "".join(json_line("diffPartition", partition_object(p)) for p in facts)
+    return "".join(line(head("diffPartition", **partition_object(p))) for p in facts)

@@ -8,13 +8,11 @@ then write the search's notes and the line explaining a miss on standard error. 
 
 from __future__ import annotations
 
-import json
 import os
 from typing import TYPE_CHECKING, Any
 
 from kdump.render import json_lines, kafka_text
 from kdump.render.decoders import DEFAULT_DECODER_CLASS, DecoderMessageParser, resolve_decoder
-from kdump.render.json_lines import JSON_SCHEMA_VERSION
 from kdump.render.output import Output
 from kdump.storage.log_search import BELOW_START, BEYOND_END, EMPTY, FOUND, GAP, NOT_FOUND
 
@@ -177,19 +175,18 @@ class JsonSink(_Sink):
         result = location.search
         segment = result.segment
         record = result.record
-        obj: dict[str, Any] = {
-            "type": "location",
-            "version": JSON_SCHEMA_VERSION,
-            "partition": location.partition,
-            "status": result.status,
-            "found": result.status == FOUND,
-            "gap": result.status == GAP,
-            "requested": {result.kind: result.target},
-            "logStartOffset": result.log_start_offset,
-            "segment": None if segment is None else segment.log_path,
-            "segmentBaseOffset": None if segment is None else segment.base_offset,
-            "indexEntry": None,
-        }
+        obj = json_lines.head(
+            "location",
+            partition=location.partition,
+            status=result.status,
+            found=result.status == FOUND,
+            gap=result.status == GAP,
+            requested={result.kind: result.target},
+            logStartOffset=result.log_start_offset,
+            segment=None if segment is None else segment.log_path,
+            segmentBaseOffset=None if segment is None else segment.base_offset,
+            indexEntry=None,
+        )
         if result.index_entry is not None and segment is not None:
             e = result.index_entry
             obj["indexEntry"] = {
@@ -250,7 +247,7 @@ class JsonSink(_Sink):
         obj["scannedBytes"] = result.scanned_bytes
         obj["notes"] = list(result.notes)
         obj["message"] = message(location)
-        self.out.write(json.dumps(obj, ensure_ascii=False) + "\n")
+        self.out.write(json_lines.line(obj))
         super().end(location)
 
 

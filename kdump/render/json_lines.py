@@ -1,9 +1,12 @@
-"""``kdump files --json``: one JSON object per line for every fact the Kafka text shows (man kdump-files, JSON).
+"""kdump's JSON lines: the one serializer (:func:`line`) and the one schema version (:data:`JSON_SCHEMA_VERSION`)
+of every command's ``--json`` output, and the objects of ``kdump files --json``, one per fact the Kafka text
+shows (man kdump-files, JSON OUTPUT).
 
 Every object has a ``type``; field names are the camelCase labels of the Kafka text (``baseOffset``,
 ``lastOffset``, ``position``, ``keySize``, ...).  Keys, values and header values are strings when they are valid
 UTF-8 and base64 otherwise, with ``keyEncoding``/``payloadEncoding``/``valueEncoding`` set to ``"base64"`` then.
-The schema is versioned by :data:`JSON_SCHEMA_VERSION`, carried by every ``file`` object.
+The schema (:mod:`kdump.render.json_schema`) is versioned by :data:`JSON_SCHEMA_VERSION`, carried by every
+``file`` object.
 """
 
 from __future__ import annotations
@@ -25,15 +28,28 @@ from kdump.storage.producer_snapshot import ProducerSnapshotEntry
 from kdump.storage.record import Record, check_object_headers
 from kdump.storage.transaction_index import AbortedTxn
 
+#: The version of every command's JSON objects (the one constant; bumped when a field changes meaning or
+#: disappears).
 #: 2: ``kdump find``'s ``location`` carries its batch and record as ``batch`` and ``record`` objects (1 had
 #: their fields in find's own names: ``maxTimestamp``, ``value``, index entries' ``slot``).
-JSON_SCHEMA_VERSION = 2
+#: 3: one version for every command: the JSON of ``ls``, ``verify``, ``verify-index``, ``salvage``, ``txn``,
+#: ``diff``, ``retention`` and ``find --group`` carried versions of its own (all 1) and is now written by
+#: :func:`line` (compact separators, as ``kdump files --json`` always was).
+JSON_SCHEMA_VERSION = 3
 
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
 def line(obj: dict[str, Any]) -> str:
+    """``obj`` as one line of JSON: the one serializer of every command's ``--json`` output (UTF-8 text, not
+    ``\\u`` escapes; no blanks after ``,`` and ``:``)."""
     return _dumps(obj) + "\n"
+
+
+def head(type_: str, /, **fields: Any) -> dict[str, Any]:
+    """An object that opens a unit of output (a file, a partition, a location, a summary): its ``type``, the
+    schema ``version``, then ``fields``."""
+    return {"type": type_, "version": JSON_SCHEMA_VERSION, **fields}
 
 
 def put_bytes(obj: dict[str, Any], name: str, data: bytes | None) -> None:
@@ -61,7 +77,7 @@ def headers_json(record: Record) -> list[dict[str, Any]]:
 
 
 def file_object(path: str, kind: str, **facts: Any) -> str:
-    return line({"type": "file", "version": JSON_SCHEMA_VERSION, "file": path, "kind": kind, **facts})
+    return line(head("file", file=path, kind=kind, **facts))
 
 
 def batch_object(batch: RecordBatch, position: int, file: str) -> dict[str, Any]:

@@ -3,20 +3,17 @@
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Sequence
 from datetime import tzinfo
 from typing import TYPE_CHECKING, Any
 
 from kdump.render.human_time import iso
+from kdump.render.json_lines import head, line
 from kdump.storage.log_summary import PartitionSummary
 
 if TYPE_CHECKING:
     from kdump.commands.ls import LogDir
-
-#: Version of the ``kdump ls --json`` objects.
-JSON_SCHEMA_VERSION = 1
 
 COLUMNS = (
     "TOPIC",
@@ -121,36 +118,35 @@ def plain_table(
 def summary_object(
     s: PartitionSummary, *, log_dir: str | None = None, broker_id: int | None = None
 ) -> dict[str, Any]:
-    return {
-        "type": "partition",
-        "version": JSON_SCHEMA_VERSION,
-        "directory": s.directory,
-        "logDir": log_dir if log_dir is not None else os.path.dirname(os.path.abspath(s.directory)),
-        "brokerId": broker_id,
-        "topic": s.topic,
-        "partition": s.partition,
-        "segments": s.segments,
-        "sizeBytes": s.size_bytes,
-        "firstSegmentBaseOffset": s.first_segment_base_offset,
-        "logStartOffset": s.log_start_offset,
-        "logStartOffsetCheckpoint": s.log_start_offset_checkpoint,
-        "logEndOffset": s.log_end_offset,
-        "highWatermark": s.high_watermark,
-        "recoveryPoint": s.recovery_point,
-        "cleanerCheckpoint": s.cleaner_checkpoint,
-        "batches": s.batches,
-        "records": s.records,
-        "minTimestamp": s.min_timestamp,
-        "maxTimestamp": s.max_timestamp,
-        "codecs": s.codecs,
-        "producers": s.producers,
-        "openTransactions": [
+    return head(
+        "partition",
+        directory=s.directory,
+        logDir=log_dir if log_dir is not None else os.path.dirname(os.path.abspath(s.directory)),
+        brokerId=broker_id,
+        topic=s.topic,
+        partition=s.partition,
+        segments=s.segments,
+        sizeBytes=s.size_bytes,
+        firstSegmentBaseOffset=s.first_segment_base_offset,
+        logStartOffset=s.log_start_offset,
+        logStartOffsetCheckpoint=s.log_start_offset_checkpoint,
+        logEndOffset=s.log_end_offset,
+        highWatermark=s.high_watermark,
+        recoveryPoint=s.recovery_point,
+        cleanerCheckpoint=s.cleaner_checkpoint,
+        batches=s.batches,
+        records=s.records,
+        minTimestamp=s.min_timestamp,
+        maxTimestamp=s.max_timestamp,
+        codecs=s.codecs,
+        producers=s.producers,
+        openTransactions=[
             {"producerId": t.producer_id, "producerEpoch": t.producer_epoch, "firstOffset": t.first_offset}
             for t in s.open_transactions
         ],
-        "anomalies": s.anomalies,
-    }
+        anomalies=s.anomalies,
+    )
 
 
 def summary_json(s: PartitionSummary, *, log_dir: str | None = None, broker_id: int | None = None) -> str:
-    return json.dumps(summary_object(s, log_dir=log_dir, broker_id=broker_id), ensure_ascii=False) + "\n"
+    return line(summary_object(s, log_dir=log_dir, broker_id=broker_id))

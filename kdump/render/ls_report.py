@@ -8,11 +8,11 @@ writes one ``partition`` object per partition as it comes.  A directory the walk
 
 from __future__ import annotations
 
-import json
 from datetime import tzinfo
 
 from kdump.commands.ls import LogDir
 from kdump.render import log_summary, ls_table
+from kdump.render.json_lines import line
 from kdump.render.output import Output
 from kdump.storage.log_summary import PartitionSummary
 
@@ -118,7 +118,7 @@ class JsonSink:
         )
 
     def unreadable(self, path: str, message: str) -> None:
-        self.out.write(json.dumps({"type": "unreadable", "path": path, "message": message}) + "\n")
+        self.out.write(line({"type": "unreadable", "path": path, "message": message}))
 
     def end(self) -> None:
         pass

@@ -3,17 +3,14 @@ and the line and JSON forms of index problems that ``kdump verify`` shares (see 
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any, Protocol
 
 from kdump.render import plural
+from kdump.render.json_lines import head, line
 from kdump.storage.index_verification import IndexProblem
 
 if TYPE_CHECKING:
     from kdump.commands.verify_index import IndexSummary, RuleNote
-
-#: Version of the JSON objects below; bumped when a field changes meaning or disappears.
-JSON_SCHEMA_VERSION = 1
 
 
 def problem_line(problem: IndexProblem, label: str = "") -> str:
@@ -44,7 +41,7 @@ def problem_json(problem: IndexProblem, type_: str = "problem") -> str:
         "offset": problem.offset,
         "message": problem.message,
     }
-    return json.dumps(obj, ensure_ascii=False) + "\n"
+    return line(obj)
 
 
 def note_json(note: IndexProblem) -> str:
@@ -72,7 +69,7 @@ def rule_note_json(path: str, rule: str) -> str:
         "rule": rule,
         "message": TIME_INDEX_RULES[rule],
     }
-    return json.dumps(obj, ensure_ascii=False) + "\n"
+    return line(obj)
 
 
 def summary_line(summary: IndexSummary) -> str:
@@ -100,21 +97,20 @@ def summary_line(summary: IndexSummary) -> str:
 
 
 def summary_json(summary: IndexSummary) -> str:
-    obj = {
-        "type": "summary",
-        "version": JSON_SCHEMA_VERSION,
-        "partitions": summary.partitions,
-        "segments": summary.segments,
-        "indexFiles": summary.index_files,
-        "entries": summary.entries,
-        "logBytes": summary.log_bytes,
-        "problems": summary.problems,
-        "filesWithProblems": summary.files_with_problems,
-        "lastOffsetTimeIndexes": summary.last_offset_time_indexes,
-        "preKafka38TimeIndexes": summary.pre_38_time_indexes,
-        "activeSegmentNotes": summary.active_segment_notes,
-    }
-    return json.dumps(obj) + "\n"
+    obj = head(
+        "summary",
+        partitions=summary.partitions,
+        segments=summary.segments,
+        indexFiles=summary.index_files,
+        entries=summary.entries,
+        logBytes=summary.log_bytes,
+        problems=summary.problems,
+        filesWithProblems=summary.files_with_problems,
+        lastOffsetTimeIndexes=summary.last_offset_time_indexes,
+        preKafka38TimeIndexes=summary.pre_38_time_indexes,
+        activeSegmentNotes=summary.active_segment_notes,
+    )
+    return line(obj)
 
 
 class Writer(Protocol):

@@ -6,7 +6,8 @@ from dataclasses import asdict
 from typing import Any
 
 from kdump.commands.retention import RetentionFacts
-from kdump.render.tables import Section, duration, iso_time, json_line, opt
+from kdump.render.json_lines import head, line
+from kdump.render.tables import Section, duration, iso_time, opt
 
 SEGMENT_COLUMNS = ("BASE-OFFSET", "NEXT-OFFSET", "SIZE", "LARGEST-TIMESTAMP", "FATE", "DELETABLE-AT")
 
@@ -105,4 +106,4 @@ def _camel(d: dict[str, Any]) -> dict[str, Any]:
 
 
 def json_lines(facts: list[RetentionFacts]) -> str:
-    return "".join(json_line("retentionPartition", partition_object(f)) for f in facts)
+    return "".join(line(head("retentionPartition", **partition_object(f))) for f in facts)

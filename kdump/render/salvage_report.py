@@ -2,14 +2,9 @@
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
 from kdump.render import plural
+from kdump.render.json_lines import head, line
 from kdump.storage.salvage import LostRange, OffsetGap, SalvageResult
-
-#: Version of the JSON objects below; bumped when a field changes meaning or disappears.
-JSON_SCHEMA_VERSION = 1
 
 
 def lost_line(source: str, lost: LostRange) -> str:
@@ -69,7 +64,7 @@ def lost_json(source: str, lost: LostRange) -> str:
         "bytes": lost.length,
         "reason": lost.reason,
     }
-    return json.dumps(obj, ensure_ascii=False) + "\n"
+    return line(obj)
 
 
 def gap_json(source: str, gap: OffsetGap) -> str:
@@ -82,29 +77,28 @@ def gap_json(source: str, gap: OffsetGap) -> str:
         "lostStart": gap.lost.start,
         "lostEnd": gap.lost.end,
     }
-    return json.dumps(obj, ensure_ascii=False) + "\n"
+    return line(obj)
 
 
 def summary_json(result: SalvageResult) -> str:
-    obj: dict[str, Any] = {
-        "type": "summary",
-        "version": JSON_SCHEMA_VERSION,
-        "file": result.source,
-        "output": result.output,
-        "offsetIndex": result.offset_index,
-        "timeIndex": result.time_index,
-        "sourceBytes": result.source_size,
-        "keptBatches": len(result.batches),
-        "keptBytes": result.kept_bytes,
-        "firstOffset": result.batches[0].first_offset if result.batches else None,
-        "lastOffset": result.batches[-1].last_offset if result.batches else None,
-        "lostRanges": len(result.lost),
-        "lostBytes": result.lost_bytes,
-        "missingOffsets": result.missing_offsets,
-        "offsetIndexEntries": result.offset_index_entries,
-        "timeIndexEntries": result.time_index_entries,
-    }
-    return json.dumps(obj, ensure_ascii=False) + "\n"
+    obj = head(
+        "summary",
+        file=result.source,
+        output=result.output,
+        offsetIndex=result.offset_index,
+        timeIndex=result.time_index,
+        sourceBytes=result.source_size,
+        keptBatches=len(result.batches),
+        keptBytes=result.kept_bytes,
+        firstOffset=result.batches[0].first_offset if result.batches else None,
+        lastOffset=result.batches[-1].last_offset if result.batches else None,
+        lostRanges=len(result.lost),
+        lostBytes=result.lost_bytes,
+        missingOffsets=result.missing_offsets,
+        offsetIndexEntries=result.offset_index_entries,
+        timeIndexEntries=result.time_index_entries,
+    )
+    return line(obj)
 
 
 def report(result: SalvageResult, *, as_json: bool = False) -> str:

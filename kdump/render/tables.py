@@ -4,15 +4,10 @@ a terminal, as ``kdump ls`` does."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
 
 from kdump.render.output import Output
-
-#: Version of the JSON objects of ``kdump txn``, ``diff``, ``retention`` and ``find --group``.
-JSON_SCHEMA_VERSION = 1
 
 
 @dataclass
@@ -112,8 +107,3 @@ def write(out: Output, sections: list[Section], *, rich_table: bool) -> None:
         print_rich(sections)
     else:
         out.write(plain(sections))
-
-
-def json_line(kind: str, obj: dict[str, Any]) -> str:
-    """One JSON line: ``{"type": kind, "version": 1, ...obj}``."""
-    return json.dumps({"type": kind, "version": JSON_SCHEMA_VERSION, **obj}, ensure_ascii=False) + "\n"

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from kdump.commands.txn import PartitionTxnFacts, summarize_durations
-from kdump.render.tables import Section, duration, iso_time, json_line, opt
+from kdump.render.json_lines import head, line
+from kdump.render.tables import Section, duration, iso_time, opt
 
 OPEN_COLUMNS = (
     "PRODUCER-ID",
@@ -145,4 +146,4 @@ def partition_object(f: PartitionTxnFacts) -> dict[str, Any]:
 
 
 def json_lines(facts: list[PartitionTxnFacts]) -> str:
-    return "".join(json_line("txnPartition", partition_object(f)) for f in facts)
+    return "".join(line(head("txnPartition", **partition_object(f))) for f in facts)

@@ -8,17 +8,14 @@ index written by the pre-3.8 rule, then one summary line.  JSON: one object per 
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from kdump.commands.verify import RuleNote, Summary
 from kdump.render import plural
 from kdump.render import problems as index_report
+from kdump.render.json_lines import head, line
 from kdump.storage.index_verification import IndexProblem
 from kdump.storage.log_verification import Unchecked
-
-#: Version of the JSON objects; bumped when a field changes meaning or disappears.
-JSON_SCHEMA_VERSION = 1
 
 
 class TextSink:
@@ -75,7 +72,7 @@ class JsonSink:
         self.out = out
 
     def _write(self, obj: dict[str, Any]) -> None:
-        self.out.write(json.dumps(obj, ensure_ascii=False) + "\n")
+        self.out.write(line(obj))
 
     def problem(self, problem: IndexProblem) -> None:
         self.out.write(index_report.problem_json(problem))
@@ -91,29 +88,28 @@ class JsonSink:
 
     def summary(self, s: Summary) -> None:
         self._write(
-            {
-                "type": "summary",
-                "version": JSON_SCHEMA_VERSION,
-                "partitions": s.partitions,
-                "segments": s.segments,
-                "batches": s.batches,
-                "records": s.records if s.deep else None,
-                "logBytes": s.log_bytes,
-                "indexFiles": s.index_files,
-                "entries": s.index_entries,
-                "producerSnapshots": s.producer_snapshots,
-                "txnIndexEntries": s.txn_index_entries,
-                "checkpointValues": s.checkpoint_values,
-                "leaderEpochs": s.leader_epochs,
-                "kraftSnapshots": s.kraft_snapshots,
-                "preKafka38TimeIndexes": s.pre_38_time_indexes,
-                "activeSegmentNotes": s.active_segment_notes,
-                "newerRecords": s.newer_records,
-                "unchecked": s.unchecked,
-                "problems": s.problems,
-                "filesWithProblems": s.files_with_problems,
-                "kinds": dict(sorted(s.kinds.items())),
-            }
+            head(
+                "summary",
+                partitions=s.partitions,
+                segments=s.segments,
+                batches=s.batches,
+                records=s.records if s.deep else None,
+                logBytes=s.log_bytes,
+                indexFiles=s.index_files,
+                entries=s.index_entries,
+                producerSnapshots=s.producer_snapshots,
+                txnIndexEntries=s.txn_index_entries,
+                checkpointValues=s.checkpoint_values,
+                leaderEpochs=s.leader_epochs,
+                kraftSnapshots=s.kraft_snapshots,
+                preKafka38TimeIndexes=s.pre_38_time_indexes,
+                activeSegmentNotes=s.active_segment_notes,
+                newerRecords=s.newer_records,
+                unchecked=s.unchecked,
+                problems=s.problems,
+                filesWithProblems=s.files_with_problems,
+                kinds=dict(sorted(s.kinds.items())),
+            )
         )
 
 
