@@ -46,11 +46,12 @@ def _kafka_scan(partition: Path) -> dict:
         codecs.add({"NONE": "none"}.get(codec, codec.lower()))
         if int(pid) >= 0:
             producers.add(int(pid))
-            if txn == "true":
-                if control == "true":
-                    open_txns.pop(int(pid), None)
-                else:
-                    open_txns.setdefault(int(pid), int(base))
+            # Kafka's ProducerAppendInfo.append: a control batch ends its producer's transaction, a
+            # transactional data batch opens one when none is open
+            if control == "true":
+                open_txns.pop(int(pid), None)
+            elif txn == "true":
+                open_txns.setdefault(int(pid), int(base))
         if int(ts) >= 0:
             stamps.append(int(ts))
     return {

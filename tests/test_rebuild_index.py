@@ -20,6 +20,9 @@ import pytest
 from click.testing import CliRunner
 
 from kdump.cli import cli
+from kdump.commands import rebuild_index
+from kdump.exit_status import ExitStatus
+from kdump.render.rebuild_report import problem_text
 from kdump.storage.atomic_write import lock_holder, replace_file
 from kdump.storage.file_records import FileRecords
 from kdump.storage.index_recovery import IndexRecoveryError, recover_indexes
@@ -545,3 +548,131 @@ def test_a_sound_index_is_left_alone_unless_forced(tmp_path: Path) -> None:
     forced = _run(["--force", "--index-interval-bytes", "100", str(d)])
     assert forced.returncode == 0 and f"{index}: rewritten (" in forced.stdout
     assert len(index.read_bytes()) > len(before)  # entries every 100 bytes instead of every 4096
+
+
+# -- problems are typed facts ------------------------------------------------------------------------------------
+
+
+class _RecordingSink:
+    """A sink that keeps the facts it is handed (the problems as the command made them, before any wording)."""
+
+    def __init__(self) -> None:
+        self.problems: list[rebuild_index.RebuildProblem] = []
+        self.outcomes: list[rebuild_index.IndexFileOutcome] = []
+        self.summaries: list[rebuild_index.RebuildSummary] = []
+
+    def interval(self, interval: rebuild_index.Interval) -> None:
+        pass
+
+    def orphans(self, orphans: rebuild_index.Orphans) -> None:
+        pass
+
+    def index_file(self, outcome: rebuild_index.IndexFileOutcome) -> None:
+        self.outcomes.append(outcome)
+
+    def problem(self, problem: rebuild_index.RebuildProblem) -> None:
+        self.problems.append(problem)
+
+    def summary(self, summary: rebuild_index.RebuildSummary) -> None:
+        self.summaries.append(summary)
+
+
+def _record(paths: list[Path], *, dry_run: bool = False) -> tuple[_RecordingSink, ExitStatus]:
+    sink = _RecordingSink()
+    targets = rebuild_index.select_targets([str(p) for p in paths])
+    status = rebuild_index.RebuildIndex(targets, rebuild_index.RebuildOptions(dry_run=dry_run), sink).run()
+    return sink, status
+
+
+def test_problems_are_typed_facts_with_the_damaged_files_positions(tmp_path: Path) -> None:
+    """Torn and corrupt tails, an offset that does not fit, an unreadable index: each problem is a fact whose
+    position and sizes are those of the bytes the test wrote (not what kdump measures)."""
+    batches = _batches(5)
+    whole = b"".join(batches)
+    torn = tmp_path / "torn-0"
+    torn.mkdir()
+    (torn / offset_to_filename(0)).write_bytes(whole + batches[0][:37])
+    corrupt = tmp_path / "corrupt-0"
+    corrupt.mkdir()
+    damaged = bytearray(whole)
+    third = len(batches[0]) + len(batches[1])
+    damaged[third + len(batches[2]) - 1] ^= 0xFF  # the third batch's last byte: its CRC no longer matches
+    (corrupt / offset_to_filename(0)).write_bytes(bytes(damaged))
+    overflow = tmp_path / "overflow-0"
+    overflow.mkdir()
+    (overflow / offset_to_filename(0)).write_bytes(
+        build_v2_batch([SimpleRecord(b"v", timestamp=1)], base_offset=1 << 32)
+    )
+    unreadable = tmp_path / "unreadable-0"
+    unreadable.mkdir()
+    (unreadable / offset_to_filename(0)).write_bytes(whole)
+    (unreadable / offset_to_filename(0, ".index")).mkdir()  # an index that is a directory cannot be read
+
+    sink, status = _record([torn, corrupt, overflow, unreadable], dry_run=True)
+    assert status == ExitStatus.PROBLEMS
+    by_kind = [(p.kind, p.path, p.position, p.invalid_bytes) for p in sink.problems]
+    assert by_kind == [
+        (rebuild_index.INVALID_TAIL, str(torn / offset_to_filename(0)), len(whole), 37),
+        (rebuild_index.INVALID_TAIL, str(corrupt / offset_to_filename(0)), third, len(whole) - third),
+        (rebuild_index.UNINDEXABLE_LOG, str(overflow / offset_to_filename(0)), 0, None),
+        (rebuild_index.UNREADABLE_INDEX, str(unreadable / offset_to_filename(0, ".index")), None, None),
+    ]
+    torn_tail, corrupt_tail, overflowing, index = sink.problems
+    assert corrupt_tail.reason is not None and "Record is corrupt (stored crc = " in corrupt_tail.reason
+    assert torn_tail.reason is not None and "not a whole batch" in torn_tail.reason
+    assert overflowing.reason is not None and "LogSegmentOffsetOverflowException" in overflowing.reason
+    assert index.reason is not None and "directory" in index.reason
+    assert sink.summaries[0].problems == 4
+    # The text sink words the same facts as before they were facts: the corpus runs compare it byte for byte.
+    assert problem_text(torn_tail) == (
+        f"{torn / offset_to_filename(0)}: byte {len(whole)}: {torn_tail.reason}; the indexes cover the "
+        f"{len(whole)} valid bytes before it and the .log is left unchanged (a broker would truncate its last 37 "
+        "bytes)"
+    )
+
+
+def test_locked_log_directory_and_write_error_are_typed_facts(
+    partition: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lock = partition.parent / ".lock"
+    locker = subprocess.Popen([sys.executable, "-c", _LOCKER, str(lock)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert locker.stdout is not None and locker.stdout.readline() == "locked\n"
+        _spoil(partition / offset_to_filename(0, ".index"))
+        sink, status = _record([partition])
+        assert status == ExitStatus.PROBLEMS and not sink.outcomes
+        assert sink.problems == [
+            rebuild_index.RebuildProblem(
+                rebuild_index.LOCKED_LOG_DIR, str(lock), directory=str(partition), holder=locker.pid
+            )
+        ]
+        assert problem_text(sink.problems[0]) == (
+            f"{lock}: held by process {locker.pid} (a running broker?): nothing written in {partition}; stop the "
+            "broker, or pass --force"
+        )
+    finally:
+        locker.kill()
+        locker.wait()
+
+    def failing(*args: object, **kwargs: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(rebuild_index, "replace_file", failing)
+    sink, status = _record([partition])
+    index = str(partition / offset_to_filename(0, ".index"))
+    assert status == ExitStatus.PROBLEMS
+    assert sink.problems == [
+        rebuild_index.RebuildProblem(rebuild_index.WRITE_ERROR, index, reason="No space left on device")
+    ]
+
+
+def test_unreadable_directory_is_a_typed_fact(partition: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def vanished(directory: object) -> LocalLog:
+        raise FileNotFoundError(2, "No such file or directory")
+
+    monkeypatch.setattr(rebuild_index.LocalLog, "scan", vanished)
+    sink, status = _record([partition])
+    assert status == ExitStatus.PROBLEMS
+    (problem,) = sink.problems
+    assert (problem.kind, problem.path) == (rebuild_index.UNREADABLE_DIRECTORY, str(partition))
+    assert problem.reason is not None and problem.reason.startswith("No such file or directory: it vanished")

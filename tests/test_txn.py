@@ -122,3 +122,29 @@ def test_usage_errors(tmp_path):
     os.makedirs(tmp_path / "t-0")
     code, _ = run("txn", "--now", "yesterday", str(tmp_path / "t-0"))
     assert code == 2
+
+
+def test_ls_and_txn_apply_one_rule_to_open_transactions(tmp_path):
+    """``kdump ls`` replays every batch from byte 0, ``kdump txn`` the latest producer snapshot then the batches
+    after it, both through one tracker (Kafka's ProducerAppendInfo rules): without a snapshot they name the same
+    transactions; a snapshot that says otherwise moves only txn's answer, as it moves a broker's."""
+    stuck_transaction_log_dir(str(tmp_path), coordinator_status=None)
+    part = tmp_path / "txn-0"
+
+    def ls_open() -> list[tuple[int, int, int]]:
+        code, out = run("ls", "--json", str(part))
+        assert code == 0
+        [o] = [json.loads(x) for x in out.splitlines()]
+        return [(t["producerId"], t["producerEpoch"], t["firstOffset"]) for t in o["openTransactions"]]
+
+    def txn_open() -> list[tuple[int, int, int]]:
+        [f] = TxnCommand([str(part)]).facts()
+        return [(t.producer_id, t.producer_epoch, t.first_offset) for t in f.open]
+
+    # producer 7 (epoch 1) opened at offset 4 and never ended; producer 5's two transactions were ended
+    assert ls_open() == txn_open() == [(7, 1, 4)]
+    # a snapshot at offset 6 in which producer 7 has no transaction open: the broker (and txn) trust it
+    entry = ProducerSnapshotEntry(7, 1, 1, 5, 1, T0 + 101, 0, -1)
+    (part / "00000000000000000006.snapshot").write_bytes(encode_producer_snapshot([entry]))
+    assert txn_open() == []
+    assert ls_open() == [(7, 1, 4)]

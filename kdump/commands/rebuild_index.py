@@ -3,8 +3,9 @@ algorithm (:mod:`kdump.storage.index_recovery`), writing them atomically (:mod:`
 
 This module chooses the segments, the index interval and what to write, and hands the facts to a :class:`Sink`
 (:mod:`kdump.render.rebuild_report`): the index interval used (:class:`Interval`), index files without a
-``.log`` (:class:`Orphans`), what happened to each index file (:class:`IndexFileOutcome`), problems (a sentence
-each) and one :class:`RebuildSummary`.  See ``man kdump-rebuild-index`` for the output.
+``.log`` (:class:`Orphans`), what happened to each index file (:class:`IndexFileOutcome`), problems
+(:class:`RebuildProblem`: a kind, the file, the byte position and the details, as data; the sink words them) and
+one :class:`RebuildSummary`.  See ``man kdump-rebuild-index`` for the output.
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ class Target:
 
     directory: str
     base_offsets: set[int] | None = None
-    #: Why the walk could not read this directory (then it is reported, not rebuilt).
+    #: Why the walk could not read this directory (the OS error's text; then it is reported, not rebuilt).
     error: str | None = None
 
 
@@ -75,8 +76,7 @@ def select_targets(paths: list[str] | tuple[str, ...]) -> list[Target]:
             found = False
 
             def unreadable(directory: str, error: OSError) -> None:
-                message = f"cannot read the directory: {walk_error(error)}"
-                targets[os.path.normpath(directory)] = Target(directory, error=message)
+                targets[os.path.normpath(directory)] = Target(directory, error=walk_error(error))
 
             for directory in find_partition_dirs([path], on_error=unreadable):
                 found = True
@@ -163,6 +163,51 @@ class IndexFileOutcome:
         return len(self.new) // self.kind.ENTRY_SIZE
 
 
+#: The kinds of :class:`RebuildProblem` (:attr:`RebuildProblem.kind`).
+#: A partition directory that cannot be listed (``path``: the directory; ``reason``: the OS error).
+UNREADABLE_DIRECTORY = "unreadable-directory"
+#: A segment named on the command line that the directory does not hold (``path``: its ``.log``; ``offset``:
+#: its base offset).
+NO_SUCH_SEGMENT = "no-such-segment"
+#: A ``.log`` that cannot be indexed the way Kafka would (offsets too far from the base offset, offsets that do
+#: not increase): :class:`~kdump.storage.index_recovery.IndexRecoveryError`; its indexes are left as they are.
+UNINDEXABLE_LOG = "unindexable-log"
+#: A ``.log`` that could not be read (any other error reading it); its indexes are left as they are.
+UNREADABLE_LOG = "unreadable-log"
+#: A ``.log`` whose valid batches end before its end, a torn write or a corrupt batch (``position``: the valid
+#: bytes before it; ``invalid_bytes``: what a broker would truncate; ``reason``: why the valid part ends).
+INVALID_TAIL = "invalid-tail"
+#: A log directory whose ``.lock`` a process holds (``path``: the lock file; ``holder``: its process id, 0 when
+#: the system cannot say; ``directory``: the partition directory left unwritten).
+LOCKED_LOG_DIR = "locked-log-dir"
+#: An index file that exists but cannot be read (``reason``: the OS error).
+UNREADABLE_INDEX = "unreadable-index"
+#: An index file that could not be written (``reason``: the OS error); the old file is unchanged.
+WRITE_ERROR = "write-error"
+
+
+@dataclass(frozen=True)
+class RebuildProblem:
+    """Something that kept a run from rebuilding (part of) a partition: its kind (one of the constants above),
+    the file or directory it is about, and the details as data (which fields a kind fills: see its constant)."""
+
+    kind: str
+    #: The file or directory (None only for an error that names no file).
+    path: str | None
+    #: The byte position in ``path``, where the problem has one.
+    position: int | None = None
+    #: The base offset of the segment (NO_SUCH_SEGMENT).
+    offset: int | None = None
+    #: The error's own text: the OS error, the storage error's message, why the valid bytes end.
+    reason: str | None = None
+    #: Bytes after ``position`` a broker would truncate (INVALID_TAIL).
+    invalid_bytes: int | None = None
+    #: The partition directory nothing was written in (LOCKED_LOG_DIR).
+    directory: str | None = None
+    #: The process holding the lock, 0 when the system cannot say which (LOCKED_LOG_DIR).
+    holder: int | None = None
+
+
 class Sink(Protocol):
     """Where the facts of a run go (:mod:`kdump.render.rebuild_report`)."""
 
@@ -172,7 +217,7 @@ class Sink(Protocol):
 
     def index_file(self, outcome: IndexFileOutcome) -> None: ...
 
-    def problem(self, message: str) -> None: ...
+    def problem(self, problem: RebuildProblem) -> None: ...
 
     def summary(self, summary: RebuildSummary) -> None: ...
 
@@ -197,9 +242,9 @@ class RebuildIndex:
         self.sink.summary(self.counts)
         return ExitStatus.PROBLEMS if self.counts.problems else ExitStatus.OK
 
-    def problem(self, text: str) -> None:
+    def problem(self, problem: RebuildProblem) -> None:
         self.counts.problems += 1
-        self.sink.problem(text)
+        self.sink.problem(problem)
 
     # -- interval -------------------------------------------------------------------------------------------
 
@@ -249,12 +294,12 @@ class RebuildIndex:
 
     def rebuild_partition(self, target: Target) -> None:
         if target.error is not None:
-            self.problem(f"{target.directory}: {target.error}")
+            self.problem(RebuildProblem(UNREADABLE_DIRECTORY, target.directory, reason=target.error))
             return
         try:
             log = LocalLog.scan(target.directory)
         except OSError as e:
-            self.problem(f"{target.directory}: cannot read the directory: {walk_error(e)}")
+            self.problem(RebuildProblem(UNREADABLE_DIRECTORY, target.directory, reason=walk_error(e)))
             return
         segments = [
             s for s in log.segments if target.base_offsets is None or s.base_offset in target.base_offsets
@@ -262,9 +307,8 @@ class RebuildIndex:
         if target.base_offsets is not None:
             known = {s.base_offset for s in log.segments}
             for base in sorted(target.base_offsets - known):
-                self.problem(
-                    f"{os.path.join(target.directory, naming.offset_to_filename(base))}: no such segment"
-                )
+                path = os.path.join(target.directory, naming.offset_to_filename(base))
+                self.problem(RebuildProblem(NO_SUCH_SEGMENT, path, offset=base))
         if not any(s.has(naming.LOG_FILE_SUFFIX) for s in segments):
             for segment in segments:
                 self._orphans(segment)
@@ -288,11 +332,8 @@ class RebuildIndex:
                     log_dir = candidate
                     break
             if holder is not None and not self.options.force:
-                who = f"process {holder}" if holder else "another process"
-                self.problem(
-                    f"{os.path.join(log_dir, '.lock')}: held by {who} (a running broker?): nothing written in "
-                    f"{target.directory}; stop the broker, or pass --force"
-                )
+                lock = os.path.join(log_dir, ".lock")
+                self.problem(RebuildProblem(LOCKED_LOG_DIR, lock, directory=target.directory, holder=holder))
                 return
         for segment in segments:
             if not segment.has(naming.LOG_FILE_SUFFIX):
@@ -308,18 +349,20 @@ class RebuildIndex:
         try:
             with segment.open_log() as records:
                 recovered = recover_indexes(records, segment.base_offset, interval)
-        except IndexRecoveryError as e:
-            self.problem(f"{e.describe()}; indexes left as they are")
-            return
         except KdumpError as e:
-            self.problem(f"{e.describe()}; indexes left as they are")
+            kind = UNINDEXABLE_LOG if isinstance(e, IndexRecoveryError) else UNREADABLE_LOG
+            self.problem(RebuildProblem(kind, e.path, e.position, reason=e.message))
             return
         self.counts.log_bytes += recovered.valid_bytes
         if recovered.invalid_bytes:
             self.problem(
-                f"{segment.log_path}: byte {recovered.valid_bytes}: {recovered.stop_reason}; the indexes cover the "
-                f"{recovered.valid_bytes} valid bytes before it and the .log is left unchanged (a broker would "
-                f"truncate its last {recovered.invalid_bytes} bytes)"
+                RebuildProblem(
+                    INVALID_TAIL,
+                    segment.log_path,
+                    recovered.valid_bytes,
+                    reason=recovered.stop_reason,
+                    invalid_bytes=recovered.invalid_bytes,
+                )
             )
         soundness: dict[str, bool] = {}
 
@@ -349,7 +392,7 @@ class RebuildIndex:
         except FileNotFoundError:
             old = None
         except OSError as e:
-            self.problem(f"{path}: cannot read it: {e.strerror or e}")
+            self.problem(RebuildProblem(UNREADABLE_INDEX, path, reason=e.strerror or str(e)))
             return
         dry_run = self.options.dry_run
 
@@ -375,7 +418,7 @@ class RebuildIndex:
             try:
                 backup = replace_file(path, data, backup=self.options.backup)
             except OSError as e:
-                self.problem(f"{path}: cannot write it: {e.strerror or e}; the old file is unchanged")
+                self.problem(RebuildProblem(WRITE_ERROR, path, reason=e.strerror or str(e)))
                 return
             self.sink.index_file(outcome(action, is_sound, backup))
         if old is None:

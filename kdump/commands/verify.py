@@ -18,7 +18,7 @@ import os
 import pickle
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from kdump.commands.verify_index import RuleNote
 from kdump.errors import KdumpError
@@ -40,6 +40,10 @@ from kdump.storage.log_verification import (
 
 #: Below this much log in all, segments are checked in this process (a pool costs more than it saves).
 MIN_PARALLEL_BYTES = 64 << 20
+
+if TYPE_CHECKING:  # both loaded only when a log directory has their files
+    from kdump.storage.offset_checkpoint import CheckpointOffsets
+    from kdump.storage.topic_config import ClusterConfig
 
 
 @dataclass
@@ -194,7 +198,7 @@ class Verify:
     def run(self) -> ExitStatus:
         summary = Summary(deep=self.deep)
         files: set[str] = set()
-        log_dirs: dict[str, tuple[dict[str, dict] | None, object | None]] = {}
+        log_dirs: dict[str, tuple[dict[str, CheckpointOffsets] | None, ClusterConfig | None]] = {}
         for target, facts in self._checked_segments():
             log = target.log
             parent = os.path.dirname(os.path.abspath(log.directory))
@@ -314,7 +318,7 @@ def _default_workers() -> int:
         return os.cpu_count() or 1
 
 
-def _log_dir_state(log_dir: str) -> tuple[dict[str, dict] | None, object | None]:
+def _log_dir_state(log_dir: str) -> tuple[dict[str, CheckpointOffsets] | None, ClusterConfig | None]:
     """The log directory's offset checkpoints (None when ``log_dir`` is not a log directory) and its cluster
     metadata's topic configs (None when it has none or they cannot be read)."""
     from kdump.storage.log_summary import read_log_dir_checkpoints
@@ -326,7 +330,7 @@ def _log_dir_state(log_dir: str) -> tuple[dict[str, dict] | None, object | None]
     if not names.intersection(LOG_DIR_FILES):
         return None, None
     checkpoints = read_log_dir_checkpoints(log_dir)
-    config = None
+    config: ClusterConfig | None = None
     try:
         from kdump.storage.topic_config import read_cluster_config
 

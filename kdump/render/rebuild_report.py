@@ -13,11 +13,20 @@ from itertools import islice
 
 from kdump.commands.rebuild_index import (
     INDEX_INTERVAL_CONFIG,
+    INVALID_TAIL,
     LEFT_SOUND,
+    LOCKED_LOG_DIR,
+    NO_SUCH_SEGMENT,
     UNCHANGED,
+    UNINDEXABLE_LOG,
+    UNREADABLE_DIRECTORY,
+    UNREADABLE_INDEX,
+    UNREADABLE_LOG,
+    WRITE_ERROR,
     IndexFileOutcome,
     Interval,
     Orphans,
+    RebuildProblem,
     RebuildSummary,
 )
 from kdump.render import plural
@@ -75,13 +84,43 @@ class TextSink:
             kept = "" if outcome.backup is None else f"; the old file is kept as {outcome.backup}"
             self.out.write(f"{path}: {outcome.action} ({what}){kept}\n")
 
-    def problem(self, message: str) -> None:
+    def problem(self, problem: RebuildProblem) -> None:
         self.out.flush()
-        self.err.write(f"kdump: {message}\n")
+        self.err.write(f"kdump: {problem_text(problem)}\n")
         self.err.flush()
 
     def summary(self, c: RebuildSummary) -> None:
         self.out.write(summary_text(c))
+
+
+def problem_text(p: RebuildProblem) -> str:
+    """The sentence of a problem (without the ``kdump: `` of its line): where, then what."""
+    where = [p.path] if p.path is not None else []
+    if p.position is not None:
+        where.append(f"byte {p.position}")
+    prefix = "".join(f"{w}: " for w in where)
+    kind = p.kind
+    if kind == UNREADABLE_DIRECTORY:
+        what = f"cannot read the directory: {p.reason}"
+    elif kind == NO_SUCH_SEGMENT:
+        what = "no such segment"
+    elif kind in (UNINDEXABLE_LOG, UNREADABLE_LOG):
+        what = f"{p.reason}; indexes left as they are"
+    elif kind == INVALID_TAIL:
+        what = (
+            f"{p.reason}; the indexes cover the {p.position} valid bytes before it and the .log is left "
+            f"unchanged (a broker would truncate its last {p.invalid_bytes} bytes)"
+        )
+    elif kind == LOCKED_LOG_DIR:
+        who = f"process {p.holder}" if p.holder else "another process"
+        what = f"held by {who} (a running broker?): nothing written in {p.directory}; stop the broker, or pass --force"
+    elif kind == UNREADABLE_INDEX:
+        what = f"cannot read it: {p.reason}"
+    elif kind == WRITE_ERROR:
+        what = f"cannot write it: {p.reason}; the old file is unchanged"
+    else:
+        what = p.reason or kind
+    return prefix + what
 
 
 def summary_text(c: RebuildSummary) -> str:

@@ -30,7 +30,7 @@ from kdump.storage import naming
 from kdump.storage.control_record import ControlRecordType, parse_type_id
 from kdump.storage.file_records import RecordBatch
 from kdump.storage.local_log import LocalLog
-from kdump.storage.producer_snapshot import read_producer_snapshot
+from kdump.storage.producer_snapshot import ProducerSnapshot, read_producer_snapshot
 from kdump.storage.record_batch import DefaultRecordBatch
 from kdump.storage.transaction_index import AbortedTxn, TransactionIndex
 
@@ -39,6 +39,7 @@ __all__ = [
     "READ_UNCOMMITTED",
     "OngoingTransaction",
     "ReadCommittedFilter",
+    "TransactionTracker",
     "TransactionState",
     "aborted_in_range",
     "is_abort_marker",
@@ -50,7 +51,6 @@ __all__ = [
 
 READ_UNCOMMITTED = "read_uncommitted"
 READ_COMMITTED = "read_committed"
-NO_PRODUCER_ID = -1
 
 
 @dataclass(frozen=True)
@@ -114,29 +114,24 @@ class OngoingTransaction:
     last_timestamp: int
 
 
-def ongoing_transactions(log: LocalLog) -> tuple[list[OngoingTransaction], list[str]]:
-    """The transactions still open at the end of ``log`` (by first offset), and the problems met.
+class TransactionTracker:
+    """The ongoing transactions of a partition's producers, by the rules of Kafka's ``ProducerAppendInfo``
+    (the one place kdump applies them): a batch with a producer id (>= 0) that is transactional opens its
+    producer's transaction when none is open (its first offset is the transaction's), later ones update its
+    epoch, last offset and timestamps; a control batch of that producer ends it; other batches change nothing.
+    Feed it batches in log order with :meth:`append`, after :meth:`load_snapshot` when replaying from a producer
+    snapshot."""
 
-    Starts from the latest producer snapshot that reads cleanly (its ``currentTxnFirstOffset`` entries), then
-    replays the batch headers at and after the snapshot's offset, as a broker rebuilding its producer state
-    does (``ProducerStateManager``): a transactional batch opens its producer's transaction (if none is open),
-    a control batch closes it.  This is the broker's view, what the last stable offset is computed from; ``kdump
-    ls`` answers another question, the transactions left open in the segments on disk read from byte 0 in its one
-    header pass (:class:`kdump.storage.log_summary.OpenTransaction`), and can differ where retention deleted a
-    transaction's start or a snapshot disagrees with the batches.
-    """
-    problems: list[str] = []
-    ongoing: dict[int, OngoingTransaction] = {}
-    replay_from = 0
-    for offset, path in reversed(log.producer_snapshots):
-        try:
-            snapshot = read_producer_snapshot(path)
-        except (OSError, KdumpError) as e:
-            problems.append(f"{path}: {getattr(e, 'message', None) or e}")
-            continue
+    __slots__ = ("ongoing",)
+
+    def __init__(self) -> None:
+        self.ongoing: dict[int, OngoingTransaction] = {}
+
+    def load_snapshot(self, snapshot: ProducerSnapshot) -> None:
+        """Start from a producer snapshot's state: its entries with a ``currentTxnFirstOffset``."""
         for entry in snapshot.entries:
             if entry.txn_first_offset is not None:
-                ongoing[entry.producer_id] = OngoingTransaction(
+                self.ongoing[entry.producer_id] = OngoingTransaction(
                     entry.producer_id,
                     entry.producer_epoch,
                     entry.txn_first_offset,
@@ -144,6 +139,56 @@ def ongoing_transactions(log: LocalLog) -> tuple[list[OngoingTransaction], list[
                     None,
                     entry.timestamp,
                 )
+
+    def append(self, batch: RecordBatch) -> None:
+        pid = batch.producer_id
+        if pid < 0 or not isinstance(batch, DefaultRecordBatch):
+            return  # no producer id (v0/v1 batches have none: they answer -1)
+        if batch.is_control_batch:
+            self.ongoing.pop(pid, None)
+        elif batch.is_transactional:
+            txn = self.ongoing.get(pid)
+            if txn is None:
+                self.ongoing[pid] = OngoingTransaction(
+                    pid,
+                    batch.producer_epoch,
+                    batch.base_offset,
+                    batch.last_offset,
+                    batch.base_timestamp,
+                    batch.max_timestamp,
+                )
+            else:
+                if txn.first_timestamp is None and batch.base_offset <= txn.first_offset:
+                    txn.first_timestamp = batch.base_timestamp
+                txn.producer_epoch = batch.producer_epoch
+                txn.last_offset = batch.last_offset
+                txn.last_timestamp = max(txn.last_timestamp, batch.max_timestamp)
+
+    def transactions(self) -> list[OngoingTransaction]:
+        """The open transactions, by first offset."""
+        return sorted(self.ongoing.values(), key=lambda t: t.first_offset)
+
+
+def ongoing_transactions(log: LocalLog) -> tuple[list[OngoingTransaction], list[str]]:
+    """The transactions still open at the end of ``log`` (by first offset), and the problems met.
+
+    Starts from the latest producer snapshot that reads cleanly (its ``currentTxnFirstOffset`` entries), then
+    replays the batch headers at and after the snapshot's offset through a :class:`TransactionTracker`, as a
+    broker rebuilding its producer state does (``ProducerStateManager``).  This is the broker's view, what the
+    last stable offset is computed from.  ``kdump ls`` applies the same tracker to every batch from byte 0 in
+    its one header pass (the transactions left open in the files on disk): the two differ only where retention
+    deleted a transaction's start or a snapshot disagrees with the batches after it.
+    """
+    problems: list[str] = []
+    tracker = TransactionTracker()
+    replay_from = 0
+    for offset, path in reversed(log.producer_snapshots):
+        try:
+            snapshot = read_producer_snapshot(path)
+        except (OSError, KdumpError) as e:
+            problems.append(f"{path}: {getattr(e, 'message', None) or e}")
+            continue
+        tracker.load_snapshot(snapshot)
         replay_from = offset
         break
     segments = log.log_segments
@@ -153,33 +198,11 @@ def ongoing_transactions(log: LocalLog) -> tuple[list[OngoingTransaction], list[
         try:
             with segment.open_log() as records:
                 for batch in records.batches():
-                    if batch.last_offset < replay_from or not isinstance(batch, DefaultRecordBatch):
-                        continue  # before the snapshot, or a v0/v1 batch (no producer id)
-                    pid = batch.producer_id
-                    if pid == NO_PRODUCER_ID:
-                        continue
-                    if batch.is_control_batch:
-                        ongoing.pop(pid, None)
-                    elif batch.is_transactional:
-                        txn = ongoing.get(pid)
-                        if txn is None:
-                            ongoing[pid] = OngoingTransaction(
-                                pid,
-                                batch.producer_epoch,
-                                batch.base_offset,
-                                batch.last_offset,
-                                batch.base_timestamp,
-                                batch.max_timestamp,
-                            )
-                        else:
-                            if txn.first_timestamp is None and batch.base_offset <= txn.first_offset:
-                                txn.first_timestamp = batch.base_timestamp
-                            txn.producer_epoch = batch.producer_epoch
-                            txn.last_offset = batch.last_offset
-                            txn.last_timestamp = max(txn.last_timestamp, batch.max_timestamp)
+                    if batch.last_offset >= replay_from:
+                        tracker.append(batch)
         except KdumpError as e:
             problems.append(e.describe())
-    return sorted(ongoing.values(), key=lambda t: t.first_offset), problems
+    return tracker.transactions(), problems
 
 
 def open_transactions(log: LocalLog) -> tuple[dict[int, int], list[str]]:
@@ -234,7 +257,7 @@ class ReadCommittedFilter:
         lso = self.last_stable_offset
         if lso is not None and batch.base_offset >= lso:
             return False
-        if batch.magic >= 2 and batch.producer_id != NO_PRODUCER_ID:
+        if batch.producer_id >= 0:  # Kafka's hasProducerId (v0/v1 batches answer -1)
             self._consume_up_to(batch.last_offset)
             pid = batch.producer_id
             if batch.is_control_batch:

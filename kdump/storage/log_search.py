@@ -37,7 +37,7 @@ from __future__ import annotations
 import bisect
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
 from kdump.errors import KdumpError
 from kdump.storage import naming
@@ -473,8 +473,10 @@ def timestamp_start_position(segment: LogSegment, records: FileRecords, timestam
 
 # -- helpers -------------------------------------------------------------------------------------------------
 
+_Index = TypeVar("_Index", OffsetIndex, TimeIndex)
 
-def _map_index(cls: type, path: str, base_offset: int):  # noqa: ANN202 - OffsetIndex | TimeIndex
+
+def _map_index(cls: type[_Index], path: str, base_offset: int) -> _Index:
     """An index over a read-only memory map of the file (through the SIGBUS guard: a broker may trim it while
     it is read): a lookup reads only the pages its probes touch."""
     try:

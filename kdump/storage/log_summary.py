@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 
 from kdump.errors import KdumpError
 from kdump.storage import naming
+from kdump.storage.consumer_view import OngoingTransaction, TransactionTracker
 from kdump.storage.local_log import LocalLog
-from kdump.storage.offset_checkpoint import read_offset_checkpoint
+from kdump.storage.offset_checkpoint import CheckpointOffsets, read_offset_checkpoint
 from kdump.storage.record_batch import RecordBatch
 from kdump.storage.regular_file import walk_error
 
@@ -27,20 +28,6 @@ LOG_DIR_CHECKPOINTS = {
     "recovery-point-offset-checkpoint": "recovery_point",
     "cleaner-offset-checkpoint": "cleaner_checkpoint",
 }
-
-
-@dataclass
-class OpenTransaction:
-    """A transaction left open in the segments on disk, as ``kdump ls``'s one header pass from byte 0 sees it:
-    the producer's first transactional batch (id >= 0, its epoch then) with no transactional control batch after
-    it.  What the files alone show, not the broker's producer state: a transaction whose start was deleted by
-    retention is not seen here.  The broker's view (the latest producer snapshot, then the batches after it;
-    what the last stable offset and ``kdump txn`` use) is
-    :func:`kdump.storage.consumer_view.ongoing_transactions`, a different question answered by a second pass."""
-
-    producer_id: int
-    producer_epoch: int
-    first_offset: int
 
 
 @dataclass
@@ -67,15 +54,20 @@ class PartitionSummary:
     max_timestamp: int | None = None
     codecs: list[str] = field(default_factory=list)
     producers: list[int] = field(default_factory=list)
-    #: Transactions left open in the segments on disk (see :class:`OpenTransaction`; not the producer state).
-    open_transactions: list[OpenTransaction] = field(default_factory=list)
+    #: Transactions left open in the segments on disk: the producer-state rules
+    #: (:class:`~kdump.storage.consumer_view.TransactionTracker`) applied to every batch from byte 0, not from
+    #: the latest producer snapshot as a broker (and ``kdump txn``) does; a transaction whose start retention
+    #: deleted is not seen here.
+    open_transactions: list[OngoingTransaction] = field(default_factory=list)
     anomalies: list[str] = field(default_factory=list)
 
 
-def read_log_dir_checkpoints(log_dir: str, anomalies: list[str] | None = None) -> dict[str, dict]:
+def read_log_dir_checkpoints(
+    log_dir: str, anomalies: list[str] | None = None
+) -> dict[str, CheckpointOffsets]:
     """``{file name: {(topic, partition): offset}}`` for the offset checkpoints present in ``log_dir``.  A file
     that cannot be read is left out and, when ``anomalies`` is given, reported there."""
-    found: dict[str, dict] = {}
+    found: dict[str, CheckpointOffsets] = {}
     for name in LOG_DIR_CHECKPOINTS:
         path = os.path.join(log_dir, name)
         if not os.path.isfile(path):
@@ -91,7 +83,7 @@ def read_log_dir_checkpoints(log_dir: str, anomalies: list[str] | None = None) -
 def summarize_partition(
     directory: str,
     *,
-    checkpoints: dict[str, dict] | None = None,
+    checkpoints: dict[str, CheckpointOffsets] | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> PartitionSummary:
     """Scan one partition directory.  ``checkpoints`` are its log directory's (read from the parent directory
@@ -122,7 +114,7 @@ def summarize_partition(
         anomalies.append(f"left-over file {os.path.basename(path)}")
     codecs: set[str] = set()
     producers: set[int] = set()
-    open_txns: dict[int, OpenTransaction] = {}
+    transactions = TransactionTracker()
     previous_last: int | None = None
     for segment in log.segments:
         name = naming.offset_to_filename(segment.base_offset, "")
@@ -169,13 +161,7 @@ def summarize_partition(
                     producer_id = batch.producer_id
                     if producer_id >= 0:
                         producers.add(producer_id)
-                        if batch.is_transactional:
-                            if batch.is_control_batch:
-                                open_txns.pop(producer_id, None)
-                            elif producer_id not in open_txns:
-                                open_txns[producer_id] = OpenTransaction(
-                                    producer_id, batch.producer_epoch, batch.base_offset
-                                )
+                        transactions.append(batch)
                     valid = batch.position + batch.size_in_bytes
                 invalid = records.invalid_bytes(valid)
                 if invalid > 0:
@@ -191,7 +177,7 @@ def summarize_partition(
     s.log_start_offset = log.log_start_offset(s.log_start_offset_checkpoint)
     s.codecs = sorted(codecs)
     s.producers = sorted(producers)
-    s.open_transactions = sorted(open_txns.values(), key=lambda t: t.first_offset)
+    s.open_transactions = transactions.transactions()
     return s
 
 

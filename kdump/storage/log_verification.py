@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TypeAlias, cast
+from typing import TYPE_CHECKING, TypeAlias, cast
 
 from kdump.errors import KdumpError
 from kdump.storage import naming
@@ -45,6 +45,9 @@ from kdump.storage.record_batch import (
     DefaultRecordBatch,
 )
 from kdump.storage.transaction_index import AbortedTxn, TransactionIndex
+
+if TYPE_CHECKING:  # loaded with the cluster metadata only (kdump verify reads it when a log directory has it)
+    from kdump.storage.topic_config import ClusterConfig
 
 #: Problem kinds found here (those of the index checks are in ``index_verification.PROBLEM_KINDS``).
 PROBLEM_KINDS = {
@@ -349,9 +352,9 @@ def snapshot_wanted_offsets(log: LocalLog) -> frozenset[int]:
     return frozenset(wanted)
 
 
-def cleanup_policy(log: LocalLog, config: object | None = None) -> str | None:
-    """The topic's ``cleanup.policy`` when known: from the cluster metadata (``config``, a
-    :class:`kdump.storage.topic_config.ClusterConfig`), or ``compact`` for Kafka's compacted internal topics."""
+def cleanup_policy(log: LocalLog, config: ClusterConfig | None = None) -> str | None:
+    """The topic's ``cleanup.policy`` when known: from the cluster metadata's topic configs (``config``), or
+    ``compact`` for Kafka's compacted internal topics."""
     topic = log.topic
     if topic is None:
         return None
@@ -360,9 +363,9 @@ def cleanup_policy(log: LocalLog, config: object | None = None) -> str | None:
     if topic == "__cluster_metadata":
         return "delete"
     if config is not None:
-        value = config.topic_value(topic, "cleanup.policy", "log.cleanup.policy")  # type: ignore[attr-defined]
+        value = config.topic_value(topic, "cleanup.policy", "log.cleanup.policy")
         if value is not None:
-            return str(value)
+            return value
     return None
 
 

@@ -172,16 +172,18 @@ def _read_struct(
         for _ in range(count):
             tag = r.uvarint()
             size = r.uvarint()
-            f = _tagged_field(fields, tag)
-            if f is None:
+            tagged = _tagged_field(fields, tag)
+            if tagged is None:
                 out.unknown_tagged.append((tag, r.take(size)))
                 continue
-            valid_tagged = f.version_range.intersect(f.tagged_range)
+            valid_tagged = tagged.version_range.intersect(tagged.tagged_range)
             if not version_condition(valid_tagged, cur_flexible, version):
                 raise MessageFormatError(f"Tag {tag} is not valid for version {version}")
             present = cur_flexible.intersect(valid_tagged)
             # Like the generated code, a known tagged field is read from the stream itself; its size is not used.
-            values[f.name] = _read_value(r, f, version, possible, present, flexible_versions, True, True)
+            values[tagged.name] = _read_value(
+                r, tagged, version, possible, present, flexible_versions, True, True
+            )
     # keep schema order for tagged fields read out of order
     if any(f.tag is not None for f in fields):
         out.values = {f.name: values[f.name] for f in fields if f.name in values}

@@ -23,6 +23,9 @@ from kdump.storage.checkpoint_file import (
 
 OFFSET_CHECKPOINT_VERSION = 0
 
+#: An offset checkpoint file's content as Kafka reads it: ``{(topic, partition): offset}``.
+CheckpointOffsets = dict[tuple[str, int], int]
+
 
 @dataclass(frozen=True)
 class TopicPartitionOffset:
@@ -41,7 +44,7 @@ class OffsetCheckpoint:
     entries: tuple[TopicPartitionOffset, ...]
     path: str | None = None
 
-    def offsets(self) -> dict[tuple[str, int], int]:
+    def offsets(self) -> CheckpointOffsets:
         """``{(topic, partition): offset}`` as Kafka's ``OffsetCheckpointFile.read`` builds it (last line wins)."""
         return {(entry.topic, entry.partition): entry.offset for entry in self.entries}
 
