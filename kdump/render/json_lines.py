@@ -15,19 +15,22 @@ import base64
 import json
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kdump.errors import KdumpError
 from kdump.jdk.text import decode_utf8_jdk
-from kdump.render.decoders import MessageParser
 from kdump.render.json_schema import HEAD_TYPES
-from kdump.render.kafka_json import struct_to_json
-from kdump.storage.control_record import decode_control_record
-from kdump.storage.file_records import RecordBatch
 from kdump.storage.naming import parse_partition_dir
-from kdump.storage.producer_snapshot import ProducerSnapshotEntry
-from kdump.storage.record import Record, check_object_headers
-from kdump.storage.transaction_index import AbortedTxn
+from kdump.storage.record import check_object_headers
+
+if TYPE_CHECKING:
+    # types only: every command's JSON imports this module (for line and head), most of them no record
+    # decoding, so it loads no more than they need (control records' decoding loads when one is written)
+    from kdump.errors import KdumpError
+    from kdump.render.decoders import MessageParser
+    from kdump.storage.file_records import RecordBatch
+    from kdump.storage.producer_snapshot import ProducerSnapshotEntry
+    from kdump.storage.record import Record
+    from kdump.storage.transaction_index import AbortedTxn
 
 #: The version of every command's JSON objects (the one constant; bumped when a field changes meaning or
 #: disappears).
@@ -232,6 +235,9 @@ def error_object(e: KdumpError) -> str:
 def control_facts(record: Record) -> dict[str, Any]:
     """What the text shows after a control record's metadata, as fields (with the decoded message of every
     KRaft control type, ``LeaderChange`` included)."""
+    from kdump.render.kafka_json import struct_to_json
+    from kdump.storage.control_record import decode_control_record
+
     control = decode_control_record(record.key, record.value)
     if control.marker is not None:
         return {
