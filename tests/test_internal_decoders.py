@@ -30,13 +30,13 @@ from kdump.storage.internal_topics import (
     FatalDecodeError,
     decode_key_value,
 )
+from kdump.storage.kafka_uuid import decode_uuid
 from kdump.storage.message_reader import MessageFormatError, read_message
 from kdump.storage.message_schema import (
     Field,
     MessageSchema,
     Versions,
     is_default,
-    kafka_uuid_from_string,
     parse_schemas,
     version_condition,
 )
@@ -53,7 +53,7 @@ from kdump.storage.varint import encode_unsigned_varint
 from tests.builder import SimpleRecord, build_segment, build_v2_batch
 from tests.replay import run_kdump
 
-TOPIC_ID = kafka_uuid_from_string("Uj5wn_FqTXirEASvVZRY1w")
+TOPIC_ID = uuid.UUID(bytes=decode_uuid("Uj5wn_FqTXirEASvVZRY1w"))
 ALL_SCHEMAS: dict[str, MessageSchema] = {
     **group_coordinator.SCHEMAS,
     **group_coordinator.CONSUMER_PROTOCOL,

@@ -20,6 +20,7 @@ from typing import Any
 from kdump.errors import KdumpError
 from kdump.jdk.text import decode_utf8_jdk
 from kdump.render.decoders import MessageParser
+from kdump.render.json_schema import HEAD_TYPES
 from kdump.render.kafka_json import struct_to_json
 from kdump.storage.control_record import decode_control_record
 from kdump.storage.file_records import RecordBatch
@@ -32,9 +33,15 @@ from kdump.storage.transaction_index import AbortedTxn
 #: disappears).
 #: 2: ``kdump find``'s ``location`` carries its batch and record as ``batch`` and ``record`` objects (1 had
 #: their fields in find's own names: ``maxTimestamp``, ``value``, index entries' ``slot``).
-#: 3: one version for every command: the JSON of ``ls``, ``verify``, ``verify-index``, ``salvage``, ``txn``,
-#: ``diff``, ``retention`` and ``find --group`` carried versions of its own (all 1) and is now written by
-#: :func:`line` (compact separators, as ``kdump files --json`` always was).
+#: 3: one version and one vocabulary for every command (man kdump-files, JSON SCHEMA VERSION 3): the JSON of
+#: ``ls``, ``verify``, ``verify-index``, ``salvage``, ``txn``, ``diff``, ``retention`` and ``find --group``
+#: carried versions of its own (all 1) and is now written by :func:`line` (compact, UTF-8, as ``kdump files
+#: --json`` always was); ``partition`` is the partition number everywhere (find's ``location`` names the
+#: directory searched ``directory``, diff's ``diffPartition`` the directory name ``name``); ``problems`` and
+#: ``segments`` are counts everywhere (the problem sentences of ``txn``, ``diff``, ``retention`` and ``find
+#: --group`` are ``problemMessages``, retention's segments ``segmentFates``); salvage's summary is a
+#: ``salvageSummary`` (``summary`` is what verify and verify-index counted); every type is in
+#: :mod:`kdump.render.json_schema`.
 JSON_SCHEMA_VERSION = 3
 
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
@@ -48,7 +55,9 @@ def line(obj: dict[str, Any]) -> str:
 
 def head(type_: str, /, **fields: Any) -> dict[str, Any]:
     """An object that opens a unit of output (a file, a partition, a location, a summary): its ``type``, the
-    schema ``version``, then ``fields``."""
+    schema ``version``, then ``fields``.  The only way the schema version gets into an object: the types that carry it
+    are :data:`kdump.render.json_schema.HEAD_TYPES`."""
+    assert type_ in HEAD_TYPES, type_
     return {"type": type_, "version": JSON_SCHEMA_VERSION, **fields}
 
 

@@ -14,6 +14,7 @@ import re
 import uuid as _uuid
 from typing import Any
 
+from kdump.storage.kafka_uuid import encode_uuid
 from kdump.storage.message_schema import Field, Struct, is_default
 
 _ESCAPE = re.compile(r'[\x00-\x1f"\\]')
@@ -30,8 +31,8 @@ def json_string(s: str) -> str:
 
 
 def kafka_uuid(u: _uuid.UUID) -> str:
-    """Kafka's ``Uuid.toString``: URL-safe base64 of the 16 bytes, no padding."""
-    return base64.urlsafe_b64encode(u.bytes).rstrip(b"=").decode("ascii")
+    """Kafka's ``Uuid.toString`` of a decoded uuid field."""
+    return encode_uuid(u.bytes)
 
 
 def struct_to_json(s: Struct) -> str:

@@ -15,7 +15,6 @@ the generated code's non-default check, which the writer (tagged fields) and the
 
 from __future__ import annotations
 
-import base64
 import re
 import struct
 import uuid as _uuid
@@ -23,6 +22,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
+
+from kdump.storage.kafka_uuid import decode_uuid
 
 PRIMITIVES = {
     "bool",
@@ -222,13 +223,8 @@ def _default_value(f: Field) -> Any:
     if t == "bytes":
         return b""
     if t == "uuid":
-        return _uuid.UUID(int=0) if not text else kafka_uuid_from_string(text)
+        return _uuid.UUID(int=0) if not text else _uuid.UUID(bytes=decode_uuid(text))
     return {}  # a struct with every field at its default
-
-
-def kafka_uuid_from_string(text: str) -> _uuid.UUID:
-    """Kafka's ``Uuid.fromString``: URL-safe base64 of the 16 bytes, without padding."""
-    return _uuid.UUID(bytes=base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)))
 
 
 @dataclass(frozen=True)

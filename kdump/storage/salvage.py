@@ -15,7 +15,12 @@ A position holds an intact batch when
 
 A random position passes this with a probability of about 2^-32, so resynchronising is safe; the search for
 candidates runs in the regular-expression engine (a candidate needs a plausible size field and magic byte), not
-byte by byte in Python.
+byte by byte in Python.  A false candidate in damaged bytes often declares a size of tens or hundreds of MiB;
+summing its CRC over all of them, candidate after candidate, made resynchronising quadratic in the segment
+size.  So the CRC of a long candidate is computed from the CRCs of the file's prefixes at every
+``_CRC_BLOCK`` bytes (:mod:`kdump.storage.crc_combine`: exact, by the CRCs' linearity; the prefixes are summed
+once, the first time a resynchronisation needs them): the same verdict for a fraction of the work.  The walk
+over intact batches still sums each batch's CRC directly.
 
 The CRCs do not cover the 8-byte offset field (nor a v2 batch's partition leader epoch), so a batch can pass
 its CRC with a damaged offset.  A segment's offsets must increase, so the kept batches are the longest chain of
@@ -37,17 +42,21 @@ from __future__ import annotations
 
 import os
 import re
+import struct
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from kdump.errors import KdumpError
-from kdump.storage import naming
+from kdump.storage import legacy_record, naming
+from kdump.storage.crc_combine import CRC32, CRC32C, PrefixCrcs
 from kdump.storage.file_records import FileRecords
 from kdump.storage.legacy_record import RECORD_OVERHEAD_V0, LegacyRecordBatch, record_overhead
 from kdump.storage.local_log import LocalLog
 from kdump.storage.record_batch import (
+    ATTRIBUTES_OFFSET,
     HEADER_SIZE_UP_TO_MAGIC,
     LOG_OVERHEAD,
+    MAGIC_OFFSET,
     RECORD_BATCH_OVERHEAD,
     DefaultRecordBatch,
     read_log_header,
@@ -71,6 +80,21 @@ _LOOKBACK = 64
 _RELEASE_EVERY = 64 << 20
 _WINDOW = 64 << 10
 _ZERO_CHUNK = 1 << 20
+#: A resynchronisation's candidate whose CRC covers this many bytes or more has it computed from prefix CRCs
+#: (see the module docstring); a shorter one directly.  None: every candidate is checked by
+#: :func:`check_batch_at` alone, as before prefix CRCs (the tests compare the two ways; 0 makes every CRC of a
+#: candidate come from prefix CRCs).
+COMBINED_CRC_FROM: int | None = 256 << 10
+#: Bytes between two stored prefix CRCs (one 32-bit int per block, per CRC, from the first resynchronisation
+#: on): a long candidate's CRC costs the CRCs of up to two blocks.
+_CRC_BLOCK = 64 << 10
+_UINT32 = struct.Struct(">I")
+#: Where a v2 batch's stored CRC-32C is (after its magic byte) and where what it covers starts.
+_V2_CRC_AT = MAGIC_OFFSET + 1
+_V2_SUMMED_FROM = ATTRIBUTES_OFFSET
+#: Where a v0/v1 message's stored CRC-32 is (its first field) and where what it covers starts (its magic byte).
+_LEGACY_CRC_AT = LOG_OVERHEAD + legacy_record.CRC_OFFSET
+_LEGACY_SUMMED_FROM = LOG_OVERHEAD + legacy_record.MAGIC_OFFSET
 
 #: A position where a batch could start: a size field of 14..2^31-1 at +8 and a magic byte of 0..2 at +16
 #: (a lookahead, so that every position is tried).  The CRC check does the rest.
@@ -78,6 +102,21 @@ _CANDIDATE = re.compile(
     rb"(?=.{8}(?:[\x01-\x7f]...|\x00[\x01-\xff]..|\x00\x00[\x01-\xff].|\x00\x00\x00[\x0e-\xff]).{4}[\x00-\x02])",
     re.DOTALL,
 )
+_SMALL_SIZE = rb"\x00[\x01-\xff]..|\x00\x00[\x01-\xff].|\x00\x00\x00[\x0e-\xff]"
+_candidate_patterns: dict[int, re.Pattern[bytes]] = {}
+
+
+def _candidate_pattern(max_size: int) -> re.Pattern[bytes]:
+    """:data:`_CANDIDATE` for a size field of at most ``max_size`` (rounded up to a whole top byte): a size
+    that does not fit in the file is no batch (:func:`check_batch_at`), so it need not be a candidate."""
+    top = min(0x7F, max(0, max_size) >> 24)
+    pattern = _candidate_patterns.get(top)
+    if pattern is None:
+        size = (b"[\\x01-\\x%02x]...|" % top if top else b"") + _SMALL_SIZE
+        pattern = _candidate_patterns[top] = re.compile(
+            rb"(?=.{8}(?:" + size + rb").{4}[\x00-\x02])", re.DOTALL
+        )
+    return pattern
 
 
 @dataclass(frozen=True)
@@ -242,19 +281,85 @@ def _inner_offsets(wrapper: LegacyRecordBatch) -> int | str:
     return min(first, offset)
 
 
-def _resync(buf: bytes, start: int, end: int) -> int:
+class _CandidateFilter:
+    """Quick verdicts on a resynchronisation's candidates, with the CRC of a long one from prefix CRCs (see the
+    module docstring).
+
+    One per scan; the prefix CRCs (a table per CRC, made when a candidate first needs it) start where the
+    first resynchronisation starts, so the bytes before it are never summed again."""
+
+    __slots__ = ("buf", "end", "origin", "_tables")
+
+    def __init__(self, buf: bytes, end: int) -> None:
+        self.buf = buf
+        self.end = end
+        self.origin = -1
+        #: magic 2 -> the CRC-32C table, 0 -> the CRC-32 table (v0 and v1 share it)
+        self._tables: dict[int, PrefixCrcs] = {}
+
+    def start_at(self, position: int) -> None:
+        """A resynchronisation starts at ``position``: the origin of the prefix CRCs, unless one is set."""
+        if self.origin < 0:
+            self.origin = position
+
+    def rejects(self, position: int) -> bool:
+        """True when :func:`check_batch_at` would find no batch at ``position``: by its checks of the header
+        (the same, in the same order) or, when they pass and the CRC covers :data:`COMBINED_CRC_FROM` bytes or
+        more, by a CRC from prefix CRCs that does not match.  False: :func:`check_batch_at` decides (a short
+        batch's CRC, a v0/v1 wrapper's inner offsets)."""
+        buf = self.buf
+        remaining = self.end - position
+        if remaining < HEADER_SIZE_UP_TO_MAGIC:
+            return True
+        _, size, magic = read_log_header(buf, position)
+        if size < RECORD_OVERHEAD_V0 or size > remaining - LOG_OVERHEAD:
+            return True
+        stop = position + LOG_OVERHEAD + size
+        if magic == 2:
+            if size + LOG_OVERHEAD < RECORD_BATCH_OVERHEAD:
+                return True
+            start, stored_at = position + _V2_SUMMED_FROM, position + _V2_CRC_AT
+        elif magic < 2:
+            if size < record_overhead(magic):
+                return True
+            start, stored_at = position + _LEGACY_SUMMED_FROM, position + _LEGACY_CRC_AT
+            magic = 0
+        else:
+            return True
+        if COMBINED_CRC_FROM is None or stop - start < COMBINED_CRC_FROM or not 0 <= self.origin <= position:
+            return False
+        table = self._tables.get(magic)
+        if table is None:
+            arithmetic = CRC32C if magic == 2 else CRC32
+            table = self._tables[magic] = PrefixCrcs(arithmetic, buf, self.origin, self.end, _CRC_BLOCK)
+        stored: int = _UINT32.unpack_from(buf, stored_at)[0]
+        return table.crc(start, stop) != stored
+
+
+def _resync(buf: bytes, start: int, end: int, candidate_filter: _CandidateFilter | None = None) -> int:
     """The first position >= ``start`` where an intact batch starts, or ``end``.
 
     Candidates are found by :data:`_CANDIDATE` a window at a time; zero-filled stretches (a preallocated
-    segment's tail, holes left by a crash) are skipped at memory speed before each window."""
+    segment's tail, holes left by a crash) are skipped at memory speed before each window.  With
+    ``candidate_filter`` (and :data:`COMBINED_CRC_FROM` not None), the pattern only admits size fields that fit in
+    the file, and most candidates are set aside by :meth:`_CandidateFilter.rejects` before :func:`check_batch_at`;
+    the position found is the same."""
+    if candidate_filter is not None and COMBINED_CRC_FROM is not None:
+        candidate_filter.start_at(start)
+        pattern = _candidate_pattern(end - start - LOG_OVERHEAD)
+        rejects = candidate_filter.rejects
+    else:
+        pattern, rejects = _CANDIDATE, None
     position = start
     while position < end:
         position = _skip_zeros(buf, position, end)
         stop = min(end, position + _WINDOW)
-        for match in _CANDIDATE.finditer(buf, position, min(end, stop + 16)):
+        for match in pattern.finditer(buf, position, min(end, stop + 16)):
             candidate = match.start()
             if candidate >= stop:
                 break
+            if rejects is not None and rejects(candidate):
+                continue
             if not isinstance(check_batch_at(buf, candidate, end), str):
                 return candidate
         position = stop
@@ -267,12 +372,14 @@ def _skip_zeros(buf: bytes, position: int, end: int) -> int:
     if buf[position] != 0:
         return position
     at = position
+    chunk_size = 4096  # doubling up to _ZERO_CHUNK: a few zero bytes (in a batch header) cost no big copy
     while at < end:
-        chunk = buf[at : min(end, at + _ZERO_CHUNK)]
+        chunk = buf[at : min(end, at + chunk_size)]
         rest = chunk.lstrip(b"\x00")
         if rest:
             return max(position, at + len(chunk) - len(rest) - 11)
         at += len(chunk)
+        chunk_size = min(2 * chunk_size, _ZERO_CHUNK)
     return end
 
 
@@ -334,6 +441,7 @@ def scan_segment(
     failures: dict[int, str] = {}
     position = 0
     released = 0
+    candidate_filter = _CandidateFilter(buf, end)
     while position < end:
         if position - released >= _RELEASE_EVERY:
             records.release(released, position)  # memory flat in the segment size
@@ -341,7 +449,7 @@ def scan_segment(
         found = check_batch_at(buf, position, end)
         if isinstance(found, str):
             failures[position] = found
-            position = _resync(buf, position + 1, end)
+            position = _resync(buf, position + 1, end, candidate_filter)
             continue
         candidates.append(_Candidate(position, *found))
         position += found[0]
