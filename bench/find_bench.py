@@ -4,9 +4,9 @@ The partition is built once under ``bench/data/find-10k/bench-0`` (git-ignored; 
 of 8 batches, each with its ``.index`` and ``.timeindex``; see ``tests/partition_builder.py``).  Figures, the
 files being in the page cache:
 
-* **offset, in process**: ``find_offset(LocalLog.scan(directory), n)`` for random offsets -- the directory
-  listing, the binary search over segment names, the index lookup and the bounded scan -- median and 95th
-  percentile;
+* **offset, in process**: ``Find(directory, offset=n).search()`` (what ``kdump find`` runs: ``find_offset`` on
+  ``LocalLog.scan_segments(directory)``) for random offsets -- the directory listing, the binary search over
+  segment names, the index lookup and the bounded scan -- median and 95th percentile;
 * **timestamp, in process**: the same for ``find_timestamp`` (which reads 12 bytes of the time index of every
   segment before the answer: ListOffsets' "first segment whose largest timestamp is at or after T");
 * **command**: ``python -m kdump find --offset n`` as a child process, process start included, best of 5.
@@ -36,8 +36,7 @@ sys.path.insert(0, str(REPO))
 
 from partition_builder import BASE_TIMESTAMP, build_partition  # noqa: E402
 
-from kdump.storage.local_log import LocalLog  # noqa: E402
-from kdump.storage.log_search import find_offset, find_timestamp  # noqa: E402
+from kdump.commands.find import Find  # noqa: E402
 
 BATCHES_PER_SEGMENT = 8
 RECORDS_PER_BATCH = 5
@@ -95,13 +94,13 @@ def main(argv: list[str] | None = None) -> int:
     offset_ms: list[float] = []
     for _ in range(args.lookups):
         offset = rng.randrange(end)
-        result = timed(lambda o=offset: find_offset(LocalLog.scan(directory), o), offset_ms)
+        result = timed(lambda o=offset: Find(str(directory), None, offset=o).search(), offset_ms)  # type: ignore[arg-type]
         assert result.found and result.record.offset == offset  # type: ignore[attr-defined]
     timestamp_ms: list[float] = []
     for _ in range(max(10, args.lookups // 4)):
         segment = rng.randrange(args.segments)
         target = BASE_TIMESTAMP + segment * 1000 + rng.randrange(RECORDS_PER_BATCH)
-        result = timed(lambda t=target: find_timestamp(LocalLog.scan(directory), t), timestamp_ms)
+        result = timed(lambda t=target: Find(str(directory), None, timestamp=t).search(), timestamp_ms)  # type: ignore[arg-type]
         assert result.found  # type: ignore[attr-defined]
     command = []
     for _ in range(5):

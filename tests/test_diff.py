@@ -95,7 +95,7 @@ def test_log_dirs_matched_by_partition_and_identical_copies(tmp_path):
     code, out = run("diff", "--json", str(tmp_path / "a"), str(tmp_path / "c"))
     assert code == 0
     [p] = [json.loads(x) for x in out.splitlines()]
-    assert p["partition"] == "t-0" and p["diverged"] is False
+    assert p["name"] == "t-0" and "partition" not in p and p["diverged"] is False
     assert all(t["removedOffsets"] == 0 for t in p["truncations"])
 
 

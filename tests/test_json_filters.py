@@ -2,7 +2,7 @@
 
 * JSON carries every fact of the text: Kafka's own output of each corpus run is rebuilt from kdump's JSON
   objects (by this test's own formatter) and must come out byte for byte.
-* Every JSON object kdump prints validates against the documented schema, which the man page spells out.
+* Every JSON object kdump prints validates against the documented schema (every command's: test_json_commands).
 * Each filter agrees with a brute-force selection over the unfiltered records, and offset/time filters start
   reading at the index position instead of byte 0.
 """
@@ -15,11 +15,9 @@ import re
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from kdump.cli import cli
 from kdump.jdk.text import decode_utf8_jdk
-from kdump.render.json_schema import SCHEMA, validate
+from kdump.render.json_schema import validate
 from kdump.storage import record_filter
 from kdump.storage.control_record import ControlRecordType
 from tests.builder import SimpleRecord, build_end_txn_marker_batch, build_v2_batch
@@ -27,7 +25,6 @@ from tests.corpus import CORPUS, FIXTURE_CORPUS, corpus_available, supported_run
 from tests.replay import run_kdump
 
 ROOT = CORPUS if corpus_available() else FIXTURE_CORPUS
-MAN = Path(__file__).resolve().parents[1] / "man" / "kdump-files.1"
 
 
 def _text_value(obj: dict, name: str) -> str:
@@ -139,31 +136,6 @@ def test_other_files_validate(name: str, monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.chdir(ROOT)
     objects = json_objects(["--files", name])
     assert objects[0]["type"] == "file" and len(objects) > 1
-
-
-def test_verify_index_ls_and_find_objects_validate() -> None:
-    for command in (
-        ["verify-index", "--json"],
-        ["ls", "--json"],
-        ["find", "--json", "--print-data-log", "--offset", "1450"],
-        ["find", "--json", "--timestamp", "1700000145000"],
-        ["find", "--json", "--offset", "99999"],
-    ):
-        result = CliRunner().invoke(cli, [*command, str(ROOT / "data" / "small-index-0")])
-        assert result.stdout.strip(), (command, result.output)
-        for line in result.stdout.splitlines():
-            assert validate(json.loads(line)) == [], line
-
-
-def test_man_page_documents_every_type_and_field() -> None:
-    text = MAN.read_text().replace("\\-", "-").replace("\\fB", "").replace("\\fR", "").replace("\\fI", "")
-    section = text.split(".SH JSON OUTPUT", 1)[1].split("\n.SH ", 1)[0]
-    for kind in SCHEMA:
-        if kind in ("problem", "summary", "note", "partition", "location"):
-            continue  # verify-index, ls and find document theirs
-        assert re.search(rf"\b{kind}\b", section), kind
-        for name in SCHEMA[kind]:
-            assert re.search(rf"\b{name}\b", section), f"{kind}.{name}"
 
 
 # -- filters ------------------------------------------------------------------------------------------------

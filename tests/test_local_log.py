@@ -3,11 +3,12 @@ written out with regular expressions and Java's Long.parseLong, as kdump had the
 
 from __future__ import annotations
 
+import random
 import re
 from pathlib import Path
 
 from kdump.storage import naming
-from kdump.storage.local_log import LocalLog
+from kdump.storage.local_log import LocalLog, is_partition_dir
 
 _SEGMENT_FILE = re.compile(r"^([0-9]+)(\.log|\.index|\.timeindex|\.txnindex)\Z")
 
@@ -64,3 +65,74 @@ def test_scan_classifies_segment_files_as_kafkas_rules_do(tmp_path: Path) -> Non
     rest = sorted([Path(p).name for p in others] + [Path(p).name for _, p in log.producer_snapshots])
     assert rest == sorted(set(NAMES) - seen)  # every other name is listed once, in one of the other lists
     assert all(str(p).startswith(str(d)) for s in log.segments for p in s.files.values())
+
+
+def _with_log(expected: dict[int, dict[str, str]]) -> dict[int, dict[str, str]]:
+    return {base: files for base, files in expected.items() if ".log" in files}
+
+
+def test_scan_segments_lists_the_segments_with_a_log_as_kafkas_rules_do(tmp_path: Path) -> None:
+    """The segments-only listing (what find uses) names the same segments and files as the rules, for the segments
+    that have a .log, and classifies nothing else."""
+    d = tmp_path / "t-0"
+    d.mkdir()
+    for name in NAMES:
+        (d / name).write_bytes(b"")
+    (d / "8.log").mkdir()
+    (d / "00000000000000000009.log").mkdir()
+    log = LocalLog.scan_segments(d)
+    assert log.segments_only and not (log.other_files or log.producer_snapshots or log.state_files)
+    assert log.log_base_offsets == sorted(_with_log(_expected(NAMES)))
+    got = {s.base_offset: {k: Path(v).name for k, v in s.files.items()} for s in log.segments}
+    assert got == _with_log(_expected(NAMES))
+    assert log.segments == LocalLog.scan(d).log_segments
+
+
+def test_scan_segments_agrees_with_scan_on_random_listings(tmp_path: Path) -> None:
+    """Random directories of segment files spelt in several ways (20 digits, fewer, more, out of a long's range,
+    directories named like files): both scans give the same segments with a .log, file for file."""
+    rng = random.Random(17)
+    suffixes = [".log", ".index", ".timeindex", ".txnindex", ".snapshot", ".log.deleted", ".idx"]
+    for trial in range(40):
+        d = tmp_path / f"r-{trial}"
+        d.mkdir()
+        for _ in range(rng.randrange(1, 40)):
+            base = rng.choice([0, 1, 7, 42, 1000, rng.randrange(10**6), 2**63 - 1, 2**63, 10**19])
+            digits = rng.choice([f"{base:020d}", str(base), f"{base:025d}", f"0{base}"])
+            name = digits + rng.choice(suffixes)
+            if not (d / name).exists():
+                if rng.random() < 0.05:
+                    (d / name).mkdir()
+                else:
+                    (d / name).write_bytes(b"")
+        names = [p.name for p in d.iterdir() if not p.is_dir()]
+        fast = LocalLog.scan_segments(d)
+        full = LocalLog.scan(d)
+        files = {s.base_offset: {k: Path(v).name for k, v in s.files.items()} for s in fast.segments}
+        assert files == _with_log(_expected(names)), sorted(names)
+        assert fast.segments == full.log_segments
+        assert fast.log_base_offsets == full.log_base_offsets
+        for offset in (0, 5, 42, 999, 2**63 - 1):
+            assert fast.segment_for(offset) == full.segment_for(offset)
+            assert fast.log_start_offset(offset) == full.log_start_offset(offset)
+        assert fast.active_base_offset == full.active_base_offset
+
+
+def test_is_partition_dir_reads_names_not_kinds(tmp_path: Path) -> None:
+    """A partition directory holds a partition's files and none of a log directory's; a sub-directory named like
+    either is neither (is_partition_dir reads the listing only up to the first partition file)."""
+    d = tmp_path / "t-0"
+    d.mkdir()
+    assert not is_partition_dir(d)
+    (d / "00000000000000000000.log").mkdir()
+    assert not is_partition_dir(d)
+    (d / "00000000000000000000.index").write_bytes(b"")
+    assert is_partition_dir(d)
+    (d / "meta.properties").mkdir()
+    assert is_partition_dir(d)
+    (d / "replication-offset-checkpoint").write_bytes(b"")
+    assert not is_partition_dir(d)
+    (d / "replication-offset-checkpoint").unlink()
+    (d / ".kafka_cleanshutdown").symlink_to(tmp_path)  # a link is not followed: a file by its name
+    assert not is_partition_dir(d)
+    assert not is_partition_dir(d / "00000000000000000000.index")  # not a directory

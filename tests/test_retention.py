@@ -39,7 +39,7 @@ def _time_partition(tmp_path, hw: int = 40):
 def _fates(out: str) -> list[tuple[int, str | None, int | None]]:
     [obj] = [json.loads(x) for x in out.splitlines()]
     assert obj["type"] == "retentionPartition" and obj["prediction"] is True
-    return [(s["baseOffset"], s["deletedBy"], s["deletableAt"]) for s in obj["segments"]]
+    return [(s["baseOffset"], s["deletedBy"], s["deletableAt"]) for s in obj["segmentFates"]]
 
 
 def test_time_retention(tmp_path):
@@ -127,7 +127,8 @@ def test_compacted_topic_with_tombstones(tmp_path):
     assert (c["records"], c["distinctKeys"], c["superseded"]) == (7, 4, 3)
     assert (c["tombstones"], c["liveTombstones"], c["tombstonesWithHorizon"]) == (2, 2, 2)
     assert (c["latestDeleteHorizon"], c["tombstonesPastHorizon"]) == (T0 + 5000, 2)
-    assert [s["deletedBy"] for s in obj["segments"]] == [None, None, None]  # compact only: no time retention
+    # compact only: no time retention
+    assert [s["deletedBy"] for s in obj["segmentFates"]] == [None, None, None]
 
 
 @pytest.mark.skipif(not corpus_available(), reason=f"reference corpus not found at {CORPUS}")

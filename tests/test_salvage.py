@@ -314,7 +314,7 @@ def test_cli_json_report_and_clean_segment(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["salvage", "--json", str(source), "--out", str(tmp_path / "out")])
     assert result.exit_code == 1
     objects = [json.loads(line) for line in result.output.splitlines()]
-    assert [o["type"] for o in objects] == ["lost", "gap", "summary"]
+    assert [o["type"] for o in objects] == ["lost", "gap", "salvageSummary"]
     assert objects[0]["start"] == sum(map(len, batches)) and objects[0]["bytes"] == 3
     assert objects[1]["firstOffset"] == 25 and objects[1]["lastOffset"] is None
     assert objects[2]["keptBatches"] == 5 and objects[2]["missingOffsets"] is None

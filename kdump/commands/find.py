@@ -96,7 +96,7 @@ class Find:
 
     def search(self) -> SearchResult:
         try:
-            log = LocalLog.scan(self.directory)
+            log = LocalLog.scan_segments(self.directory)  # a search needs the segments only
         except OSError as e:
             raise KdumpError(e.strerror or str(e), path=self.directory) from None
         start = None if self.log_start_offset is None else LogStart(self.log_start_offset, "given")

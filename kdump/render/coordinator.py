@@ -135,7 +135,7 @@ def lookup_object(r: CoordinatorLookup) -> dict[str, Any]:
                 "removed": x.removed,
             }
         )
-    obj["problems"] = r.problems
+    obj["problemMessages"] = r.problems
     return obj
 
 

@@ -100,7 +100,7 @@ def _header(h: BatchHeader | None) -> dict[str, Any] | None:
 
 def partition_object(p: PartitionDiff) -> dict[str, Any]:
     return {
-        "partition": p.name,
+        "name": p.name,
         "diverged": p.diverged,
         "copies": [
             {
@@ -113,7 +113,7 @@ def partition_object(p: PartitionDiff) -> dict[str, Any]:
                 if c.checkpoint_epochs is None
                 else [{"epoch": e, "startOffset": o} for e, o in c.checkpoint_epochs],
                 "batchEpochs": [{"epoch": e, "startOffset": o} for e, o in c.batch_epochs],
-                "problems": c.problems,
+                "problemMessages": c.problems,
             }
             for c in p.copies
         ],

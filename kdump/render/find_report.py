@@ -177,7 +177,7 @@ class JsonSink(_Sink):
         record = result.record
         obj = json_lines.head(
             "location",
-            partition=location.partition,
+            directory=location.partition,
             status=result.status,
             found=result.status == FOUND,
             gap=result.status == GAP,

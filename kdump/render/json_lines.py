@@ -15,26 +15,36 @@ import base64
 import json
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kdump.errors import KdumpError
 from kdump.jdk.text import decode_utf8_jdk
-from kdump.render.decoders import MessageParser
-from kdump.render.kafka_json import struct_to_json
-from kdump.storage.control_record import decode_control_record
-from kdump.storage.file_records import RecordBatch
+from kdump.render.json_schema import HEAD_TYPES
 from kdump.storage.naming import parse_partition_dir
-from kdump.storage.producer_snapshot import ProducerSnapshotEntry
-from kdump.storage.record import Record, check_object_headers
-from kdump.storage.transaction_index import AbortedTxn
+from kdump.storage.record import check_object_headers
+
+if TYPE_CHECKING:
+    # types only: every command's JSON imports this module (for line and head), most of them no record
+    # decoding, so it loads no more than they need (control records' decoding loads when one is written)
+    from kdump.errors import KdumpError
+    from kdump.render.decoders import MessageParser
+    from kdump.storage.file_records import RecordBatch
+    from kdump.storage.producer_snapshot import ProducerSnapshotEntry
+    from kdump.storage.record import Record
+    from kdump.storage.transaction_index import AbortedTxn
 
 #: The version of every command's JSON objects (the one constant; bumped when a field changes meaning or
 #: disappears).
 #: 2: ``kdump find``'s ``location`` carries its batch and record as ``batch`` and ``record`` objects (1 had
 #: their fields in find's own names: ``maxTimestamp``, ``value``, index entries' ``slot``).
-#: 3: one version for every command: the JSON of ``ls``, ``verify``, ``verify-index``, ``salvage``, ``txn``,
-#: ``diff``, ``retention`` and ``find --group`` carried versions of its own (all 1) and is now written by
-#: :func:`line` (compact separators, as ``kdump files --json`` always was).
+#: 3: one version and one vocabulary for every command (man kdump-files, JSON SCHEMA VERSION 3): the JSON of
+#: ``ls``, ``verify``, ``verify-index``, ``salvage``, ``txn``, ``diff``, ``retention`` and ``find --group``
+#: carried versions of its own (all 1) and is now written by :func:`line` (compact, UTF-8, as ``kdump files
+#: --json`` always was); ``partition`` is the partition number everywhere (find's ``location`` names the
+#: directory searched ``directory``, diff's ``diffPartition`` the directory name ``name``); ``problems`` and
+#: ``segments`` are counts everywhere (the problem sentences of ``txn``, ``diff``, ``retention`` and ``find
+#: --group`` are ``problemMessages``, retention's segments ``segmentFates``); salvage's summary is a
+#: ``salvageSummary`` (``summary`` is what verify and verify-index counted); every type is in
+#: :mod:`kdump.render.json_schema`.
 JSON_SCHEMA_VERSION = 3
 
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
@@ -48,7 +58,9 @@ def line(obj: dict[str, Any]) -> str:
 
 def head(type_: str, /, **fields: Any) -> dict[str, Any]:
     """An object that opens a unit of output (a file, a partition, a location, a summary): its ``type``, the
-    schema ``version``, then ``fields``."""
+    schema ``version``, then ``fields``.  The only way the schema version gets into an object: the types that carry it
+    are :data:`kdump.render.json_schema.HEAD_TYPES`."""
+    assert type_ in HEAD_TYPES, type_
     return {"type": type_, "version": JSON_SCHEMA_VERSION, **fields}
 
 
@@ -223,6 +235,9 @@ def error_object(e: KdumpError) -> str:
 def control_facts(record: Record) -> dict[str, Any]:
     """What the text shows after a control record's metadata, as fields (with the decoded message of every
     KRaft control type, ``LeaderChange`` included)."""
+    from kdump.render.kafka_json import struct_to_json
+    from kdump.storage.control_record import decode_control_record
+
     control = decode_control_record(record.key, record.value)
     if control.marker is not None:
         return {

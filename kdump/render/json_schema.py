@@ -1,6 +1,22 @@
-"""The documented schema of kdump's JSON lines (version :data:`~kdump.render.json_lines.JSON_SCHEMA_VERSION`):
-for each ``type``, its fields and their JSON types.  man kdump-files (JSON OUTPUT) lists the same; the tests
-validate every object kdump prints against this table and check that the man page names every field."""
+"""The documented schema of every kdump command's JSON lines (version
+:data:`~kdump.render.json_lines.JSON_SCHEMA_VERSION`): for each ``type``, its fields and their JSON types
+(:data:`SCHEMA`), which commands write it (:data:`COMMAND_TYPES`) and which types carry the schema version
+(:data:`HEAD_TYPES`).  Each command's man page (JSON OUTPUT) lists the same; the tests run every command with
+``--json``, validate every object it prints against this module and check that its man page names every type
+and field it writes.
+
+The vocabulary: a name means one thing in every command and has one JSON type (null aside) wherever it
+appears: ``file`` a file's path, ``directory`` a partition directory's path, ``topic`` the topic,
+``partition`` the partition number (null when a directory is not named ``<topic>-<partition>``), ``position``
+a byte position, ``offset`` an offset, ``problems`` and ``segments`` counts.
+
+The version rule: every object that opens a unit of output (a file, a partition, a location, a coordinator
+lookup) and every summary carries ``version``, the schema version (:data:`HEAD_TYPES`); the objects inside a
+unit (batches, records, entries, problems, notes, lost ranges ...) do not.  Four objects of ``kdump files``
+have a ``version`` of another kind (:data:`FILE_VERSION_TYPES`): the format version of the file they come
+from, as Kafka's text labels it (``version: 0`` of a ``.txnindex`` entry, of ``partition.metadata``,
+``meta.properties``, ``kafka_cleanshutdown``); they are members of a ``file`` object, whose ``version`` is the
+schema's."""
 
 from __future__ import annotations
 
@@ -134,19 +150,30 @@ SCHEMA: dict[str, dict[str, tuple[str, ...]]] = {
         "offset": (INT, NULL),
         "message": (STR,),
     },
+    # kdump verify-index and kdump verify: what the check counted (verify's counts are a superset; with
+    # --indexes-only verify writes verify-index's)
     "summary": {
         "version": (INT,),
         "partitions": (INT,),
         "segments": (INT,),
+        "batches": (INT,),
+        "records": (INT, NULL),
+        "logBytes": (INT,),
         "indexFiles": (INT,),
         "entries": (INT,),
-        "logBytes": (INT,),
-        "problems": (INT,),
-        "filesWithProblems": (INT,),
+        "producerSnapshots": (INT,),
+        "txnIndexEntries": (INT,),
+        "checkpointValues": (INT,),
+        "leaderEpochs": (INT,),
+        "kraftSnapshots": (INT,),
         "lastOffsetTimeIndexes": (INT,),
         "preKafka38TimeIndexes": (INT,),
         "activeSegmentNotes": (INT,),
         "newerRecords": (INT,),
+        "unchecked": (INT,),
+        "problems": (INT,),
+        "filesWithProblems": (INT,),
+        "kinds": (OBJ,),
     },
     # time-index-rule notes carry "rule"; active-segment notes the place, as problems do
     "note": {
@@ -158,10 +185,12 @@ SCHEMA: dict[str, dict[str, tuple[str, ...]]] = {
         "offset": (INT, NULL),
         "message": (STR,),
     },
+    # kdump verify
+    "unchecked": {"file": (STR,), "message": (STR,)},
     # kdump find
     "location": {
         "version": (INT,),
-        "partition": (STR,),
+        "directory": (STR,),
         "status": (STR,),
         "found": (BOOL,),
         "gap": (BOOL,),
@@ -209,6 +238,164 @@ SCHEMA: dict[str, dict[str, tuple[str, ...]]] = {
         "openTransactions": (LIST,),
         "anomalies": (LIST,),
     },
+    "unreadable": {"path": (STR,), "message": (STR,)},
+    # kdump find --group / --transactional-id
+    "coordinator": {
+        "version": (INT,),
+        "kind": (STR,),
+        "key": (STR,),
+        "topic": (STR,),
+        "hashCode": (INT,),
+        "partition": (INT,),
+        "partitionCount": (INT,),
+        "partitionCountSource": (STR,),
+        "localPartitions": (LIST,),
+        "directory": (STR, NULL),
+        "found": (BOOL,),
+        "offsets": (LIST,),
+        "pendingTransactionalOffsets": (INT,),
+        "groupMetadata": (OBJ, NULL),
+        "transaction": (OBJ, NULL),
+        "problemMessages": (LIST,),
+    },
+    # kdump salvage
+    "lost": {"file": (STR,), "start": (INT,), "end": (INT,), "bytes": (INT,), "reason": (STR,)},
+    "gap": {
+        "file": (STR,),
+        "firstOffset": (INT,),
+        "lastOffset": (INT, NULL),
+        "count": (INT, NULL),
+        "lostStart": (INT,),
+        "lostEnd": (INT,),
+    },
+    "salvageSummary": {
+        "version": (INT,),
+        "file": (STR,),
+        "output": (STR,),
+        "offsetIndex": (STR, NULL),
+        "timeIndex": (STR, NULL),
+        "sourceBytes": (INT,),
+        "keptBatches": (INT,),
+        "keptBytes": (INT,),
+        "firstOffset": (INT, NULL),
+        "lastOffset": (INT, NULL),
+        "lostRanges": (INT,),
+        "lostBytes": (INT,),
+        "missingOffsets": (INT, NULL),
+        "offsetIndexEntries": (INT,),
+        "timeIndexEntries": (INT,),
+    },
+    # kdump txn
+    "txnPartition": {
+        "version": (INT,),
+        "directory": (STR,),
+        "topic": (STR, NULL),
+        "partition": (INT, NULL),
+        "logStartOffset": (INT, NULL),
+        "logEndOffset": (INT, NULL),
+        "highWatermark": (INT, NULL),
+        "firstUnstableOffset": (INT, NULL),
+        "lastStableOffset": (INT, NULL),
+        "newestTimestamp": (INT, NULL),
+        "now": (INT, NULL),
+        "openTransactions": (LIST,),
+        "abortedTransactions": (LIST,),
+        "commits": (INT,),
+        "aborts": (INT,),
+        "commitDurationMs": (OBJ,),
+        "abortDurationMs": (OBJ,),
+        "coordinatorSource": (STR, NULL),
+        "problemMessages": (LIST,),
+    },
+    # kdump diff
+    "diffPartition": {
+        "version": (INT,),
+        "name": (STR,),
+        "diverged": (BOOL,),
+        "copies": (LIST,),
+        "pairs": (LIST,),
+        "truncations": (LIST,),
+    },
+    # kdump retention
+    "retentionPartition": {
+        "version": (INT,),
+        "prediction": (BOOL,),
+        "directory": (STR,),
+        "topic": (STR, NULL),
+        "partition": (INT, NULL),
+        "now": (INT,),
+        "config": (OBJ,),
+        "configSources": (OBJ,),
+        "logStartOffset": (INT, NULL),
+        "logStartOffsetAfter": (INT, NULL),
+        "logEndOffset": (INT, NULL),
+        "highWatermark": (INT, NULL),
+        "sizeBytes": (INT,),
+        "segmentFates": (LIST,),
+        "compaction": (OBJ, NULL),
+        "problemMessages": (LIST,),
+    },
+}
+
+#: The types that open a unit of output and carry ``version``, the schema version (and no other type does,
+#: but for :data:`FILE_VERSION_TYPES`).
+HEAD_TYPES = frozenset(
+    {
+        "file",
+        "location",
+        "coordinator",
+        "partition",
+        "txnPartition",
+        "diffPartition",
+        "retentionPartition",
+        "summary",
+        "salvageSummary",
+    }
+)
+
+#: Fields that hold an object of another type, validated as such (other objects, such as a decoded record's
+#: ``decoded``, are data and may have fields of any name, ``type`` and ``version`` included).
+NESTED = {"location": {"batch": "batch", "record": "record"}}
+
+#: Members of a ``file`` object whose ``version`` is the format version of that file, as Kafka's text labels it.
+FILE_VERSION_TYPES = frozenset({"abortedTxn", "partitionMetadata", "metaProperties", "cleanShutdown"})
+
+#: The types each command writes with ``--json`` (``find``'s ``location`` holds ``batch`` and ``record``
+#: objects, which ``files`` writes).
+COMMAND_TYPES: dict[str, tuple[str, ...]] = {
+    "files": (
+        "file",
+        "batch",
+        "record",
+        "error",
+        "invalidBytes",
+        "offsetIndexEntry",
+        "timeIndexEntry",
+        "emptyIndex",
+        "sanityCheck",
+        "producerSnapshotEntry",
+        "corruptSnapshot",
+        "abortedTxn",
+        "offsetCheckpointEntry",
+        "leaderEpochEntry",
+        "partitionMetadata",
+        "metaProperties",
+        "quorumState",
+        "cleanShutdown",
+        "indexMismatch",
+        "timestampMismatch",
+        "outOfOrderTimestamp",
+        "indexedOffsetNotFound",
+        "nonConsecutiveOffsets",
+    ),
+    "find": ("location", "coordinator"),
+    "ls": ("partition", "unreadable"),
+    "verify": ("problem", "unchecked", "note", "summary"),
+    "verify-index": ("problem", "note", "summary"),
+    "salvage": ("lost", "gap", "salvageSummary"),
+    "txn": ("txnPartition",),
+    "diff": ("diffPartition",),
+    "retention": ("retentionPartition",),
 }
 
 _PY = {INT: int, NUM: float, STR: str, LIST: list, OBJ: dict}
@@ -226,12 +413,18 @@ def _json_type(value: Any) -> str:
 
 
 def validate(obj: dict[str, Any]) -> list[str]:
-    """Problems of one object against :data:`SCHEMA` (empty when it conforms)."""
+    """Problems of one object against :data:`SCHEMA` and the version rule (empty when it conforms)."""
+    from kdump.render.json_lines import JSON_SCHEMA_VERSION
+
     kind = obj.get("type")
-    fields = SCHEMA.get(kind)  # type: ignore[arg-type]
-    if fields is None:
+    if not isinstance(kind, str) or kind not in SCHEMA:
         return [f"unknown type {kind!r}"]
+    fields = SCHEMA[kind]
     problems = []
+    if kind in HEAD_TYPES and obj.get("version") != JSON_SCHEMA_VERSION:
+        problems.append(
+            f"{kind}: version {obj.get('version')!r}, not the schema version {JSON_SCHEMA_VERSION}"
+        )
     for name, value in obj.items():
         if name == "type":
             continue
@@ -240,7 +433,9 @@ def validate(obj: dict[str, Any]) -> list[str]:
             problems.append(f"{kind}: undocumented field {name!r}")
         elif _json_type(value) not in allowed:
             problems.append(f"{kind}.{name}: {_json_type(value)} is not one of {allowed}")
-        elif isinstance(value, dict) and "type" in value:
+        elif isinstance(value, dict) and name in NESTED.get(kind, {}):
             # an object of another type inside this one (find's batch and record): validated as that type
+            if value.get("type") != NESTED[kind][name]:
+                problems.append(f"{kind}.{name}: not a {NESTED[kind][name]} object")
             problems.extend(f"{kind}.{name}: {p}" for p in validate(value))
     return problems

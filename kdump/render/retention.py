@@ -81,7 +81,7 @@ def partition_object(f: RetentionFacts) -> dict[str, Any]:
         "logEndOffset": f.log_end_offset,
         "highWatermark": f.high_watermark,
         "sizeBytes": f.size_bytes,
-        "segments": [
+        "segmentFates": [
             {
                 "baseOffset": s.base_offset,
                 "nextOffset": s.next_offset,
@@ -93,7 +93,7 @@ def partition_object(f: RetentionFacts) -> dict[str, Any]:
             for s in f.segments
         ],
         "compaction": None if f.compaction is None else _camel(asdict(f.compaction)),
-        "problems": f.problems,
+        "problemMessages": f.problems,
     }
 
 

@@ -82,7 +82,7 @@ def gap_json(source: str, gap: OffsetGap) -> str:
 
 def summary_json(result: SalvageResult) -> str:
     obj = head(
-        "summary",
+        "salvageSummary",
         file=result.source,
         output=result.output,
         offsetIndex=result.offset_index,

@@ -141,7 +141,7 @@ def partition_object(f: PartitionTxnFacts) -> dict[str, Any]:
         "commitDurationMs": summarize_durations(st.commit_durations),
         "abortDurationMs": summarize_durations(st.abort_durations),
         "coordinatorSource": f.coordinator_source,
-        "problems": f.problems,
+        "problemMessages": f.problems,
     }
 
 

@@ -4,6 +4,12 @@ partition directories (what Kafka's ``LogManager`` does when it loads a ``log.di
 Scanning reads directory listings only; no file is opened.  Segments are ordered by base offset, the way
 Kafka's ``LogSegments`` map orders them, and :meth:`LocalLog.segment_for` finds the one holding an offset with
 the same floor lookup.
+
+Two ways to build a :class:`LocalLog`: :meth:`LocalLog.scan` classifies every name of the directory (what ``ls``,
+``verify`` and ``rebuild-index`` need), :meth:`LocalLog.scan_segments` lists only the segments that have a
+``.log`` (what a search needs, ``find``): it takes their base offsets from the ``.log`` names and names a
+segment's index files only when that segment is asked for (as Kafka's ``LogSegment`` derives them from its base
+offset), so a partition of 10,000 segments is not classified name by name.  Both give the same segments.
 """
 
 from __future__ import annotations
@@ -11,6 +17,7 @@ from __future__ import annotations
 import bisect
 import os
 import re
+import stat
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
@@ -19,6 +26,10 @@ from kdump.storage.log_segment import SEGMENT_SUFFIXES, LogSegment
 
 _LONG_MAX = 2**63 - 1
 _SEGMENT_SUFFIX_SET = frozenset(SEGMENT_SUFFIXES)
+#: A segment's suffixes in name order (the order :meth:`LocalLog.scan` meets a segment's files in).
+_SUFFIXES_IN_NAME_ORDER = tuple(sorted(SEGMENT_SUFFIXES))
+#: The length of a segment file name in the form Kafka writes, ``<20 digits>.log``.
+_LOG_NAME_LENGTH = 20 + len(naming.LOG_FILE_SUFFIX)
 _SEGMENT_FILE = re.compile(r"^([0-9]+)(\.log|\.index|\.timeindex|\.txnindex)$")
 _PRODUCER_SNAPSHOT = re.compile(r"^([0-9]+)\.snapshot$")
 _KRAFT_SNAPSHOT = re.compile(r"^[0-9]{20}-[0-9]{10}\.checkpoint$")
@@ -30,13 +41,12 @@ TRANSIENT_SUFFIXES = (naming.DELETED_FILE_SUFFIX, naming.CLEANED_FILE_SUFFIX, na
 
 @dataclass
 class LocalLog:
-    """What a partition directory holds, classified by name."""
+    """What a partition directory holds, classified by name (:meth:`scan`), or only its segments that have a
+    ``.log`` (:meth:`scan_segments`, ``segments_only``: the file lists below are then empty)."""
 
     directory: str
     #: The parsed directory name, or None when it is not ``<topic>-<partition>``.
     name: naming.PartitionDir | None
-    #: Segments by increasing base offset; each has at least one of its files.
-    segments: list[LogSegment] = field(default_factory=list)
     #: Producer-state snapshots ``<offset>.snapshot``, by offset.
     producer_snapshots: list[tuple[int, str]] = field(default_factory=list)
     #: KRaft snapshots ``<offset>-<epoch>.checkpoint`` (``__cluster_metadata`` only), by name.
@@ -47,6 +57,15 @@ class LocalLog:
     transient_files: list[str] = field(default_factory=list)
     #: Anything else (sub-directories excluded).
     other_files: list[str] = field(default_factory=list)
+    #: Built by :meth:`scan_segments`: only the segments with a ``.log`` were listed.
+    segments_only: bool = False
+    #: Every segment by increasing base offset (None: a segments-only log not yet asked for them all).
+    _segments: list[LogSegment] | None = field(default=None, repr=False)
+    #: The base offsets of the segments with a ``.log``, increasing, and those segments (None: not built yet).
+    _log_bases: list[int] = field(default_factory=list, repr=False)
+    _log_segments: list[LogSegment | None] = field(default_factory=list, repr=False)
+    #: What :meth:`scan_segments` keeps of the listing to name a segment's files when it is asked for.
+    _listing: _Listing | None = field(default=None, repr=False, compare=False)
 
     @property
     def topic(self) -> str | None:
@@ -57,16 +76,37 @@ class LocalLog:
         return None if self.name is None else self.name.partition
 
     @property
+    def segments(self) -> list[LogSegment]:
+        """Segments by increasing base offset; each has at least one of its files (of a segments-only log: each
+        has its ``.log``)."""
+        if self._segments is None:
+            self._segments = [self.log_segment(i) for i in range(len(self._log_bases))]
+        return self._segments
+
+    @property
     def log_segments(self) -> list[LogSegment]:
         """The segments that have a ``.log``."""
-        return [s for s in self.segments if s.has(naming.LOG_FILE_SUFFIX)]
+        return [self.log_segment(i) for i in range(len(self._log_bases))]
+
+    @property
+    def log_base_offsets(self) -> list[int]:
+        """The base offsets of the segments that have a ``.log``, increasing (no segment is built for it)."""
+        return self._log_bases
+
+    def log_segment(self, i: int) -> LogSegment:
+        """The segment of ``log_base_offsets[i]`` (negative ``i`` counts from the end, as for a list)."""
+        segment = self._log_segments[i]
+        if segment is None:
+            assert self._listing is not None
+            segment = self._log_segments[i] = self._listing.segment(self._log_bases[i])
+        return segment
 
     @property
     def active_base_offset(self) -> int | None:
         """Base offset of the active segment, the one a running broker appends to: the greatest with a ``.log``
         (Kafka's ``segments.lastSegment``)."""
-        segments = self.log_segments
-        return segments[-1].base_offset if segments else None
+        bases = self._log_bases
+        return bases[-1] if bases else None
 
     def log_start_offset(self, checkpointed: int | None) -> int | None:
         """The log start offset as a broker computes it when it loads the log (``UnifiedLog``): the greater of the
@@ -74,17 +114,16 @@ class LocalLog:
         ``log-start-offset-checkpoint`` (None when it has none); None when there is no segment with a ``.log``.
         The one computation of it (``find``, ``ls``, ``diff``, ``txn``, ``retention`` and the Spark planner ask
         here)."""
-        segments = self.log_segments
-        if not segments:
+        bases = self._log_bases
+        if not bases:
             return None
-        return max(checkpointed or 0, segments[0].base_offset)
+        return max(checkpointed or 0, bases[0])
 
     def segment_for(self, offset: int) -> LogSegment | None:
         """The segment with a ``.log`` and the greatest base offset <= ``offset`` (Kafka's
         ``segments.floorSegment``), or None when ``offset`` is below every base offset."""
-        segments = self.log_segments
-        i = bisect.bisect_right([s.base_offset for s in segments], offset)
-        return segments[i - 1] if i else None
+        i = bisect.bisect_right(self._log_bases, offset)
+        return self.log_segment(i - 1) if i else None
 
     @classmethod
     def scan(cls, directory: str | os.PathLike[str]) -> LocalLog:
@@ -104,20 +143,21 @@ class LocalLog:
             suffix = name[dot:]
             if dot > 0 and suffix in _SEGMENT_SUFFIX_SET:
                 digits = name[:dot]
-                if digits.isascii() and digits.isdigit():
-                    if digits in by_digits:
-                        segment = by_digits[digits]
-                    else:
-                        base = _java_long_or_none(digits)
-                        segment = None
-                        if base is not None:
-                            segment = by_offset.get(base)
-                            if segment is None:
-                                segment = by_offset[base] = LogSegment(path, base)
-                        by_digits[digits] = segment
-                    if segment is not None:
-                        segment.files[suffix] = full
-                        continue
+                if digits in by_digits:  # a segment's other files: its digits are known
+                    segment = by_digits[digits]
+                elif digits.isascii() and digits.isdigit():
+                    base = _java_long_or_none(digits)
+                    segment = None
+                    if base is not None:
+                        segment = by_offset.get(base)
+                        if segment is None:
+                            segment = by_offset[base] = LogSegment(path, base)
+                    by_digits[digits] = segment
+                else:
+                    segment = None
+                if segment is not None:
+                    segment.files[suffix] = full
+                    continue
             m = _PRODUCER_SNAPSHOT.match(name)
             if m and _java_long_or_none(m.group(1)) is not None:
                 log.producer_snapshots.append((int(m.group(1)), full))
@@ -129,14 +169,90 @@ class LocalLog:
                 log.transient_files.append(full)
             else:
                 log.other_files.append(full)
-        log.segments = [by_offset[k] for k in sorted(by_offset)]
+        segments = log._segments = [by_offset[k] for k in sorted(by_offset)]
+        with_log = [s for s in segments if naming.LOG_FILE_SUFFIX in s.files]
+        log._log_bases = [s.base_offset for s in with_log]
+        log._log_segments = [s for s in with_log]
         log.producer_snapshots.sort()
         return log
+
+    @classmethod
+    def scan_segments(cls, directory: str | os.PathLike[str]) -> LocalLog:
+        """The segments of ``directory`` that have a ``.log`` (one ``os.scandir``; OSError propagates), the same
+        segments, with the same files, as :meth:`scan`'s, without classifying the other names: a segment's files
+        are named when it is first asked for (:meth:`log_segment`).  The log's other file lists stay empty."""
+        path = os.fspath(directory)
+        log = cls(
+            path, naming.parse_partition_dir(os.path.basename(os.path.normpath(path))), segments_only=True
+        )
+        with os.scandir(path) as entries:
+            names = {e.name for e in entries if not e.is_dir(follow_symlinks=False)}
+        # The names Kafka writes, <20 digits>.log: a base offset each (when it fits a long).
+        digits = [n[:20] for n in names if n.endswith(naming.LOG_FILE_SUFFIX) and len(n) == _LOG_NAME_LENGTH]
+        bases = [int(d) for d in digits if d.isascii() and d.isdigit()]
+        if bases and max(bases) > _LONG_MAX:
+            bases = [b for b in bases if b <= _LONG_MAX]
+        # Other spellings of a segment file (fewer or more digits) are rare: classified one by one, as scan does.
+        odd: dict[tuple[int, str], str] = {}
+        for name in [n for n in names if n[20:21] != "." and n.endswith(SEGMENT_SUFFIXES)]:
+            found = _segment_file(name)
+            if found is not None:
+                if found not in odd or name > odd[found]:  # scan takes the last in name order
+                    odd[found] = name
+                if found[1] == naming.LOG_FILE_SUFFIX:
+                    bases.append(found[0])
+        log._log_bases = sorted(set(bases)) if odd else sorted(bases)
+        log._log_segments = [None] * len(log._log_bases)
+        log._listing = _Listing(path, names, odd)
+        return log
+
+
+class _Listing:
+    """The names of a partition directory (sub-directories excluded), to name a segment's files as
+    :meth:`LocalLog.scan` would: ``<20 digits><suffix>`` when listed, or the last in name order of the other
+    spellings of the same base offset (``odd``)."""
+
+    def __init__(self, directory: str, names: set[str], odd: dict[tuple[int, str], str]) -> None:
+        self.directory = directory
+        self.prefix = os.path.join(directory, "")
+        self.names = names
+        self.odd = odd
+
+    def segment(self, base_offset: int) -> LogSegment:
+        segment = LogSegment(self.directory, base_offset)
+        digits = naming.offset_to_filename(base_offset, "")
+        names = self.names
+        for suffix in _SUFFIXES_IN_NAME_ORDER:
+            name = digits + suffix
+            listed = name if name in names else None
+            other = self.odd.get((base_offset, suffix)) if self.odd else None
+            if other is not None and (listed is None or other > listed):
+                listed = other
+            if listed is not None:
+                segment.files[suffix] = self.prefix + listed
+        return segment
+
+
+def _segment_file(name: str) -> tuple[int, str] | None:
+    """The base offset and suffix of a segment file's name (``<digits>.log`` and the index suffixes, the digits
+    a Java long), as :meth:`LocalLog.scan` classifies it; None for any other name."""
+    dot = name.find(".")
+    suffix = name[dot:]
+    if dot > 0 and suffix in _SEGMENT_SUFFIX_SET:
+        digits = name[:dot]
+        if digits.isascii() and digits.isdigit():
+            base = _java_long_or_none(digits)
+            if base is not None:
+                return base, suffix
+    return None
 
 
 def _java_long_or_none(digits: str) -> int | None:
     """``digits`` (ASCII, as the file-name patterns match them) as a Java long, or None when out of range:
     what ``Long.parseLong`` accepts, without its per-character Unicode handling (a partition has thousands)."""
+    if len(digits) <= 20:  # the form Kafka writes, and shorter: int() is safe and quick
+        value = int(digits)
+        return value if value <= _LONG_MAX else None
     significant = digits.lstrip("0")
     if len(significant) > 19:
         return None
@@ -186,12 +302,31 @@ def is_partition_dir(directory: str | os.PathLike[str]) -> bool:
     directory's.  Recognised by content, never by name: Kafka's multi-broker quickstart keeps its logs in
     ``/tmp/kafka-logs-1``, Docker images in ``kafka-1``, Strimzi in ``data-0/kafka-log0``; all of them are
     named like partitions and none of them is one."""
+    path = os.fspath(directory)
     try:
-        with os.scandir(os.fspath(directory)) as entries:
-            names = [e.name for e in entries if not e.is_dir(follow_symlinks=False)]
+        # The listing is read only up to the first partition file (a partition of 10,000 segments: the first
+        # entry, not 30,000): a log directory's files are then looked up by name.
+        with os.scandir(path) as entries:
+            if not holds_partition_files(e.name for e in entries if not e.is_dir(follow_symlinks=False)):
+                return False
     except OSError:
         return False
-    return holds_partition_files(names) and not holds_log_dir_files(names)
+    for name in LOG_DIR_FILES:
+        try:
+            mode = os.lstat(os.path.join(path, name)).st_mode
+        except FileNotFoundError:
+            continue
+        except OSError:  # cannot tell by name (no search permission): the whole listing, as names only
+            try:
+                with os.scandir(path) as entries:
+                    return not holds_log_dir_files(
+                        e.name for e in entries if not e.is_dir(follow_symlinks=False)
+                    )
+            except OSError:
+                return False
+        if not stat.S_ISDIR(mode):
+            return False
+    return True
 
 
 def is_log_dir(directory: str | os.PathLike[str]) -> bool:

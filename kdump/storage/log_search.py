@@ -1,7 +1,7 @@
 """Finding an offset or a timestamp in a partition the way a broker does, reading as little as it does.
 
 The searches are functions of a :class:`~kdump.storage.local_log.LocalLog` (the partition directory as listed
-by ``LocalLog.scan``: its names only, no file opened): :func:`find_offset`, :func:`find_timestamp`, and
+by ``LocalLog.scan_segments``, or ``LocalLog.scan``: its names only, no file opened): :func:`find_offset`, :func:`find_timestamp`, and
 :func:`log_start` for the log start offset they use.
 
 **Offset** (the fetch path: ``LocalLog.read`` → ``LogSegment.read`` → ``translateOffset``):
@@ -149,8 +149,8 @@ class LogStart(NamedTuple):
 def log_start(log: LocalLog) -> LogStart:
     """The partition's log start offset as a broker computes it when it loads the log: the greater of the first
     segment's base offset and the partition's entry in ``../log-start-offset-checkpoint``."""
-    first_segment = next((s for s in log.segments if s.has(naming.LOG_FILE_SUFFIX)), None)
-    first = first_segment.base_offset if first_segment is not None else 0
+    bases = log.log_base_offsets
+    first = bases[0] if bases else 0
     source = "the first segment's base offset"
     # The name of the directory as given ("." included), as Kafka's File.getAbsoluteFile would see it.
     name = naming.parse_partition_dir(os.path.basename(os.path.abspath(log.directory)))
@@ -184,16 +184,16 @@ def find_offset(log: LocalLog, offset: int, start: LogStart | None = None) -> Se
     file and position."""
     start = log_start(log) if start is None else start
     result = SearchResult("offset", offset, EMPTY, start.offset, start.source)
-    segments = log.log_segments
-    if not segments:
+    bases = log.log_base_offsets
+    if not bases:
         return result
     if offset < start.offset:
         result.status = BELOW_START
         return result
-    k = bisect.bisect_right(segments, offset, key=_base_offset) - 1
-    log_end = segments[-1].base_offset
-    for i in range(k, len(segments)):
-        segment = segments[i]
+    k = bisect.bisect_right(bases, offset) - 1
+    log_end = bases[-1]
+    for i in range(k, len(bases)):
+        segment = log.log_segment(i)
         with segment.open_log() as records:
             if i == k:
                 position, entry = _offset_index_position(segment, records, offset, result)
@@ -211,10 +211,6 @@ def find_offset(log: LocalLog, offset: int, start: LogStart | None = None) -> Se
     result.status = BEYOND_END
     result.log_end_offset = log_end
     return result
-
-
-def _base_offset(segment: LogSegment) -> int:
-    return segment.base_offset
 
 
 def _offset_index_position(
@@ -305,20 +301,20 @@ def find_timestamp(log: LocalLog, timestamp: int, start: LogStart | None = None)
     :func:`log_start`).  Segments wholly below the log start offset are skipped (a broker deletes them)."""
     start = log_start(log) if start is None else start
     result = SearchResult("timestamp", timestamp, EMPTY, start.offset, start.source)
-    segments = log.log_segments
-    if not segments:
+    bases = log.log_base_offsets
+    if not bases:
         return result
-    first = max(0, bisect.bisect_right(segments, start.offset, key=_base_offset) - 1)
+    first = max(0, bisect.bisect_right(bases, start.offset) - 1)
     largest = NO_TIMESTAMP
     dir_fd = _open_dir(log.directory)
     try:
-        for segment in segments[first:]:
-            segment_largest, reason = _indexed_largest_timestamp(log.directory, dir_fd, segment.base_offset)
+        for i in range(first, len(bases)):
+            segment_largest, reason = _indexed_largest_timestamp(log.directory, dir_fd, bases[i])
             if reason is not None:
-                segment_largest = _largest_timestamp_from_log(segment, reason, result)
+                segment_largest = _largest_timestamp_from_log(log.log_segment(i), reason, result)
             largest = max(largest, segment_largest)
             if segment_largest >= timestamp:
-                result.segment = segment
+                segment = result.segment = log.log_segment(i)
                 _find_in_segment(segment, timestamp, start.offset, result)
                 return result
     finally:
