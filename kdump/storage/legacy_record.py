@@ -167,8 +167,13 @@ class LegacyRecordBatch:
         crc: int = _UINT.unpack_from(self.buf, self._message_start + CRC_OFFSET)[0]
         return crc
 
+    def checksummed_range(self) -> tuple[int, int]:
+        """The bytes of ``buf`` the CRC-32 covers: the message from its magic byte on."""
+        return self._message_start + MAGIC_OFFSET, self._message_end
+
     def compute_checksum(self) -> int:
-        return zlib.crc32(memoryview(self.buf)[self._message_start + MAGIC_OFFSET : self._message_end])
+        start, end = self.checksummed_range()
+        return zlib.crc32(memoryview(self.buf)[start:end])
 
     def is_valid(self) -> bool:
         """Kafka's ``LegacyRecord.isValid``: at least 14 bytes and a matching CRC-32."""

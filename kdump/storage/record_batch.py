@@ -151,6 +151,7 @@ class RecordBatch(Protocol):
     @property
     def decompression_limit(self) -> int: ...
 
+    def checksummed_range(self) -> tuple[int, int]: ...
     def compute_checksum(self) -> int: ...
     def is_valid(self) -> bool: ...
     def records(self, *, views: bool = False) -> Iterator[Record]: ...
@@ -300,9 +301,12 @@ class DefaultRecordBatch:
     def is_compressed(self) -> bool:
         return self.attributes & COMPRESSION_CODEC_MASK != 0
 
+    def checksummed_range(self) -> tuple[int, int]:
+        """The bytes of ``buf`` the CRC-32C covers: from the attributes to the end of the batch."""
+        return self.position + ATTRIBUTES_OFFSET, self.position + self.size_in_bytes
+
     def compute_checksum(self) -> int:
-        start = self.position + ATTRIBUTES_OFFSET
-        end = self.position + self.size_in_bytes
+        start, end = self.checksummed_range()
         if end - start <= _CHECKSUM_PIECE:
             return crc32c(memoryview(self.buf)[start:end])
         return _checksum_in_pieces(self.buf, start, end)

@@ -42,21 +42,18 @@ from __future__ import annotations
 
 import os
 import re
-import struct
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from kdump.errors import KdumpError
-from kdump.storage import legacy_record, naming
-from kdump.storage.crc_combine import CRC32, CRC32C, PrefixCrcs
+from kdump.storage import naming
+from kdump.storage.crc_combine import CRC32, CRC32C, CrcArithmetic, PrefixCrcs
 from kdump.storage.file_records import FileRecords
 from kdump.storage.legacy_record import RECORD_OVERHEAD_V0, LegacyRecordBatch, record_overhead
 from kdump.storage.local_log import LocalLog
 from kdump.storage.record_batch import (
-    ATTRIBUTES_OFFSET,
     HEADER_SIZE_UP_TO_MAGIC,
     LOG_OVERHEAD,
-    MAGIC_OFFSET,
     RECORD_BATCH_OVERHEAD,
     DefaultRecordBatch,
     read_log_header,
@@ -88,13 +85,6 @@ COMBINED_CRC_FROM: int | None = 256 << 10
 #: Bytes between two stored prefix CRCs (one 32-bit int per block, per CRC, from the first resynchronisation
 #: on): a long candidate's CRC costs the CRCs of up to two blocks.
 _CRC_BLOCK = 64 << 10
-_UINT32 = struct.Struct(">I")
-#: Where a v2 batch's stored CRC-32C is (after its magic byte) and where what it covers starts.
-_V2_CRC_AT = MAGIC_OFFSET + 1
-_V2_SUMMED_FROM = ATTRIBUTES_OFFSET
-#: Where a v0/v1 message's stored CRC-32 is (its first field) and where what it covers starts (its magic byte).
-_LEGACY_CRC_AT = LOG_OVERHEAD + legacy_record.CRC_OFFSET
-_LEGACY_SUMMED_FROM = LOG_OVERHEAD + legacy_record.MAGIC_OFFSET
 
 #: A position where a batch could start: a size field of 14..2^31-1 at +8 and a magic byte of 0..2 at +16
 #: (a lookahead, so that every position is tried).  The CRC check does the rest.
@@ -218,11 +208,15 @@ class SalvageResult:
 # -- checking one position -------------------------------------------------------------------------------------
 
 
-def check_batch_at(buf: bytes, position: int, end: int) -> tuple[int, int, int, int, int] | str:
+def check_batch_at(
+    buf: bytes, position: int, end: int, prefix_crcs: _PrefixCrcs | None = None
+) -> tuple[int, int, int, int, int] | str:
     """``(size, magic, first offset, last offset, max timestamp)`` of the intact batch at ``position`` of
     ``buf[:end]``, or why there is none (see the module docstring).  The header and its CRC are read by the
-    batch classes (:class:`DefaultRecordBatch`, :class:`LegacyRecordBatch`).  The first offset of a compressed
-    v0/v1 wrapper is its first inner message's (it is decompressed for that); of anything else the header's."""
+    batch classes (:class:`DefaultRecordBatch`, :class:`LegacyRecordBatch`); with ``prefix_crcs`` (a
+    resynchronisation's), the CRC of a long batch comes from them instead of summing its bytes (the same value).
+    The first offset of a compressed v0/v1 wrapper is its first inner message's (it is decompressed for that);
+    of anything else the header's."""
     remaining = end - position
     if remaining < HEADER_SIZE_UP_TO_MAGIC:
         return f"only {remaining} bytes left, too few for a batch header (a torn write)"
@@ -236,7 +230,8 @@ def check_batch_at(buf: bytes, position: int, end: int) -> tuple[int, int, int, 
         if total < RECORD_BATCH_OVERHEAD:
             return f"v2 batch of {total} bytes is shorter than its {RECORD_BATCH_OVERHEAD}-byte header"
         batch = DefaultRecordBatch.read_from(buf, position)
-        stored, computed = batch.checksum, batch.compute_checksum()
+        computed = None if prefix_crcs is None else prefix_crcs.crc(CRC32C, *batch.checksummed_range())
+        stored, computed = batch.checksum, batch.compute_checksum() if computed is None else computed
         if stored != computed:
             return f"CRC mismatch (stored {stored}, computed {computed})"
         # not batch.last_offset, which wraps like a Java long: a header that overflows is kept as it was
@@ -246,7 +241,8 @@ def check_batch_at(buf: bytes, position: int, end: int) -> tuple[int, int, int, 
     if size < record_overhead(magic):
         return f"v{magic} message of {size} bytes is shorter than its {record_overhead(magic)}-byte header"
     message = LegacyRecordBatch(buf, position, offset, size, magic)
-    stored, computed = message.checksum, message.compute_checksum()
+    computed = None if prefix_crcs is None else prefix_crcs.crc(CRC32, *message.checksummed_range())
+    stored, computed = message.checksum, message.compute_checksum() if computed is None else computed
     if stored != computed:
         return f"CRC mismatch (stored {stored}, computed {computed})"
     first = offset
@@ -281,9 +277,9 @@ def _inner_offsets(wrapper: LegacyRecordBatch) -> int | str:
     return min(first, offset)
 
 
-class _CandidateFilter:
-    """Quick verdicts on a resynchronisation's candidates, with the CRC of a long one from prefix CRCs (see the
-    module docstring).
+class _PrefixCrcs:
+    """The CRCs of long byte ranges from prefix CRCs (see the module docstring), for a scan's
+    resynchronisations.
 
     One per scan; the prefix CRCs (a table per CRC, made when a candidate first needs it) start where the
     first resynchronisation starts, so the bytes before it are never summed again."""
@@ -294,62 +290,38 @@ class _CandidateFilter:
         self.buf = buf
         self.end = end
         self.origin = -1
-        #: magic 2 -> the CRC-32C table, 0 -> the CRC-32 table (v0 and v1 share it)
-        self._tables: dict[int, PrefixCrcs] = {}
+        self._tables: dict[CrcArithmetic, PrefixCrcs] = {}
 
     def start_at(self, position: int) -> None:
         """A resynchronisation starts at ``position``: the origin of the prefix CRCs, unless one is set."""
         if self.origin < 0:
             self.origin = position
 
-    def rejects(self, position: int) -> bool:
-        """True when :func:`check_batch_at` would find no batch at ``position``: by its checks of the header
-        (the same, in the same order) or, when they pass and the CRC covers :data:`COMBINED_CRC_FROM` bytes or
-        more, by a CRC from prefix CRCs that does not match.  False: :func:`check_batch_at` decides (a short
-        batch's CRC, a v0/v1 wrapper's inner offsets)."""
-        buf = self.buf
-        remaining = self.end - position
-        if remaining < HEADER_SIZE_UP_TO_MAGIC:
-            return True
-        _, size, magic = read_log_header(buf, position)
-        if size < RECORD_OVERHEAD_V0 or size > remaining - LOG_OVERHEAD:
-            return True
-        stop = position + LOG_OVERHEAD + size
-        if magic == 2:
-            if size + LOG_OVERHEAD < RECORD_BATCH_OVERHEAD:
-                return True
-            start, stored_at = position + _V2_SUMMED_FROM, position + _V2_CRC_AT
-        elif magic < 2:
-            if size < record_overhead(magic):
-                return True
-            start, stored_at = position + _LEGACY_SUMMED_FROM, position + _LEGACY_CRC_AT
-            magic = 0
-        else:
-            return True
-        if COMBINED_CRC_FROM is None or stop - start < COMBINED_CRC_FROM or not 0 <= self.origin <= position:
-            return False
-        table = self._tables.get(magic)
+    def crc(self, arithmetic: CrcArithmetic, start: int, stop: int) -> int | None:
+        """The CRC (``arithmetic``'s) of ``buf[start:stop]`` from prefix CRCs, or None where summing the bytes
+        is as cheap (fewer than :data:`COMBINED_CRC_FROM`) or the range starts before the prefixes' origin."""
+        if COMBINED_CRC_FROM is None or stop - start < COMBINED_CRC_FROM or not 0 <= self.origin <= start:
+            return None
+        table = self._tables.get(arithmetic)
         if table is None:
-            arithmetic = CRC32C if magic == 2 else CRC32
-            table = self._tables[magic] = PrefixCrcs(arithmetic, buf, self.origin, self.end, _CRC_BLOCK)
-        stored: int = _UINT32.unpack_from(buf, stored_at)[0]
-        return table.crc(start, stop) != stored
+            table = self._tables[arithmetic] = PrefixCrcs(
+                arithmetic, self.buf, self.origin, self.end, _CRC_BLOCK
+            )
+        return table.crc(start, stop)
 
 
-def _resync(buf: bytes, start: int, end: int, candidate_filter: _CandidateFilter | None = None) -> int:
+def _resync(buf: bytes, start: int, end: int, prefix_crcs: _PrefixCrcs | None = None) -> int:
     """The first position >= ``start`` where an intact batch starts, or ``end``.
 
     Candidates are found by :data:`_CANDIDATE` a window at a time; zero-filled stretches (a preallocated
     segment's tail, holes left by a crash) are skipped at memory speed before each window.  With
-    ``candidate_filter`` (and :data:`COMBINED_CRC_FROM` not None), the pattern only admits size fields that fit in
-    the file, and most candidates are set aside by :meth:`_CandidateFilter.rejects` before :func:`check_batch_at`;
-    the position found is the same."""
-    if candidate_filter is not None and COMBINED_CRC_FROM is not None:
-        candidate_filter.start_at(start)
+    ``prefix_crcs`` (and :data:`COMBINED_CRC_FROM` not None), the pattern only admits size fields that fit in
+    the file and a long candidate's CRC comes from prefix CRCs; the position found is the same."""
+    if prefix_crcs is not None and COMBINED_CRC_FROM is not None:
+        prefix_crcs.start_at(start)
         pattern = _candidate_pattern(end - start - LOG_OVERHEAD)
-        rejects = candidate_filter.rejects
     else:
-        pattern, rejects = _CANDIDATE, None
+        pattern, prefix_crcs = _CANDIDATE, None
     position = start
     while position < end:
         position = _skip_zeros(buf, position, end)
@@ -358,9 +330,7 @@ def _resync(buf: bytes, start: int, end: int, candidate_filter: _CandidateFilter
             candidate = match.start()
             if candidate >= stop:
                 break
-            if rejects is not None and rejects(candidate):
-                continue
-            if not isinstance(check_batch_at(buf, candidate, end), str):
+            if not isinstance(check_batch_at(buf, candidate, end, prefix_crcs), str):
                 return candidate
         position = stop
     return end
@@ -441,7 +411,7 @@ def scan_segment(
     failures: dict[int, str] = {}
     position = 0
     released = 0
-    candidate_filter = _CandidateFilter(buf, end)
+    prefix_crcs = _PrefixCrcs(buf, end)
     while position < end:
         if position - released >= _RELEASE_EVERY:
             records.release(released, position)  # memory flat in the segment size
@@ -449,7 +419,7 @@ def scan_segment(
         found = check_batch_at(buf, position, end)
         if isinstance(found, str):
             failures[position] = found
-            position = _resync(buf, position + 1, end, candidate_filter)
+            position = _resync(buf, position + 1, end, prefix_crcs)
             continue
         candidates.append(_Candidate(position, *found))
         position += found[0]
