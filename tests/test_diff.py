@@ -73,7 +73,8 @@ def test_unclean_election(tmp_path):
     assert pair["matchingBatches"] == 2
     fd = pair["firstDivergence"]
     assert (fd["offset"], fd["kind"]) == (10, "batch boundaries")
-    assert (fd["a"]["lastOffset"], fd["b"]["lastOffset"], fd["b"]["partitionLeaderEpoch"]) == (14, 12, 1)
+    batch_a, batch_b = fd["batchA"], fd["batchB"]
+    assert (batch_a["lastOffset"], batch_b["lastOffset"], batch_b["partitionLeaderEpoch"]) == (14, 12, 1)
     assert [c["batchEpochs"] for c in p["copies"]] == [
         [{"epoch": 0, "startOffset": 0}],
         [{"epoch": 0, "startOffset": 0}, {"epoch": 1, "startOffset": 10}],
@@ -127,4 +128,4 @@ def test_corpus_partition_with_one_changed_record(tmp_path):
     fd = pair["firstDivergence"]
     assert fd["offset"] == 306 and fd["kind"] == "crc"
     assert pair["divergedBatches"] == 1 and pair["offsetsOnlyInA"] == pair["offsetsOnlyInB"] == 0
-    assert len(fd["records"]) == 1 and fd["records"][0].startswith("offset ")
+    assert len(fd["recordDifferences"]) == 1 and fd["recordDifferences"][0].startswith("offset ")

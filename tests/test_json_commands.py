@@ -24,14 +24,17 @@ from kdump.cli import cli
 from kdump.render.json_lines import JSON_SCHEMA_VERSION
 from kdump.render.json_schema import (
     COMMAND_TYPES,
+    DATA,
     FILE_VERSION_TYPES,
     HEAD_TYPES,
+    MEMBERS,
     NULL,
     SCHEMA,
     validate,
 )
 from kdump.storage.naming import parse_partition_dir
 from tests.corpus import CORPUS, FIXTURE_CORPUS, REPO, corpus_available
+from tests.forensic_data import T0, records_batch, stuck_transaction_log_dir, write_segment
 from tests.partition_builder import build_partition
 from tests.replay import run_kdump
 
@@ -115,6 +118,22 @@ def _run_every_command(root: Path, tmp: Path) -> dict[str, list[dict]]:
     for top in (data, zk):
         seen["find"] += _cli("find", "--group", "g", str(top))
         seen["find"] += _cli("find", "--transactional-id", "t", "--partitions", "50", str(top))
+    # a group with offsets and classic metadata (the only group of the ZooKeeper-era data directory)
+    seen["find"] += _cli("find", "--group", "legacy-group", "--partitions", "1", str(zk))
+    # a producer stuck mid-transaction, with its coordinator's state
+    stuck = tmp / "stuck"
+    stuck_transaction_log_dir(str(stuck), coordinator_status=1)
+    seen["txn"] += _cli("txn", str(stuck))
+    seen["ls"] += _cli("ls", str(stuck))
+    seen["find"] += _cli("find", "--transactional-id", "app-7", "--partitions", "1", str(stuck))
+    # two copies of a partition that diverge at offset 1 (the second has one more batch)
+    for copy, values in (("a", [b"x", b"y"]), ("b", [b"x", b"z", b"w"])):
+        write_segment(
+            str(tmp / "copies" / copy / "t-0"),
+            0,
+            [records_batch(i, [v], ts=T0 + i) for i, v in enumerate(values)],
+        )
+    seen["diff"] += _cli("diff", str(tmp / "copies" / "a"), str(tmp / "copies" / "b"))
     # the active segment's index files as a running broker leaves them, preallocated: notes, not problems
     noted = tmp / "noted"
     build_partition(str(noted / "orders-0"), 2)
@@ -185,6 +204,23 @@ def test_every_type_is_written_somewhere(written: dict[str, list[dict]]) -> None
     for command, types in COMMAND_TYPES.items():
         missing = set(types) - {o["type"] for o in written[command]} - elsewhere.get(command, set())
         assert not missing, (command, missing)
+    paths: set[str] = set()
+    for objects in written.values():
+        for o in objects:
+            for name, value in o.items():
+                if f"{o['type']}.{name}" not in DATA:
+                    _member_paths(f"{o['type']}.{name}", value, paths)
+    assert set(MEMBERS) - paths == set()
+
+
+def _member_paths(path: str, value: object, found: set[str]) -> None:
+    if isinstance(value, list):
+        for item in value:
+            _member_paths(path + "[]", item, found)
+    elif isinstance(value, dict):
+        found.add(path)
+        for name, member in value.items():
+            _member_paths(f"{path}.{name}", member, found)
 
 
 SETPRIV = shutil.which("setpriv")
@@ -227,9 +263,9 @@ def test_the_version_rule_is_the_schemas() -> None:
 
 
 def test_one_json_type_per_name() -> None:
-    """A field name has one JSON type (null aside) in every type that has it."""
+    """A field name has one JSON type (null aside) in every type and member object that has it."""
     types: dict[str, set[str]] = {}
-    for fields in SCHEMA.values():
+    for fields in [*SCHEMA.values(), *MEMBERS.values()]:
         for name, allowed in fields.items():
             types.setdefault(name, set()).update(t for t in allowed if t != NULL)
     mixed = {name: kinds for name, kinds in types.items() if len(kinds) > 1 and name not in DATA_FIELDS}
@@ -261,6 +297,10 @@ def test_man_page_documents_every_type_and_field(command: str) -> None:
         assert re.search(rf"\b{kind}\b", section), kind
         for name in SCHEMA[kind]:
             assert re.search(rf"\b{name}\b", section), f"{kind}.{name}"
+    for path, fields in MEMBERS.items():
+        if path.split(".", 1)[0] in COMMAND_TYPES[command]:
+            for name in fields:
+                assert re.search(rf"\b{name}\b", section), f"{path}.{name}"
 
 
 def test_validate_enforces_the_version_rule_and_nesting() -> None:

@@ -213,3 +213,16 @@ def test_a_long_batch_after_damage_is_found(monkeypatch: pytest.MonkeyPatch) -> 
             direct, combined = _both_ways(monkeypatch, data, salvage.COMBINED_CRC_FROM or 0, 4096)
             assert combined == direct
             assert (direct[3] == bytes(damaged)) is good
+
+
+def test_zero_skip_lands_where_the_zeros_end() -> None:
+    """_skip_zeros (4 KiB first, then doubling chunks): 11 bytes before the first non-zero byte, never before
+    where it starts, for zero runs of every size around the chunk sizes."""
+    rng = random.Random(41)
+    for run in (0, 1, 11, 12, 4095, 4096, 4097, 12_288, 12_300, (1 << 20) + 5, (3 << 20) - 1):
+        for lead in (0, 5):
+            data = rng.randbytes(lead) + bytes(run) + b"\x07" + rng.randbytes(20)
+            position = lead
+            expected = position if data[position] else max(position, lead + run - 11)
+            assert salvage._skip_zeros(data, position, len(data)) == expected, (run, lead)
+            assert salvage._skip_zeros(data, position, lead + run) == (lead + run if run else position)

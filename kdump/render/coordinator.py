@@ -113,7 +113,7 @@ def lookup_object(r: CoordinatorLookup) -> dict[str, Any]:
                 "protocolType": m.get("protocolType"),
                 "generation": m.get("generation"),
                 "protocol": m.get("protocol"),
-                "leader": m.get("leader"),
+                "leaderMemberId": m.get("leader"),
                 "members": [x.get("memberId") for x in m.get("members") or []],
             }
         )
@@ -128,7 +128,7 @@ def lookup_object(r: CoordinatorLookup) -> dict[str, Any]:
                 "producerEpoch": x.producer_epoch,
                 "state": x.state,
                 "timeoutMs": x.timeout_ms,
-                "partitions": [{"topic": tp, "partition": p} for tp, p in x.partitions],
+                "topicPartitions": [{"topic": tp, "partition": p} for tp, p in x.partitions],
                 "startTimestamp": x.start_timestamp,
                 "lastUpdateTimestamp": x.last_update_timestamp,
                 "recordOffset": x.record_offset,

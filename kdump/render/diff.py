@@ -128,9 +128,9 @@ def partition_object(p: PartitionDiff) -> dict[str, Any]:
                 else {
                     "offset": d.first_divergence.offset,
                     "kind": d.first_divergence.kind,
-                    "a": _header(d.first_divergence.a),
-                    "b": _header(d.first_divergence.b),
-                    "records": d.first_divergence.detail,
+                    "batchA": _header(d.first_divergence.a),
+                    "batchB": _header(d.first_divergence.b),
+                    "recordDifferences": d.first_divergence.detail,
                 },
                 "onlyInA": [{"first": a, "last": b} for a, b in d.only_in_a],
                 "onlyInB": [{"first": a, "last": b} for a, b in d.only_in_b],

@@ -43,8 +43,11 @@ if TYPE_CHECKING:
 #: directory searched ``directory``, diff's ``diffPartition`` the directory name ``name``); ``problems`` and
 #: ``segments`` are counts everywhere (the problem sentences of ``txn``, ``diff``, ``retention`` and ``find
 #: --group`` are ``problemMessages``, retention's segments ``segmentFates``); salvage's summary is a
-#: ``salvageSummary`` (``summary`` is what verify and verify-index counted); every type is in
-#: :mod:`kdump.render.json_schema`.
+#: ``salvageSummary`` (``summary`` is what verify and verify-index counted); inside objects, the
+#: topic-partition lists of txn and ``find --transactional-id`` are ``topicPartitions`` (``partitions`` is a
+#: count), diff's ``firstDivergence`` has ``batchA``/``batchB`` (``a``/``b`` are copy indexes) and
+#: ``recordDifferences`` (``records`` is a count), ``groupMetadata.leader`` is ``leaderMemberId`` (``leader`` is
+#: a copy index in diff's truncations); every type and member object is in :mod:`kdump.render.json_schema`.
 JSON_SCHEMA_VERSION = 3
 
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode

@@ -1,22 +1,24 @@
 """The documented schema of every kdump command's JSON lines (version
 :data:`~kdump.render.json_lines.JSON_SCHEMA_VERSION`): for each ``type``, its fields and their JSON types
-(:data:`SCHEMA`), which commands write it (:data:`COMMAND_TYPES`) and which types carry the schema version
-(:data:`HEAD_TYPES`).  Each command's man page (JSON OUTPUT) lists the same; the tests run every command with
-``--json``, validate every object it prints against this module and check that its man page names every type
-and field it writes.
+(:data:`SCHEMA`), the objects inside them that have no type of their own (:data:`MEMBERS`; :data:`DATA`
+names the fields that hold data of any shape), which commands write each type (:data:`COMMAND_TYPES`) and
+which types carry the schema version (:data:`HEAD_TYPES`).  Each command's man page (JSON OUTPUT) lists the
+same; the tests run every command with ``--json``, validate every object it prints against this module and
+check that its man page names every type and field it writes.
 
 The vocabulary: a name means one thing in every command and has one JSON type (null aside) wherever it
-appears: ``file`` a file's path, ``directory`` a partition directory's path, ``topic`` the topic,
-``partition`` the partition number (null when a directory is not named ``<topic>-<partition>``), ``position``
-a byte position, ``offset`` an offset, ``problems`` and ``segments`` counts.
+appears, in a type or in a member object: ``file`` a file's path, ``directory`` a partition directory's
+path, ``topic`` the topic, ``partition`` the partition number (null when a directory is not named
+``<topic>-<partition>``), ``position`` a byte position, ``offset`` an offset, ``problems``, ``segments``,
+``partitions`` and ``records`` counts.
 
 The version rule: every object that opens a unit of output (a file, a partition, a location, a coordinator
 lookup) and every summary carries ``version``, the schema version (:data:`HEAD_TYPES`); the objects inside a
 unit (batches, records, entries, problems, notes, lost ranges ...) do not.  Four objects of ``kdump files``
 have a ``version`` of another kind (:data:`FILE_VERSION_TYPES`): the format version of the file they come
 from, as Kafka's text labels it (``version: 0`` of a ``.txnindex`` entry, of ``partition.metadata``,
-``meta.properties``, ``kafka_cleanshutdown``); they are members of a ``file`` object, whose ``version`` is the
-schema's."""
+``meta.properties``, ``.kafka_cleanshutdown``); they are members of a ``file`` object, whose ``version`` is
+the schema's."""
 
 from __future__ import annotations
 
@@ -353,6 +355,177 @@ HEAD_TYPES = frozenset(
     }
 )
 
+#: The member objects inside an object that have no ``type`` of their own, by path: ``<type>.<field>`` for an
+#: object, ``[]`` appended for the objects of a list, and on into their fields.  Validated as the types are.
+MEMBERS: dict[str, dict[str, tuple[str, ...]]] = {
+    # kdump files
+    "record.headers[]": {
+        "key": (STR,),
+        "keyEncoding": (STR,),
+        "value": (STR, NULL),
+        "valueEncoding": (STR,),
+    },
+    # kdump find
+    "location.requested": {"offset": (INT,), "timestamp": (INT,)},
+    "location.indexEntry": {"file": (STR,), "entry": (INT, NULL), "offset": (INT,), "position": (INT,)},
+    "location.timeIndexEntry": {"file": (STR,), "entry": (INT, NULL), "timestamp": (INT,), "offset": (INT,)},
+    "coordinator.offsets[]": {
+        "topic": (STR,),
+        "partition": (INT,),
+        "offset": (INT,),
+        "leaderEpoch": (INT, NULL),
+        "metadata": (STR, NULL),
+        "commitTimestamp": (INT, NULL),
+        "recordOffset": (INT,),
+    },
+    "coordinator.groupMetadata": {
+        "protocolType": (STR, NULL),
+        "generation": (INT, NULL),
+        "protocol": (STR, NULL),
+        "leaderMemberId": (STR, NULL),
+        "members": (LIST,),
+    },
+    "coordinator.transaction": {
+        "transactionalId": (STR,),
+        "producerId": (INT, NULL),
+        "producerEpoch": (INT, NULL),
+        "state": (STR, NULL),
+        "timeoutMs": (INT, NULL),
+        "topicPartitions": (LIST,),
+        "startTimestamp": (INT, NULL),
+        "lastUpdateTimestamp": (INT, NULL),
+        "recordOffset": (INT,),
+        "removed": (BOOL,),
+    },
+    "coordinator.transaction.topicPartitions[]": {"topic": (STR,), "partition": (INT,)},
+    # kdump ls
+    "partition.openTransactions[]": {"producerId": (INT,), "producerEpoch": (INT,), "firstOffset": (INT,)},
+    # kdump txn
+    "txnPartition.openTransactions[]": {
+        "producerId": (INT,),
+        "producerEpoch": (INT,),
+        "firstOffset": (INT,),
+        "lastOffset": (INT, NULL),
+        "firstTimestamp": (INT, NULL),
+        "lastTimestamp": (INT, NULL),
+        "ageMs": (INT, NULL),
+        "coordinator": (OBJ, NULL),
+        "hanging": (BOOL,),
+        "reason": (STR, NULL),
+        "abortCommand": (STR, NULL),
+    },
+    "txnPartition.openTransactions[].coordinator": {
+        "transactionalId": (STR,),
+        "producerId": (INT,),
+        "producerEpoch": (INT,),
+        "state": (STR,),
+        "timeoutMs": (INT,),
+        "topicPartitions": (LIST,),
+    },
+    "txnPartition.openTransactions[].coordinator.topicPartitions[]": {"topic": (STR,), "partition": (INT,)},
+    "txnPartition.abortedTransactions[]": {
+        "producerId": (INT,),
+        "firstOffset": (INT,),
+        "lastOffset": (INT,),
+        "lastStableOffset": (INT,),
+    },
+    "txnPartition.commitDurationMs": {"min": (INT, NULL), "median": (INT, NULL), "max": (INT, NULL)},
+    "txnPartition.abortDurationMs": {"min": (INT, NULL), "median": (INT, NULL), "max": (INT, NULL)},
+    # kdump diff
+    "diffPartition.copies[]": {
+        "directory": (STR,),
+        "logStartOffset": (INT, NULL),
+        "logEndOffset": (INT, NULL),
+        "highWatermark": (INT, NULL),
+        "batches": (INT,),
+        "checkpointEpochs": (LIST, NULL),
+        "batchEpochs": (LIST,),
+        "problemMessages": (LIST,),
+    },
+    "diffPartition.copies[].checkpointEpochs[]": {"epoch": (INT,), "startOffset": (INT,)},
+    "diffPartition.copies[].batchEpochs[]": {"epoch": (INT,), "startOffset": (INT,)},
+    "diffPartition.pairs[]": {
+        "a": (INT,),
+        "b": (INT,),
+        "matchingBatches": (INT,),
+        "divergedBatches": (INT,),
+        "firstDivergence": (OBJ, NULL),
+        "onlyInA": (LIST,),
+        "onlyInB": (LIST,),
+        "offsetsOnlyInA": (INT,),
+        "offsetsOnlyInB": (INT,),
+    },
+    "diffPartition.pairs[].firstDivergence": {
+        "offset": (INT,),
+        "kind": (STR,),
+        "batchA": (OBJ, NULL),
+        "batchB": (OBJ, NULL),
+        "recordDifferences": (LIST,),
+    },
+    "diffPartition.pairs[].firstDivergence.batchA": {
+        "baseOffset": (INT,),
+        "lastOffset": (INT,),
+        "partitionLeaderEpoch": (INT,),
+        "crc": (INT,),
+        "file": (STR,),
+        "position": (INT,),
+    },
+    "diffPartition.pairs[].onlyInA[]": {"first": (INT,), "last": (INT,)},
+    "diffPartition.pairs[].onlyInB[]": {"first": (INT,), "last": (INT,)},
+    "diffPartition.truncations[]": {
+        "follower": (INT,),
+        "leader": (INT,),
+        "truncateTo": (INT, NULL),
+        "removedOffsets": (INT,),
+        "steps": (LIST,),
+    },
+    # kdump retention
+    "retentionPartition.segmentFates[]": {
+        "baseOffset": (INT,),
+        "nextOffset": (INT,),
+        "size": (INT,),
+        "largestTimestamp": (INT, NULL),
+        "deletedBy": (STR, NULL),
+        "deletableAt": (INT, NULL),
+    },
+    "retentionPartition.compaction": {
+        "firstDirtyOffset": (INT,),
+        "firstUncleanableOffset": (INT,),
+        "cleanBytes": (INT,),
+        "cleanableBytes": (INT,),
+        "dirtyRatio": (NUM,),
+        "minCleanableRatio": (NUM,),
+        "wouldClean": (BOOL,),
+        "records": (INT,),
+        "distinctKeys": (INT,),
+        "superseded": (INT,),
+        "tombstones": (INT,),
+        "liveTombstones": (INT,),
+        "tombstonesWithHorizon": (INT,),
+        "latestDeleteHorizon": (INT, NULL),
+        "tombstonesPastHorizon": (INT,),
+        "recordsWithoutKey": (INT,),
+    },
+}
+MEMBERS["diffPartition.pairs[].firstDivergence.batchB"] = MEMBERS[
+    "diffPartition.pairs[].firstDivergence.batchA"
+]
+
+#: Fields whose objects are data, not kdump's vocabulary: any names (``type`` and ``version`` included), any
+#: values (a decoded record, a KRaft control message, state-file properties, configuration, counts by kind).
+DATA = frozenset(
+    {
+        "record.decoded",
+        "record.controlMessage",
+        "record.decodedKey",
+        "record.decodedValue",
+        "metaProperties.properties",
+        "summary.kinds",
+        "retentionPartition.config",
+        "retentionPartition.configSources",
+    }
+)
+
 #: Fields that hold an object of another type, validated as such (other objects, such as a decoded record's
 #: ``decoded``, are data and may have fields of any name, ``type`` and ``version`` included).
 NESTED = {"location": {"batch": "batch", "record": "record"}}
@@ -438,4 +611,27 @@ def validate(obj: dict[str, Any]) -> list[str]:
             if value.get("type") != NESTED[kind][name]:
                 problems.append(f"{kind}.{name}: not a {NESTED[kind][name]} object")
             problems.extend(f"{kind}.{name}: {p}" for p in validate(value))
+        elif f"{kind}.{name}" not in DATA:
+            problems.extend(_validate_members(f"{kind}.{name}", value))
+    return problems
+
+
+def _validate_members(path: str, value: Any) -> list[str]:
+    """Problems of the member objects in ``value`` (the field at ``path``) against :data:`MEMBERS`."""
+    if isinstance(value, list):
+        return [p for item in value for p in _validate_members(path + "[]", item)]
+    if not isinstance(value, dict):
+        return []
+    fields = MEMBERS.get(path)
+    if fields is None:
+        return [f"{path}: undocumented member object"]
+    problems = []
+    for name, member in value.items():
+        allowed = fields.get(name)
+        if allowed is None:
+            problems.append(f"{path}: undocumented field {name!r}")
+        elif _json_type(member) not in allowed:
+            problems.append(f"{path}.{name}: {_json_type(member)} is not one of {allowed}")
+        else:
+            problems.extend(_validate_members(f"{path}.{name}", member))
     return problems

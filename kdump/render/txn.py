@@ -119,7 +119,7 @@ def partition_object(f: PartitionTxnFacts) -> dict[str, Any]:
                     "producerEpoch": o.coordinator.producer_epoch,
                     "state": o.coordinator.state,
                     "timeoutMs": o.coordinator.timeout_ms,
-                    "partitions": [{"topic": tp, "partition": p} for tp, p in o.coordinator.partitions],
+                    "topicPartitions": [{"topic": tp, "partition": p} for tp, p in o.coordinator.partitions],
                 },
                 "hanging": o.hanging,
                 "reason": o.reason,
