@@ -593,3 +593,14 @@ def test_log_start_offset_is_the_greater_of_first_base_offset_and_checkpoint(tmp
     for p in partition.iterdir():
         p.unlink()
     assert tuple(log_search.log_start(LocalLog.scan(str(partition)))) == (150, "log-start-offset-checkpoint")
+
+
+def test_offset_below_every_segment_is_looked_for_in_the_first(partition: Path) -> None:
+    """With a log start offset given below the first segment (its records deleted), an offset before the first
+    segment is not in the partition and the next record is the first segment's first, not the last's."""
+    for path in partition.glob("00000000000000000000.*"):
+        path.unlink()
+    r = _run(["--offset", "5", "--log-start-offset", "0", str(partition)])
+    assert r.returncode == 1
+    assert r.stdout.splitlines()[0] == f"segment: {partition}/00000000000000000030.log baseOffset: 30"
+    assert "the next record is offset 30" in r.stderr

@@ -1,23 +1,24 @@
 """The documented schema of every kdump command's JSON lines (version
 :data:`~kdump.render.json_lines.JSON_SCHEMA_VERSION`): for each ``type``, its fields and their JSON types
-(:data:`SCHEMA`), the objects inside them that have no type of their own (:data:`MEMBERS`; :data:`DATA` names
-the fields that hold data of any shape), which commands write each type (:data:`COMMAND_TYPES`) and which types
-carry the schema version (:data:`HEAD_TYPES`).  Each command's man page (JSON OUTPUT) lists the same; the tests run every command with
-``--json``, validate every object it prints against this module and check that its man page names every type
-and field it writes.
+(:data:`SCHEMA`), the objects inside them that have no type of their own (:data:`MEMBERS`; :data:`DATA`
+names the fields that hold data of any shape), which commands write each type (:data:`COMMAND_TYPES`) and
+which types carry the schema version (:data:`HEAD_TYPES`).  Each command's man page (JSON OUTPUT) lists the
+same; the tests run every command with ``--json``, validate every object it prints against this module and
+check that its man page names every type and field it writes.
 
 The vocabulary: a name means one thing in every command and has one JSON type (null aside) wherever it
-appears, in a type or in a member object: ``file`` a file's path, ``directory`` a partition directory's path, ``topic`` the topic,
-``partition`` the partition number (null when a directory is not named ``<topic>-<partition>``), ``position``
-a byte position, ``offset`` an offset, ``problems`` and ``segments`` counts.
+appears, in a type or in a member object: ``file`` a file's path, ``directory`` a partition directory's
+path, ``topic`` the topic, ``partition`` the partition number (null when a directory is not named
+``<topic>-<partition>``), ``position`` a byte position, ``offset`` an offset, ``problems``, ``segments``,
+``partitions`` and ``records`` counts.
 
 The version rule: every object that opens a unit of output (a file, a partition, a location, a coordinator
 lookup) and every summary carries ``version``, the schema version (:data:`HEAD_TYPES`); the objects inside a
 unit (batches, records, entries, problems, notes, lost ranges ...) do not.  Four objects of ``kdump files``
 have a ``version`` of another kind (:data:`FILE_VERSION_TYPES`): the format version of the file they come
 from, as Kafka's text labels it (``version: 0`` of a ``.txnindex`` entry, of ``partition.metadata``,
-``meta.properties``, ``kafka_cleanshutdown``); they are members of a ``file`` object, whose ``version`` is the
-schema's."""
+``meta.properties``, ``.kafka_cleanshutdown``); they are members of a ``file`` object, whose ``version`` is
+the schema's."""
 
 from __future__ import annotations
 

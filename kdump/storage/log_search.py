@@ -190,7 +190,9 @@ def find_offset(log: LocalLog, offset: int, start: LogStart | None = None) -> Se
     if offset < start.offset:
         result.status = BELOW_START
         return result
-    k = bisect.bisect_right(bases, offset) - 1
+    # the segment that can hold it; the first one for an offset below every segment (a log start offset given
+    # below the first base offset): the next records are there
+    k = max(0, bisect.bisect_right(bases, offset) - 1)
     log_end = bases[-1]
     for i in range(k, len(bases)):
         segment = log.log_segment(i)
