@@ -147,6 +147,10 @@ def _run_every_command(root: Path, tmp: Path) -> dict[str, list[dict]]:
         seen["retention"] += _cli("retention", str(top))
         for options in ([], ["--deep"], ["--indexes-only"]):
             seen["verify"] += _cli("verify", *options, str(top))
+        seen["rebuild-index"] += _cli("rebuild-index", "--dry-run", "-v", str(top))
+    # a rebuild that writes (on a copy): files rewritten and created, their backups
+    shutil.copytree(damaged, tmp / "rebuilt")
+    seen["rebuild-index"] += _cli("rebuild-index", str(tmp / "rebuilt"))
     names = {p.name for p in _partition_dirs(data)}
     for case in sorted(p for p in damaged.iterdir() if p.is_dir()):
         if names & {p.name for p in _partition_dirs(case)}:

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import click
+
+if TYPE_CHECKING:
+    from kdump.render.output import Output
 
 
 @click.command("rebuild-index")
@@ -25,6 +29,9 @@ import click
     "broker holds the log directory's .lock.",
 )
 @click.option("-v", "--verbose", is_flag=True, help="Also list the index files that are already right.")
+@click.option(
+    "--json", "as_json", is_flag=True, help="One JSON object per fact (problems too), then a summary object."
+)
 def command(
     paths: tuple[str, ...],
     index_interval_bytes: int | None,
@@ -32,6 +39,7 @@ def command(
     no_backup: bool,
     force: bool,
     verbose: bool,
+    as_json: bool,
 ) -> None:
     """Rebuild .index and .timeindex files from their .log with Kafka's recovery algorithm.
 
@@ -54,6 +62,10 @@ def command(
         force=force,
         verbose=verbose,
     )
-    from kdump.render.rebuild_report import TextSink
+    from kdump.render.rebuild_report import JsonSink, TextSink
 
-    sys.exit(run_guarded(lambda out, err: int(RebuildIndex(targets, options, TextSink(out, err)).run())))
+    def body(out: Output, err: Output) -> int:
+        sink = JsonSink(out) if as_json else TextSink(out, err)
+        return int(RebuildIndex(targets, options, sink).run())
+
+    sys.exit(run_guarded(body))

@@ -287,6 +287,57 @@ SCHEMA: dict[str, dict[str, tuple[str, ...]]] = {
         "offsetIndexEntries": (INT,),
         "timeIndexEntries": (INT,),
     },
+    # kdump rebuild-index
+    "indexInterval": {
+        "directory": (STR,),
+        "topic": (STR, NULL),
+        "partition": (INT, NULL),
+        "interval": (INT,),
+        "source": (STR,),
+    },
+    "orphanedIndex": {
+        "directory": (STR,),
+        "topic": (STR, NULL),
+        "partition": (INT, NULL),
+        "baseOffset": (INT,),
+        "files": (LIST,),
+    },
+    "indexFile": {
+        "file": (STR,),
+        "indexType": (STR,),
+        "baseOffset": (INT,),
+        "action": (STR,),
+        "dryRun": (BOOL,),
+        "entries": (INT,),
+        "oldBytes": (INT, NULL),
+        "sound": (BOOL,),
+        "backup": (STR, NULL),
+    },
+    "rebuildProblem": {
+        "kind": (STR,),
+        "file": (STR, NULL),
+        "position": (INT,),
+        "baseOffset": (INT,),
+        "reason": (STR,),
+        "truncatedBytes": (INT,),
+        "directory": (STR,),
+        "topic": (STR, NULL),
+        "partition": (INT, NULL),
+        "holder": (INT,),
+        "message": (STR,),
+    },
+    "rebuildSummary": {
+        "version": (INT,),
+        "dryRun": (BOOL,),
+        "partitions": (INT,),
+        "segments": (INT,),
+        "logBytes": (INT,),
+        "rewritten": (INT,),
+        "created": (INT,),
+        "unchanged": (INT,),
+        "soundLeftAlone": (INT,),
+        "problems": (INT,),
+    },
     # kdump txn
     "txnPartition": {
         "version": (INT,),
@@ -352,6 +403,7 @@ HEAD_TYPES = frozenset(
         "retentionPartition",
         "summary",
         "salvageSummary",
+        "rebuildSummary",
     }
 )
 
@@ -566,6 +618,7 @@ COMMAND_TYPES: dict[str, tuple[str, ...]] = {
     "verify": ("problem", "unchecked", "note", "summary"),
     "verify-index": ("problem", "note", "summary"),
     "salvage": ("lost", "gap", "salvageSummary"),
+    "rebuild-index": ("indexInterval", "orphanedIndex", "indexFile", "rebuildProblem", "rebuildSummary"),
     "txn": ("txnPartition",),
     "diff": ("diffPartition",),
     "retention": ("retentionPartition",),

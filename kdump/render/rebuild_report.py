@@ -1,8 +1,9 @@
-"""The sink of ``kdump rebuild-index``'s facts (:mod:`kdump.commands.rebuild_index`): its text.
+"""The sinks of ``kdump rebuild-index``'s facts (:mod:`kdump.commands.rebuild_index`): its text and its JSON.
 
-On standard output: the index interval used, one line per index file rewritten or created (in a dry run, what
-would be, with the differences entry by entry), sound files left alone, orphaned index files, then the summary;
-each problem is a ``kdump: <message>`` line on standard error.  See man kdump-rebuild-index.
+Text, on standard output: the index interval used, one line per index file rewritten or created (in a dry run,
+what would be, with the differences entry by entry), sound files left alone, orphaned index files, then the
+summary; each problem is a ``kdump: <message>`` line on standard error.  JSON (``--json``): one object per fact,
+in the same order, problems included, on standard output.  See man kdump-rebuild-index.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import mmap
 import os
 from itertools import islice
+from typing import Any
 
 from kdump.commands.rebuild_index import (
     INDEX_INTERVAL_CONFIG,
@@ -30,6 +32,7 @@ from kdump.commands.rebuild_index import (
     RebuildSummary,
 )
 from kdump.render import plural
+from kdump.render.json_lines import head, line
 from kdump.render.output import Output
 from kdump.storage import naming
 from kdump.storage.offset_index import OffsetIndex, OffsetPosition
@@ -91,6 +94,102 @@ class TextSink:
 
     def summary(self, c: RebuildSummary) -> None:
         self.out.write(summary_text(c))
+
+
+class JsonSink:
+    """``kdump rebuild-index --json``: ``indexInterval``, ``orphanedIndex``, ``indexFile`` and ``rebuildProblem``
+    objects as the facts come, then the ``rebuildSummary``."""
+
+    def __init__(self, out: Output) -> None:
+        self.out = out
+
+    def interval(self, interval: Interval) -> None:
+        self.out.write(
+            line(
+                {
+                    "type": "indexInterval",
+                    **_partition(interval.directory),
+                    "interval": interval.interval,
+                    "source": interval.source,
+                }
+            )
+        )
+
+    def orphans(self, orphans: Orphans) -> None:
+        segment = orphans.segment
+        self.out.write(
+            line(
+                {
+                    "type": "orphanedIndex",
+                    **_partition(segment.directory),
+                    "baseOffset": segment.base_offset,
+                    "files": sorted(segment.files.values()),
+                }
+            )
+        )
+
+    def index_file(self, outcome: IndexFileOutcome) -> None:
+        self.out.write(
+            line(
+                {
+                    "type": "indexFile",
+                    "file": outcome.path,
+                    "indexType": "offset" if outcome.kind is OffsetIndex else "time",
+                    "baseOffset": outcome.base_offset,
+                    "action": outcome.action,
+                    "dryRun": outcome.dry_run,
+                    "entries": outcome.entries,
+                    "oldBytes": None if outcome.old is None else len(outcome.old),
+                    "sound": outcome.sound,
+                    "backup": outcome.backup,
+                }
+            )
+        )
+
+    def problem(self, problem: RebuildProblem) -> None:
+        obj: dict[str, Any] = {"type": "rebuildProblem", "kind": problem.kind, "file": problem.path}
+        if problem.position is not None:
+            obj["position"] = problem.position
+        if problem.offset is not None:
+            obj["baseOffset"] = problem.offset
+        if problem.reason is not None:
+            obj["reason"] = problem.reason
+        if problem.invalid_bytes is not None:
+            obj["truncatedBytes"] = problem.invalid_bytes
+        if problem.directory is not None:
+            obj.update(_partition(problem.directory))
+        if problem.holder is not None:
+            obj["holder"] = problem.holder
+        obj["message"] = problem_text(problem)
+        self.out.write(line(obj))
+
+    def summary(self, c: RebuildSummary) -> None:
+        self.out.write(
+            line(
+                head(
+                    "rebuildSummary",
+                    dryRun=c.dry_run,
+                    partitions=c.partitions,
+                    segments=c.segments,
+                    logBytes=c.log_bytes,
+                    rewritten=c.rewritten,
+                    created=c.created,
+                    unchanged=c.unchanged,
+                    soundLeftAlone=c.sound,
+                    problems=c.problems,
+                )
+            )
+        )
+
+
+def _partition(directory: str) -> dict[str, Any]:
+    """``directory``, ``topic`` and ``partition`` of a partition directory (the vocabulary of every command)."""
+    parsed = naming.parse_partition_dir(os.path.basename(os.path.normpath(directory)))
+    return {
+        "directory": directory,
+        "topic": None if parsed is None else parsed.topic,
+        "partition": None if parsed is None else parsed.partition,
+    }
 
 
 def problem_text(p: RebuildProblem) -> str:
