@@ -88,6 +88,42 @@ def test_truncated_while_dumping(segment: Path, keep: int) -> None:
     assert len(out) > 4096
 
 
+@pytest.mark.parametrize("sink", ["JsonLog", "TextLog"])
+def test_batch_by_batch_path_prints_nothing_of_a_batch_read_after_a_cut(segment: Path, sink: str) -> None:
+    """The batch-by-batch path (``--json``, and the text with ``--print-header-values``) gives the whole-segment
+    text path's guarantee: a batch's lines are written once its records are read and the file is seen unchanged.
+    The file is cut just before the sink reads the fourth batch's records (in a child: a cut under the map)."""
+    module = "files_json" if sink == "JsonLog" else "files_text"
+    options = ["--json"] if sink == "JsonLog" else ["--print-header-values"]
+    done = _run_child(
+        f"""
+        import io, os, sys
+        from kdump.cli import files, run_guarded
+        from kdump.render import {module} as module
+        path = {str(segment)!r}
+        original = module.{sink}.batch
+        def batch(self, batch, records=None):
+            if batch.base_offset == 30:
+                os.truncate(path, 0)
+            return original(self, batch, records)
+        module.{sink}.batch = batch
+        out, err = io.BytesIO(), io.BytesIO()
+        argv = ["--files", path, "--print-data-log", *{options!r}]
+        code = run_guarded(lambda o, e: files.run(argv, o, e), out, err)
+        sys.stdout.write(f"{{code}}\\n" + out.getvalue().decode())
+        sys.stderr.write(err.getvalue().decode())
+        """
+    )
+    assert done.stdout, done.stderr
+    code, *lines = done.stdout.splitlines()
+    assert code == "1", done.stderr
+    position = _batch_starts(_segment())[3]
+    assert f"byte {position}: the file was truncated from" in done.stderr
+    batches = [line for line in lines if '"type":"batch"' in line or line.startswith("baseOffset: ")]
+    assert len(batches) == 3  # offsets 0, 10 and 20; nothing of offset 30's batch
+    assert not any('"offset":30' in line or line.startswith("| offset: 30 ") for line in lines)
+
+
 def test_appended_while_dumping(segment: Path) -> None:
     expected = _full_dump(segment)
     proc, head = _held_dump(segment)

@@ -411,7 +411,9 @@ class DumpLogSegments:
             for batch in records.batches(start):
                 end = batch.position + batch.size_in_bytes
                 if selector is None:
-                    log.batch(batch, gaps.see(batch.records()) if deep else None)
+                    log.batch(
+                        batch, records.checked(gaps.see(batch.records()), batch.position) if deep else None
+                    )
                     continue
                 verdict = selector.batch_verdict(batch)
                 if verdict == STOP:
@@ -421,7 +423,7 @@ class DumpLogSegments:
                     continue
                 if look_inside:
                     count = [0]
-                    kept = _kept(batch.records(), selector, remaining, count)
+                    kept = _kept(records.checked(batch.records(), batch.position), selector, remaining, count)
                     if deep:
                         first = next(kept, None)
                         if first is None:

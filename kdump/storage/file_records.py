@@ -22,7 +22,8 @@ from __future__ import annotations
 import mmap
 import os
 import struct
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from typing import TypeVar
 
 from kdump.errors import CorruptRecordError, KdumpError
 from kdump.storage import compression, sigbus_guard
@@ -39,6 +40,8 @@ from kdump.storage.record_batch import (
 )
 from kdump.storage.regular_file import open_regular
 from kdump.storage.resident_pages import drop_pages
+
+_T = TypeVar("_T")
 
 INT_MAX = 0x7FFFFFFF
 MIN_RECORD_SIZE = 14  # LegacyRecord.RECORD_OVERHEAD_V0
@@ -168,6 +171,14 @@ class FileRecords:
                     self._rewritten(at, position)
         finally:
             os.close(fd)
+
+    def checked(self, items: Iterable[_T], position: int) -> Iterator[_T]:
+        """``items`` (read from this file: a batch's records), then :meth:`check_unchanged` at ``position`` (the
+        batch's) before the iteration ends: a sink that writes a batch's lines once its records are read (all of
+        kdump's do) writes nothing read from a page that vanished or changed meanwhile, as the whole-segment text
+        path does with its own check."""
+        yield from items
+        self.check_unchanged(position)
 
     def check_unchanged(
         self, position: int | None = None, *, thorough: bool = False, failed: bool = False
