@@ -18,7 +18,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from kdump.jdk.text import decode_utf8_jdk
-from kdump.render.json_schema import HEAD_TYPES
 from kdump.storage.naming import parse_partition_dir
 from kdump.storage.record import check_object_headers
 
@@ -50,6 +49,25 @@ if TYPE_CHECKING:
 #: a copy index in diff's truncations); every type and member object is in :mod:`kdump.render.json_schema`.
 JSON_SCHEMA_VERSION = 3
 
+#: The types that open a unit of output and carry ``version``, the schema version (and no other type does,
+#: but for :data:`kdump.render.json_schema.FILE_VERSION_TYPES`); :func:`head` is the only way it gets into an
+#: object.  Here, not in :mod:`kdump.render.json_schema` (the tables the tests check the output against), so
+#: that a command's JSON does not load those tables.
+HEAD_TYPES = frozenset(
+    {
+        "file",
+        "location",
+        "coordinator",
+        "partition",
+        "txnPartition",
+        "diffPartition",
+        "retentionPartition",
+        "summary",
+        "salvageSummary",
+        "rebuildSummary",
+    }
+)
+
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
@@ -62,7 +80,7 @@ def line(obj: dict[str, Any]) -> str:
 def head(type_: str, /, **fields: Any) -> dict[str, Any]:
     """An object that opens a unit of output (a file, a partition, a location, a summary): its ``type``, the
     schema ``version``, then ``fields``.  The only way the schema version gets into an object: the types that carry it
-    are :data:`kdump.render.json_schema.HEAD_TYPES`."""
+    are :data:`HEAD_TYPES`."""
     assert type_ in HEAD_TYPES, type_
     return {"type": type_, "version": JSON_SCHEMA_VERSION, **fields}
 

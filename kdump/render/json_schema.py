@@ -24,6 +24,10 @@ from __future__ import annotations
 
 from typing import Any
 
+# the version rule, kept by the writer (json_lines) and re-exported here beside the tables checked by it
+from kdump.render.json_lines import HEAD_TYPES as HEAD_TYPES
+from kdump.render.json_lines import JSON_SCHEMA_VERSION
+
 INT, STR, BOOL, NULL, LIST, OBJ = "integer", "string", "boolean", "null", "array", "object"
 NUM = "number"
 #: A decoded payload may be any JSON value.
@@ -390,23 +394,6 @@ SCHEMA: dict[str, dict[str, tuple[str, ...]]] = {
     },
 }
 
-#: The types that open a unit of output and carry ``version``, the schema version (and no other type does,
-#: but for :data:`FILE_VERSION_TYPES`).
-HEAD_TYPES = frozenset(
-    {
-        "file",
-        "location",
-        "coordinator",
-        "partition",
-        "txnPartition",
-        "diffPartition",
-        "retentionPartition",
-        "summary",
-        "salvageSummary",
-        "rebuildSummary",
-    }
-)
-
 #: The member objects inside an object that have no ``type`` of their own, by path: ``<type>.<field>`` for an
 #: object, ``[]`` appended for the objects of a list, and on into their fields.  Validated as the types are.
 MEMBERS: dict[str, dict[str, tuple[str, ...]]] = {
@@ -640,8 +627,6 @@ def _json_type(value: Any) -> str:
 
 def validate(obj: dict[str, Any]) -> list[str]:
     """Problems of one object against :data:`SCHEMA` and the version rule (empty when it conforms)."""
-    from kdump.render.json_lines import JSON_SCHEMA_VERSION
-
     kind = obj.get("type")
     if not isinstance(kind, str) or kind not in SCHEMA:
         return [f"unknown type {kind!r}"]
