@@ -28,6 +28,7 @@ from kdump.storage.index_verification import IndexProblem, verify_segment
 from kdump.storage.local_log import LOG_DIR_FILES, LocalLog, find_partition_dirs, no_kafka_data
 from kdump.storage.log_segment import LogSegment
 from kdump.storage.log_verification import (
+    LogDirCheckpoints,
     SegmentFacts,
     Unchecked,
     check_log,
@@ -41,8 +42,7 @@ from kdump.storage.log_verification import (
 #: Below this much log in all, segments are checked in this process (a pool costs more than it saves).
 MIN_PARALLEL_BYTES = 64 << 20
 
-if TYPE_CHECKING:  # both loaded only when a log directory has their files
-    from kdump.storage.offset_checkpoint import CheckpointOffsets
+if TYPE_CHECKING:  # loaded only when a log directory has the cluster metadata
     from kdump.storage.topic_config import ClusterConfig
 
 
@@ -198,7 +198,7 @@ class Verify:
     def run(self) -> ExitStatus:
         summary = Summary(deep=self.deep)
         files: set[str] = set()
-        log_dirs: dict[str, tuple[dict[str, CheckpointOffsets] | None, ClusterConfig | None]] = {}
+        log_dirs: dict[str, tuple[LogDirCheckpoints | None, ClusterConfig | None]] = {}
         for target, facts in self._checked_segments():
             log = target.log
             parent = os.path.dirname(os.path.abspath(log.directory))
@@ -318,7 +318,7 @@ def _default_workers() -> int:
         return os.cpu_count() or 1
 
 
-def _log_dir_state(log_dir: str) -> tuple[dict[str, CheckpointOffsets] | None, ClusterConfig | None]:
+def _log_dir_state(log_dir: str) -> tuple[LogDirCheckpoints | None, ClusterConfig | None]:
     """The log directory's offset checkpoints (None when ``log_dir`` is not a log directory) and its cluster
     metadata's topic configs (None when it has none or they cannot be read)."""
     from kdump.storage.log_summary import read_log_dir_checkpoints

@@ -1,8 +1,8 @@
 """Finding an offset or a timestamp in a partition the way a broker does, reading as little as it does.
 
 The searches are functions of a :class:`~kdump.storage.local_log.LocalLog` (the partition directory as listed
-by ``LocalLog.scan_segments``, or ``LocalLog.scan``: its names only, no file opened): :func:`find_offset`, :func:`find_timestamp`, and
-:func:`log_start` for the log start offset they use.
+by ``LocalLog.scan_segments``, or ``LocalLog.scan``: its names only, no file opened): :func:`find_offset`,
+:func:`find_timestamp`, and :func:`log_start` for the log start offset they use.
 
 **Offset** (the fetch path: ``LocalLog.read`` → ``LogSegment.read`` → ``translateOffset``):
 

@@ -46,7 +46,8 @@ from kdump.storage.record_batch import (
 )
 from kdump.storage.transaction_index import AbortedTxn, TransactionIndex
 
-if TYPE_CHECKING:  # loaded with the cluster metadata only (kdump verify reads it when a log directory has it)
+if TYPE_CHECKING:  # read only where a log directory has them (kdump verify loads them then)
+    from kdump.storage.offset_checkpoint import CheckpointOffsets
     from kdump.storage.topic_config import ClusterConfig
 
 #: Problem kinds found here (those of the index checks are in ``index_verification.PROBLEM_KINDS``).
@@ -70,7 +71,7 @@ PROBLEM_KINDS = {
 }
 
 #: ``{file name: {(topic, partition): offset}}``: a log directory's offset checkpoints, as read.
-LogDirCheckpoints: TypeAlias = Mapping[str, Mapping[tuple[str, int], int]]
+LogDirCheckpoints: TypeAlias = "Mapping[str, CheckpointOffsets]"
 
 #: Log-directory checkpoints compared with a partition's log end offset, and what their value is called.
 LOG_DIR_CHECKPOINTS = {
