@@ -2,7 +2,7 @@
 
 Two figures, the segment being in the page cache:
 
-* **recovery**: Kafka's recovery loop alone (:func:`kdump.storage.index_recovery.recover_indexes`: every batch
+* **recovery**: Kafka's recovery loop alone (:func:`kdump.analysis.index_recovery.recover_indexes`: every batch
   framed and CRC-checked, the index entries computed), in process, best of ``--repeat``;
 * **command**: ``python -m kdump rebuild-index`` as a child process on a directory holding a hard link to the
   segment, its index files deleted before each run so that they are written (atomically) every time; process
@@ -31,8 +31,8 @@ sys.path.insert(0, str(REPO))
 
 import make_segments  # noqa: E402
 
+from kdump.analysis.index_recovery import recover_indexes  # noqa: E402
 from kdump.storage.file_records import FileRecords  # noqa: E402
-from kdump.storage.index_recovery import recover_indexes  # noqa: E402
 
 GIB = 1 << 30
 

@@ -84,8 +84,8 @@ def main() -> None:
     figures["one segment, shallow"] = timed([*kdump, str(one)], repeat=args.repeat)
     figures["one segment, shallow, 1 process"] = timed([*kdump, str(one)], env1, repeat=args.repeat)
     figures["one segment, deep"] = timed([*kdump, "--deep", str(one)], repeat=1)
+    from kdump.analysis.log_verification import verify_log_segment
     from kdump.storage.local_log import LocalLog
-    from kdump.storage.log_verification import verify_log_segment
 
     (segment,) = LocalLog.scan(one / "bench-0").segments
     best = float("inf")

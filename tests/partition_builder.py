@@ -1,5 +1,5 @@
 """Build synthetic partition directories of many small segments, with the indexes a broker would write (made
-with kdump's own recovery, :func:`kdump.storage.index_recovery.recover_indexes`).  Used by the tests of
+with kdump's own recovery, :func:`kdump.analysis.index_recovery.recover_indexes`).  Used by the tests of
 ``kdump find`` / ``kdump rebuild-index`` and by ``bench/find_bench.py``."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ from __future__ import annotations
 import os
 import struct
 
+from kdump.analysis.index_recovery import recover_indexes
 from kdump.storage.file_records import FileRecords
-from kdump.storage.index_recovery import recover_indexes
 from kdump.storage.naming import offset_to_filename
 from tests.builder import SimpleRecord, build_v2_batch
 

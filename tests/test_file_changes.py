@@ -225,7 +225,7 @@ def test_salvage_of_a_file_truncated_underneath_writes_nothing(segment: Path, tm
         f"""
         import os
         from kdump.commands.salvage import salvage_segment
-        from kdump.storage import salvage
+        from kdump.analysis import salvage
         from kdump.storage.file_records import FileChangedError
         real = salvage.scan_segment
         def scan_then_truncate(records, base_offset=None, next_base_offset=None):

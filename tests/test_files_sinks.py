@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from kdump.analysis.record_filter import RecordFilter
 from kdump.commands.files import DumpLogSegments, DumpOptions, Findings, JavaFile
-from kdump.storage.record_filter import RecordFilter
 from tests.corpus import FIXTURE_CORPUS
 
 SEGMENT = FIXTURE_CORPUS / "data" / "compact-0" / "00000000000000000000.log"

@@ -16,14 +16,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from kdump.cli import cli
-from kdump.render.json_lines import JSON_SCHEMA_VERSION
-from kdump.render.json_schema import validate
-from kdump.storage import log_search
-from kdump.storage.file_records import FileRecords
-from kdump.storage.index_recovery import recover_indexes
-from kdump.storage.local_log import LocalLog, find_partition_dirs
-from kdump.storage.log_search import (
+from kdump.analysis import log_search
+from kdump.analysis.index_recovery import recover_indexes
+from kdump.analysis.log_search import (
     BELOW_START,
     BEYOND_END,
     FOUND,
@@ -33,6 +28,11 @@ from kdump.storage.log_search import (
     find_timestamp,
     log_start,
 )
+from kdump.cli import cli
+from kdump.render.json_lines import JSON_SCHEMA_VERSION
+from kdump.render.json_schema import validate
+from kdump.storage.file_records import FileRecords
+from kdump.storage.local_log import LocalLog, find_partition_dirs
 from kdump.storage.naming import offset_to_filename
 from kdump.storage.offset_index import OffsetIndex
 from kdump.storage.time_index import TimeIndex

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from kdump.analysis import record_filter
 from kdump.jdk.text import decode_utf8_jdk
 from kdump.render.json_schema import validate
-from kdump.storage import record_filter
 from kdump.storage.control_record import ControlRecordType
 from tests.builder import SimpleRecord, build_end_txn_marker_batch, build_v2_batch
 from tests.corpus import CORPUS, FIXTURE_CORPUS, corpus_available, supported_runs

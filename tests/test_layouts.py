@@ -16,8 +16,8 @@ import pytest
 from click.testing import CliRunner
 from kafka.record.default_records import DefaultRecordBatchBuilder
 
+from kdump.analysis.index_verification import verify_segment
 from kdump.cli import cli
-from kdump.storage.index_verification import verify_segment
 from kdump.storage.local_log import LocalLog, find_partition_dirs, is_log_dir, is_partition_dir
 from tests.partition_builder import build_partition
 

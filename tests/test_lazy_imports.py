@@ -89,6 +89,19 @@ def _imported_names(path: Path) -> set[str]:
     [
         (
             "storage",
+            (
+                "kdump.analysis",
+                "kdump.cli",
+                "kdump.commands",
+                "kdump.render",
+                "kdump.spark",
+                "click",
+                "rich",
+                "pyspark",
+            ),
+        ),
+        (
+            "analysis",
             ("kdump.cli", "kdump.commands", "kdump.render", "kdump.spark", "click", "rich", "pyspark"),
         ),
         ("jdk", ("kdump",)),

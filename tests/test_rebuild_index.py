@@ -19,19 +19,19 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from kdump.analysis.index_recovery import IndexRecoveryError, recover_indexes
+from kdump.analysis.index_verification import verify_segment
+from kdump.analysis.topic_config import read_cluster_config
 from kdump.cli import cli
 from kdump.commands import rebuild_index
 from kdump.exit_status import ExitStatus
 from kdump.render.rebuild_report import problem_text
 from kdump.storage.atomic_write import lock_holder, replace_file
 from kdump.storage.file_records import FileRecords
-from kdump.storage.index_recovery import IndexRecoveryError, recover_indexes
-from kdump.storage.index_verification import verify_segment
 from kdump.storage.local_log import LocalLog, find_partition_dirs
 from kdump.storage.naming import offset_to_filename
 from kdump.storage.offset_index import OffsetPosition
 from kdump.storage.time_index import TimestampOffset
-from kdump.storage.topic_config import read_cluster_config
 from tests.builder import SimpleRecord, build_legacy_message, build_v2_batch
 from tests.corpus import CORPUS, FIXTURE_CORPUS
 from tests.partition_builder import build_partition

@@ -15,13 +15,13 @@ import crc32c
 import pytest
 from click.testing import CliRunner
 
+from kdump.analysis.index_verification import verify_segment
+from kdump.analysis.salvage import scan_segment
 from kdump.cli import cli
 from kdump.commands.salvage import SalvageError, salvage_segment
 from kdump.storage.compression import GZIP, LZ4, NONE, SNAPPY, ZSTD
 from kdump.storage.file_records import FileRecords
-from kdump.storage.index_verification import verify_segment
 from kdump.storage.local_log import LocalLog
-from kdump.storage.salvage import scan_segment
 from tests import builder
 from tests.builder import SimpleRecord
 from tests.corpus import CORPUS, FIXTURE_CORPUS, corpus_available

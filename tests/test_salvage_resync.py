@@ -11,11 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from kdump.analysis import salvage
+from kdump.analysis.salvage import check_batch_at, scan_segment
 from kdump.commands.salvage import salvage_segment
-from kdump.storage import crc_combine, salvage
+from kdump.storage import crc_combine
 from kdump.storage.compression import GZIP, LZ4, NONE, SNAPPY, ZSTD
 from kdump.storage.file_records import FileRecords
-from kdump.storage.salvage import check_batch_at, scan_segment
 from tests import builder
 from tests.builder import SimpleRecord
 from tests.test_salvage import SEGMENTS, _damage

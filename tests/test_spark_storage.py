@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
+from kdump.analysis.consumer_view import ReadCommittedFilter, transaction_state
+from kdump.analysis.log_search import offset_start_position
+from kdump.analysis.offset_lookup import cut_positions
 from kdump.spark.options import OptionError, parse_options, parse_partitions
 from kdump.spark.planning import offset_for_timestamp, plan
-from kdump.storage.consumer_view import ReadCommittedFilter, transaction_state
 from kdump.storage.file_records import FileRecords
 from kdump.storage.local_log import LocalLog
-from kdump.storage.log_search import offset_start_position
-from kdump.storage.offset_lookup import cut_positions
 from tests.corpus import CORPUS, FIXTURE_CORPUS, corpus_available
 from tests.spark_oracle import CORPUS_TREES, FIXTURE_TREES, committed_offsets, expected_rows, row_order
 

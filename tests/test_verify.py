@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from kdump.analysis.index_recovery import recover_indexes
 from kdump.cli import cli
 from kdump.commands import verify as verify_command
 from kdump.storage.control_record import ControlRecordType
 from kdump.storage.file_records import FileRecords
-from kdump.storage.index_recovery import recover_indexes
 from kdump.storage.producer_snapshot import ProducerSnapshotEntry, encode_producer_snapshot
 from tests.builder import SimpleRecord, build_end_txn_marker_batch, build_v2_batch
 from tests.corpus import CORPUS, FIXTURE_CORPUS, corpus_available

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from kdump.analysis.index_verification import PROBLEM_KINDS, verify_segment
 from kdump.cli import cli
-from kdump.storage.index_verification import PROBLEM_KINDS, verify_segment
 from kdump.storage.local_log import LocalLog
 from tests.corpus import CORPUS, FIXTURE_CORPUS, corpus_available
 from tests.damaged_cases import INDEX_DAMAGED as DAMAGED

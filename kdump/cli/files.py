@@ -10,6 +10,7 @@ from datetime import tzinfo
 from typing import TYPE_CHECKING
 
 from kdump import KAFKA_COMPAT_VERSION
+from kdump.analysis.record_filter import RecordFilter
 from kdump.cli import jopt
 from kdump.commands.files import (
     DEFAULT_MAX_MESSAGE_SIZE,
@@ -25,7 +26,6 @@ from kdump.render.decoders import DEFAULT_DECODER_CLASS
 from kdump.render.output import Output
 from kdump.storage import naming
 from kdump.storage.file_records import INT_MAX
-from kdump.storage.record_filter import RecordFilter
 from kdump.storage.timestamp_type import parse_timestamp
 
 if TYPE_CHECKING:

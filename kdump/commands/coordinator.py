@@ -19,13 +19,13 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+from kdump.analysis.topic_config import read_cluster_config
 from kdump.errors import KdumpError
 from kdump.jdk.collections import java_string_hash
 from kdump.storage.control_record import ControlRecordType, parse_type_id
 from kdump.storage.internal_topics import InternalTopicError, decode_key_value
 from kdump.storage.local_log import LocalLog
 from kdump.storage.schemas.transaction_log import TRANSACTION_STATES
-from kdump.storage.topic_config import read_cluster_config
 
 CONSUMER_OFFSETS = "__consumer_offsets"
 TRANSACTION_STATE = "__transaction_state"

@@ -22,10 +22,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from kdump.analysis.log_summary import read_log_dir_checkpoints
 from kdump.errors import KdumpError
 from kdump.storage.leader_epoch_checkpoint import read_leader_epoch_checkpoint
 from kdump.storage.local_log import LocalLog, find_partition_dirs
-from kdump.storage.log_summary import read_log_dir_checkpoints
 
 UNDEFINED_EPOCH = -1
 UNDEFINED_OFFSET = -1

@@ -3,7 +3,7 @@
 This module decides what is dumped and in which order, and keeps the end-of-run findings; the storage core
 decodes, and a :class:`Sink` (declared here, one method per kind of fact) writes: :mod:`kdump.render.files_text`
 Kafka's text, :mod:`kdump.render.files_json` JSON lines; the command line picks one.  Filters
-(:mod:`kdump.storage.record_filter`) are a stage between storage and the sink.  An error that Kafka's tool would
+(:mod:`kdump.analysis.record_filter`) are a stage between storage and the sink.  An error that Kafka's tool would
 die of propagates as a :class:`~kdump.errors.KdumpError` after everything Kafka would have printed has been
 written.
 """
@@ -17,6 +17,7 @@ from datetime import tzinfo
 from itertools import chain
 from typing import TYPE_CHECKING, Protocol
 
+from kdump.analysis.record_filter import KEEP, STOP, RecordFilter
 from kdump.commands import parallel
 from kdump.commands.parallel import OffsetGaps
 from kdump.errors import CorruptSnapshotError, KdumpError, UsageError
@@ -35,7 +36,6 @@ from kdump.storage.file_records import INT_MAX, FileRecords, RecordBatch
 from kdump.storage.offset_index import OffsetIndex
 from kdump.storage.producer_snapshot import ProducerSnapshotEntry, read_producer_snapshot
 from kdump.storage.record import Record
-from kdump.storage.record_filter import KEEP, STOP, RecordFilter
 from kdump.storage.time_index import NO_TIMESTAMP, TimeIndex
 from kdump.storage.transaction_index import AbortedTxn, TransactionIndex
 

@@ -1,4 +1,4 @@
-"""``kdump find``: where an offset or a timestamp is in a partition (:mod:`kdump.storage.log_search`).
+"""``kdump find``: where an offset or a timestamp is in a partition (:mod:`kdump.analysis.log_search`).
 
 The facts: one :class:`Location` (the partition searched and the search's answer: segment, index entries
 used, status, notes), the answer's batch and, with ``--print-data-log``, its record; a :class:`Sink`
@@ -11,12 +11,12 @@ import os
 from dataclasses import dataclass
 from typing import Protocol
 
+from kdump.analysis.log_search import FOUND, LogStart, SearchResult, find_offset, find_timestamp
 from kdump.errors import KdumpError, UsageError
 from kdump.exit_status import ExitStatus
 from kdump.storage import naming
 from kdump.storage.file_records import RecordBatch
 from kdump.storage.local_log import LocalLog, is_partition_dir
-from kdump.storage.log_search import FOUND, LogStart, SearchResult, find_offset, find_timestamp
 from kdump.storage.record import Record
 
 
@@ -43,7 +43,7 @@ def resolve_partition_dir(path: str, topic: str | None, partition: int | None) -
 @dataclass(frozen=True)
 class Location:
     """Where a search landed: the partition directory searched (as given) and the answer of the search
-    (:class:`~kdump.storage.log_search.SearchResult`: status, segment, index entries used, batch position,
+    (:class:`~kdump.analysis.log_search.SearchResult`: status, segment, index entries used, batch position,
     record, notes)."""
 
     partition: str

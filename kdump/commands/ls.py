@@ -1,7 +1,7 @@
-"""``kdump ls``: find the partition directories and summarise each (:mod:`kdump.storage.log_summary`).
+"""``kdump ls``: find the partition directories and summarise each (:mod:`kdump.analysis.log_summary`).
 
 The facts: the log directories the partitions are in (:class:`LogDir`, with their broker ids), one
-:class:`~kdump.storage.log_summary.PartitionSummary` per partition, and the directories the walk could not
+:class:`~kdump.analysis.log_summary.PartitionSummary` per partition, and the directories the walk could not
 read, handed to a :class:`Sink` (:mod:`kdump.render.ls_report`: the terminal table, aligned plain text or JSON
 lines).
 """
@@ -12,12 +12,12 @@ import os
 from dataclasses import dataclass
 from typing import Protocol
 
+from kdump.analysis.log_summary import PartitionSummary, read_log_dir_checkpoints, summarize_partition
 from kdump.errors import KdumpError
 from kdump.exit_status import ExitStatus
 from kdump.render.progress import ProgressBar
 from kdump.storage.checkpoint import META_PROPERTIES_FILE
 from kdump.storage.local_log import find_partition_dirs, no_kafka_data
-from kdump.storage.log_summary import PartitionSummary, read_log_dir_checkpoints, summarize_partition
 from kdump.storage.meta_properties import read_meta_properties
 from kdump.storage.regular_file import walk_error
 

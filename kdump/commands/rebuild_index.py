@@ -1,5 +1,5 @@
 """``kdump rebuild-index``: rebuild ``.index`` and ``.timeindex`` files from their ``.log`` with Kafka's recovery
-algorithm (:mod:`kdump.storage.index_recovery`), writing them atomically (:mod:`kdump.storage.atomic_write`).
+algorithm (:mod:`kdump.analysis.index_recovery`), writing them atomically (:mod:`kdump.storage.atomic_write`).
 
 This module chooses the segments, the index interval and what to write, and hands the facts to a :class:`Sink`
 (:mod:`kdump.render.rebuild_report`): the index interval used (:class:`Interval`), index files without a
@@ -16,16 +16,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from kdump.errors import KdumpError
-from kdump.exit_status import ExitStatus
-from kdump.storage import naming, sigbus_guard
-from kdump.storage.atomic_write import lock_holder, replace_file
-from kdump.storage.index_recovery import (
+from kdump.analysis.index_recovery import (
     DEFAULT_INDEX_INTERVAL_BYTES,
     IndexRecoveryError,
     RecoveredIndexes,
     recover_indexes,
 )
+from kdump.errors import KdumpError
+from kdump.exit_status import ExitStatus
+from kdump.storage import naming, sigbus_guard
+from kdump.storage.atomic_write import lock_holder, replace_file
 from kdump.storage.local_log import LocalLog, find_partition_dirs, no_kafka_data
 from kdump.storage.log_segment import LogSegment
 from kdump.storage.offset_index import OffsetIndex
@@ -33,7 +33,7 @@ from kdump.storage.regular_file import walk_error
 from kdump.storage.time_index import TimeIndex
 
 if TYPE_CHECKING:
-    from kdump.storage.topic_config import ClusterConfig
+    from kdump.analysis.topic_config import ClusterConfig
 
 #: The KRaft metadata partition, whose records hold the topics' configuration.
 METADATA_PARTITION_DIR = "__cluster_metadata-0"
@@ -170,7 +170,7 @@ UNREADABLE_DIRECTORY = "unreadable-directory"
 #: its base offset).
 NO_SUCH_SEGMENT = "no-such-segment"
 #: A ``.log`` that cannot be indexed the way Kafka would (offsets too far from the base offset, offsets that do
-#: not increase): :class:`~kdump.storage.index_recovery.IndexRecoveryError`; its indexes are left as they are.
+#: not increase): :class:`~kdump.analysis.index_recovery.IndexRecoveryError`; its indexes are left as they are.
 UNINDEXABLE_LOG = "unindexable-log"
 #: A ``.log`` that could not be read (any other error reading it); its indexes are left as they are.
 UNREADABLE_LOG = "unreadable-log"
@@ -257,7 +257,7 @@ class RebuildIndex:
             self._configs[log_dir] = None
             self._node_ids[log_dir] = None
             if os.path.isdir(os.path.join(log_dir, METADATA_PARTITION_DIR)):
-                from kdump.storage.topic_config import read_cluster_config  # only for KRaft log directories
+                from kdump.analysis.topic_config import read_cluster_config  # only for KRaft log directories
 
                 try:
                     self._configs[log_dir] = read_cluster_config(log_dir)
@@ -369,7 +369,7 @@ class RebuildIndex:
         def sound(path: str) -> bool:
             """Whether verify-index finds nothing wrong with ``path`` (one pass, only when a file differs)."""
             if not soundness:
-                from kdump.storage.index_verification import verify_segment
+                from kdump.analysis.index_verification import verify_segment
 
                 problems = {p.path for p in verify_segment(segment).problems}
                 for name in (segment.index_path, segment.time_index_path):

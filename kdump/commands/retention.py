@@ -32,11 +32,11 @@ import os
 import time
 from dataclasses import dataclass, field
 
+from kdump.analysis.consumer_view import ongoing_transactions
+from kdump.analysis.log_summary import read_log_dir_checkpoints
+from kdump.analysis.topic_config import ClusterConfig, read_cluster_config
 from kdump.errors import KdumpError
-from kdump.storage.consumer_view import ongoing_transactions
 from kdump.storage.local_log import LocalLog, find_partition_dirs
-from kdump.storage.log_summary import read_log_dir_checkpoints
-from kdump.storage.topic_config import ClusterConfig, read_cluster_config
 
 #: Topic config -> (broker config, Kafka 4.0 default).
 DEFAULTS: dict[str, tuple[str, str]] = {

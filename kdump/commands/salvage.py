@@ -1,9 +1,9 @@
 """``kdump salvage``: write the intact batches of a damaged segment into a clean new segment with fresh indexes.
 
-What to keep is decided by :mod:`kdump.storage.salvage` (:func:`~kdump.storage.salvage.scan_segment`, a
-:class:`~kdump.storage.salvage.SalvageResult`); this module writes it: the kept batches byte for byte into
+What to keep is decided by :mod:`kdump.analysis.salvage` (:func:`~kdump.analysis.salvage.scan_segment`, a
+:class:`~kdump.analysis.salvage.SalvageResult`); this module writes it: the kept batches byte for byte into
 ``<out>/<same name>`` and, for a ``.log``, the ``.index`` and ``.timeindex`` a broker's recovery would build
-(:func:`kdump.storage.index_recovery.recover_indexes`), each through :func:`kdump.storage.atomic_write.create_new`
+(:func:`kdump.analysis.index_recovery.recover_indexes`), each through :func:`kdump.storage.atomic_write.create_new`
 (a temporary name, then a rename; no existing file is ever overwritten).  The result, with the paths written, is
 handed to the caller's sink (:mod:`kdump.render.salvage_report` writes it as text or JSON lines).
 
@@ -15,14 +15,14 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 
+from kdump.analysis import salvage as storage_salvage
+from kdump.analysis.index_recovery import DEFAULT_INDEX_INTERVAL_BYTES, recover_indexes
+from kdump.analysis.salvage import SalvageResult
 from kdump.errors import KdumpError
 from kdump.exit_status import ExitStatus
 from kdump.storage import naming
-from kdump.storage import salvage as storage_salvage
 from kdump.storage.atomic_write import create_new
 from kdump.storage.file_records import FileRecords
-from kdump.storage.index_recovery import DEFAULT_INDEX_INTERVAL_BYTES, recover_indexes
-from kdump.storage.salvage import SalvageResult
 
 __all__ = [
     "DEFAULT_INDEX_INTERVAL_BYTES",

@@ -6,7 +6,7 @@ The rules are Kafka's:
 
 * open transactions and the first unstable offset: the broker's producer state (``ProducerStateManager``),
   rebuilt from the latest producer snapshot and the batch headers after it
-  (:func:`kdump.storage.consumer_view.ongoing_transactions`, the one place kdump computes it);
+  (:func:`kdump.analysis.consumer_view.ongoing_transactions`, the one place kdump computes it);
 * last stable offset: ``UnifiedLog.lastStableOffset`` = the first unstable offset capped by the high watermark
   (``replication-offset-checkpoint``), the high watermark (or the log end offset when unknown) when nothing
   is open;
@@ -25,17 +25,17 @@ import os
 import statistics
 from dataclasses import dataclass, field
 
-from kdump.commands.coordinator import TRANSACTION_STATE, TransactionMetadata, read_transaction_states
-from kdump.errors import KdumpError
-from kdump.exit_status import ExitStatus
-from kdump.storage.consumer_view import (
+from kdump.analysis.consumer_view import (
     OngoingTransaction,
     is_abort_marker,
     ongoing_transactions,
     read_aborted_txns,
 )
+from kdump.analysis.log_summary import read_log_dir_checkpoints
+from kdump.commands.coordinator import TRANSACTION_STATE, TransactionMetadata, read_transaction_states
+from kdump.errors import KdumpError
+from kdump.exit_status import ExitStatus
 from kdump.storage.local_log import LocalLog, find_partition_dirs
-from kdump.storage.log_summary import read_log_dir_checkpoints
 from kdump.storage.record_batch import DefaultRecordBatch
 from kdump.storage.transaction_index import AbortedTxn
 

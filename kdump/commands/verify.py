@@ -1,13 +1,13 @@
 """``kdump verify``: every check of every partition found below the given paths, as typed facts.
 
 A run resolves its arguments to partitions (:func:`kdump.storage.local_log.find_partition_dirs`; a segment file
-stands for its segment alone), checks every segment (:func:`kdump.storage.log_verification.verify_log_segment`:
+stands for its segment alone), checks every segment (:func:`kdump.analysis.log_verification.verify_log_segment`:
 indexes and log in one pass) -- over a pool of processes when there is enough to do and more than one core --
-then each partition as a whole (:func:`kdump.storage.log_verification.check_partition`), and hands the facts to
+then each partition as a whole (:func:`kdump.analysis.log_verification.check_partition`), and hands the facts to
 a sink (:mod:`kdump.render.verify_report`) partition by partition, in argument and name order.
 
-The facts: :class:`~kdump.storage.index_verification.IndexProblem` (one per problem),
-:class:`~kdump.storage.log_verification.Unchecked` (what could not be checked, and why), :class:`RuleNote` (a
+The facts: :class:`~kdump.analysis.index_verification.IndexProblem` (one per problem),
+:class:`~kdump.analysis.log_verification.Unchecked` (what could not be checked, and why), :class:`RuleNote` (a
 time index written by the pre-3.8 rule) and one :class:`Summary`.  ``--indexes-only`` is ``kdump verify-index``
 (:mod:`kdump.verify`), unchanged.
 """
@@ -20,14 +20,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
-from kdump.commands.verify_index import RuleNote
-from kdump.errors import KdumpError
-from kdump.exit_status import ExitStatus
-from kdump.storage import naming
-from kdump.storage.index_verification import IndexProblem, verify_segment
-from kdump.storage.local_log import LOG_DIR_FILES, LocalLog, find_partition_dirs, no_kafka_data
-from kdump.storage.log_segment import LogSegment
-from kdump.storage.log_verification import (
+from kdump.analysis.index_verification import IndexProblem, verify_segment
+from kdump.analysis.log_verification import (
     LogDirCheckpoints,
     SegmentFacts,
     Unchecked,
@@ -38,12 +32,18 @@ from kdump.storage.log_verification import (
     verify_log_segment,
     with_index_checks,
 )
+from kdump.commands.verify_index import RuleNote
+from kdump.errors import KdumpError
+from kdump.exit_status import ExitStatus
+from kdump.storage import naming
+from kdump.storage.local_log import LOG_DIR_FILES, LocalLog, find_partition_dirs, no_kafka_data
+from kdump.storage.log_segment import LogSegment
 
 #: Below this much log in all, segments are checked in this process (a pool costs more than it saves).
 MIN_PARALLEL_BYTES = 64 << 20
 
 if TYPE_CHECKING:  # loaded only when a log directory has the cluster metadata
-    from kdump.storage.topic_config import ClusterConfig
+    from kdump.analysis.topic_config import ClusterConfig
 
 
 @dataclass
@@ -321,7 +321,7 @@ def _default_workers() -> int:
 def _log_dir_state(log_dir: str) -> tuple[LogDirCheckpoints | None, ClusterConfig | None]:
     """The log directory's offset checkpoints (None when ``log_dir`` is not a log directory) and its cluster
     metadata's topic configs (None when it has none or they cannot be read)."""
-    from kdump.storage.log_summary import read_log_dir_checkpoints
+    from kdump.analysis.log_summary import read_log_dir_checkpoints
 
     try:
         names = set(os.listdir(log_dir))
@@ -332,7 +332,7 @@ def _log_dir_state(log_dir: str) -> tuple[LogDirCheckpoints | None, ClusterConfi
     checkpoints = read_log_dir_checkpoints(log_dir)
     config: ClusterConfig | None = None
     try:
-        from kdump.storage.topic_config import read_cluster_config
+        from kdump.analysis.topic_config import read_cluster_config
 
         config = read_cluster_config(log_dir)
     except (KdumpError, OSError):  # the metadata is optional here: without it gaps are not judged

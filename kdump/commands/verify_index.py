@@ -1,7 +1,7 @@
 """``kdump verify-index``: which segments to check, checking them, and the facts found.
 
-The checks themselves are :func:`kdump.storage.index_verification.verify_segment`.  The facts: one
-:class:`~kdump.storage.index_verification.IndexProblem` per problem (and per note on an active segment's
+The checks themselves are :func:`kdump.analysis.index_verification.verify_segment`.  The facts: one
+:class:`~kdump.analysis.index_verification.IndexProblem` per problem (and per note on an active segment's
 preallocated index files), a :class:`RuleNote` per time index written by the pre-3.8 rule and one
 :class:`IndexSummary`, handed to a :class:`Sink` (:mod:`kdump.render.problems`: text lines or JSON lines).
 """
@@ -13,10 +13,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
+from kdump.analysis.index_verification import IndexProblem, verify_segment
 from kdump.exit_status import ExitStatus
 from kdump.render.progress import ProgressBar
 from kdump.storage import naming
-from kdump.storage.index_verification import IndexProblem, verify_segment
 from kdump.storage.local_log import LocalLog, find_partition_dirs, no_kafka_data
 from kdump.storage.log_segment import LogSegment
 from kdump.storage.regular_file import walk_error

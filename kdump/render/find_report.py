@@ -11,10 +11,10 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
+from kdump.analysis.log_search import BELOW_START, BEYOND_END, EMPTY, FOUND, GAP, NOT_FOUND
 from kdump.render import json_lines, kafka_text
 from kdump.render.decoders import DEFAULT_DECODER_CLASS, DecoderMessageParser, resolve_decoder
 from kdump.render.output import Output
-from kdump.storage.log_search import BELOW_START, BEYOND_END, EMPTY, FOUND, GAP, NOT_FOUND
 
 if TYPE_CHECKING:
     from kdump.commands.find import Location

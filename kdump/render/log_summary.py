@@ -8,9 +8,9 @@ from collections.abc import Sequence
 from datetime import tzinfo
 from typing import TYPE_CHECKING, Any
 
+from kdump.analysis.log_summary import PartitionSummary
 from kdump.render.human_time import iso
 from kdump.render.json_lines import head, line
-from kdump.storage.log_summary import PartitionSummary
 
 if TYPE_CHECKING:
     from kdump.commands.ls import LogDir

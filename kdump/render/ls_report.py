@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from datetime import tzinfo
 
+from kdump.analysis.log_summary import PartitionSummary
 from kdump.commands.ls import LogDir
 from kdump.render import log_summary, ls_table
 from kdump.render.json_lines import line
 from kdump.render.output import Output
-from kdump.storage.log_summary import PartitionSummary
 
 
 class _TableSink:

@@ -14,11 +14,11 @@ import textwrap
 from collections.abc import Sequence
 from datetime import tzinfo
 
+from kdump.analysis.log_summary import PartitionSummary
 from kdump.commands.ls import LogDir
 from kdump.render import color
 from kdump.render.log_summary import human_size, iso_time
 from kdump.render.table_fit import Column, blocks, fit
-from kdump.storage.log_summary import PartitionSummary
 
 #: Every column of ``kdump ls``, in order: full header, short header, order of leaving out (0 = never).
 COLUMNS: tuple[Column, ...] = (

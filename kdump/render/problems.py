@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Protocol
 
+from kdump.analysis.index_verification import IndexProblem
 from kdump.render import plural
 from kdump.render.json_lines import head, line
-from kdump.storage.index_verification import IndexProblem
 
 if TYPE_CHECKING:
     from kdump.commands.verify_index import IndexSummary, RuleNote

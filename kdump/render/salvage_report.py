@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from kdump.analysis.salvage import LostRange, OffsetGap, SalvageResult
 from kdump.render import plural
 from kdump.render.json_lines import head, line
-from kdump.storage.salvage import LostRange, OffsetGap, SalvageResult
 
 
 def lost_line(source: str, lost: LostRange) -> str:

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from kdump.analysis.index_verification import IndexProblem
+from kdump.analysis.log_verification import Unchecked
 from kdump.commands.verify import RuleNote, Summary
 from kdump.render import plural
 from kdump.render import problems as index_report
 from kdump.render.json_lines import head, line
-from kdump.storage.index_verification import IndexProblem
-from kdump.storage.log_verification import Unchecked
 
 
 class TextSink:

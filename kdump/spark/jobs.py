@@ -90,9 +90,9 @@ def verify(
     each segment one Spark task (:func:`kdump.commands.verify.segment_task`), the partition-level checks on the
     driver.  Prints what ``kdump verify`` prints (and writes its JSON lines to ``report``); returns the number
     of problems."""
+    from kdump.analysis.log_verification import SegmentFacts
     from kdump.commands.verify import SegmentTask, Verify, segment_task, select_partitions
     from kdump.render.verify_report import JsonSink, TeeSink, TextSink
-    from kdump.storage.log_verification import SegmentFacts
 
     targets = select_partitions(expand_paths(paths))
 

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from kdump.storage.consumer_view import READ_COMMITTED, READ_UNCOMMITTED
+from kdump.analysis.consumer_view import READ_COMMITTED, READ_UNCOMMITTED
 
 if TYPE_CHECKING:
     from kdump.payload.sources import PayloadDecoding

@@ -1,7 +1,7 @@
 """Planning a read: which segments (and which byte ranges of them) the tasks read (pure Python).
 
 Each ``.log`` segment is one split; a segment larger than ``maxBytesPerSplit`` is cut further at
-offset-index entries (verified batch starts, see :func:`kdump.storage.offset_lookup.cut_positions`), so a
+offset-index entries (verified batch starts, see :func:`kdump.analysis.offset_lookup.cut_positions`), so a
 1 GiB segment is several tasks.  Offset and time ranges are turned into offsets per partition here (the time
 indexes are used for timestamps), and the first split of a partition starts at the byte position the offset
 index gives for its starting offset.  For ``read_committed`` the partition's aborted transactions and last
@@ -16,13 +16,13 @@ import glob
 import os
 from dataclasses import dataclass
 
+from kdump.analysis.consumer_view import aborted_in_range, transaction_state
+from kdump.analysis.log_search import LogStart, find_timestamp, offset_start_position
+from kdump.analysis.offset_lookup import cut_positions
 from kdump.errors import KdumpError
 from kdump.spark.options import EARLIEST, LATEST, Selection
-from kdump.storage.consumer_view import aborted_in_range, transaction_state
 from kdump.storage.file_records import FileRecords
 from kdump.storage.local_log import LocalLog, find_partition_dirs
-from kdump.storage.log_search import LogStart, find_timestamp, offset_start_position
-from kdump.storage.offset_lookup import cut_positions
 from kdump.storage.transaction_index import AbortedTxn
 
 #: An offset past every real one: a range that starts here is empty.
@@ -91,7 +91,7 @@ def topic_partition(log: LocalLog) -> tuple[str, int]:
 
 def offset_for_timestamp(log: LocalLog, timestamp: int, problems: list[str] | None = None) -> int | None:
     """The first offset whose record timestamp is at or after ``timestamp`` (Kafka's ListOffsets, through
-    :func:`kdump.storage.log_search.find_timestamp`; every segment on disk counts, whatever the log start
+    :func:`kdump.analysis.log_search.find_timestamp`; every segment on disk counts, whatever the log start
     offset), or None.  When damage stops that search, every readable record is looked at instead."""
     segments = log.log_segments
     if not segments:

@@ -32,12 +32,12 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from kdump.analysis.consumer_view import ReadCommittedFilter
 from kdump.errors import KdumpError
 from kdump.jdk.text import decode_utf8_jdk
 from kdump.spark.options import ReadOptions
 from kdump.spark.planning import Split
 from kdump.spark.schema import arrow_schema
-from kdump.storage.consumer_view import ReadCommittedFilter
 from kdump.storage.file_records import FileRecords, RecordBatch
 from kdump.storage.record import Record, check_object_headers
 from kdump.storage.timestamp_type import CREATE_TIME, LOG_APPEND_TIME

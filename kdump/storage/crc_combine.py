@@ -8,7 +8,7 @@ where ``shift(c, n)`` multiplies ``c`` by x^(8n) modulo the CRC's polynomial (zl
 CRC of ``buf[a:b]`` is ``crc(buf[o:b]) ^ shift(crc(buf[o:a]), b - a)`` for any origin ``o <= a``; with the
 CRCs of the prefixes ``buf[o:o + k * block]`` stored (one int per block, computed once, in one pass), the CRC
 of any range costs the CRCs of two partial blocks plus one shift, whatever the range's length.
-:mod:`kdump.storage.salvage` checks the CRC of every candidate batch position this way when it resynchronises
+:mod:`kdump.analysis.salvage` checks the CRC of every candidate batch position this way when it resynchronises
 on a damaged segment (a false candidate in damaged bytes often declares a size of tens of MiB).
 
 Polynomials are held bit-reflected, as the CRCs compute them: bit 31 is the coefficient of x^0, bit 0 that of

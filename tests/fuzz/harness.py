@@ -191,7 +191,7 @@ def _touch_batch(batch) -> None:  # noqa: ANN001
 
 def _recover_indexes(path: Path) -> None:
     try:
-        from kdump.storage.index_recovery import recover_indexes
+        from kdump.analysis.index_recovery import recover_indexes
     except ImportError:  # not in this version
         return
     with FileRecords(str(path)) as records:
@@ -208,9 +208,9 @@ def _salvage(path: Path) -> None:
     exactly the kept batches, kept and lost ranges tile the input, offsets increase, the new segment salvages
     as intact and its fresh indexes verify clean."""
     try:
+        from kdump.analysis import salvage
+        from kdump.analysis.index_verification import verify_segment
         from kdump.commands.salvage import salvage_segment
-        from kdump.storage import salvage
-        from kdump.storage.index_verification import verify_segment
         from kdump.storage.local_log import LocalLog
     except ImportError:  # not in this version
         return

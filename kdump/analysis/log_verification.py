@@ -5,7 +5,7 @@ The work is cut in two so that it runs the same way in one process, over a pool 
 tasks:
 
 * :func:`verify_log_segment` checks one segment, in the one pass over its log that
-  :func:`kdump.storage.index_verification.verify_segment` makes for the index checks: every batch's framing,
+  :func:`kdump.analysis.index_verification.verify_segment` makes for the index checks: every batch's framing,
   magic and CRC (the CRC covers the batch's bytes after the header fields it excludes; no record is decoded
   unless ``deep``), the offset order of the batches, and that every batch lies inside the offsets the segment's
   name gives it.  It also collects the few facts the partition-level checks need (ABORT markers, the batches
@@ -15,7 +15,7 @@ tasks:
   (recovery point, high watermark, log start, cleaner) against the log end, ``leader-epoch-checkpoint``
   against the batches' epochs, and KRaft snapshots (``.checkpoint``) batch by batch.
 
-Every finding is an :class:`~kdump.storage.index_verification.IndexProblem` (the one problem type); what could
+Every finding is an :class:`~kdump.analysis.index_verification.IndexProblem` (the one problem type); what could
 not be checked is an :class:`Unchecked`.  Nothing here prints.
 """
 
@@ -26,12 +26,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeAlias, cast
 
+from kdump.analysis.index_verification import IndexProblem, SegmentVerification, verify_segment
 from kdump.errors import KdumpError
 from kdump.storage import naming
 from kdump.storage.checksum import crc32c
 from kdump.storage.control_record import ControlRecordType, parse_type_id
 from kdump.storage.file_records import INT_MAX, FileRecords, RecordBatch
-from kdump.storage.index_verification import IndexProblem, SegmentVerification, verify_segment
 from kdump.storage.internal_topics import TOPIC_DECODERS, NewerThanKdumpError, decode_key_value
 from kdump.storage.leader_epoch_checkpoint import read_leader_epoch_checkpoint
 from kdump.storage.local_log import LocalLog
@@ -47,8 +47,8 @@ from kdump.storage.record_batch import (
 from kdump.storage.transaction_index import AbortedTxn, TransactionIndex
 
 if TYPE_CHECKING:  # read only where a log directory has them (kdump verify loads them then)
+    from kdump.analysis.topic_config import ClusterConfig
     from kdump.storage.offset_checkpoint import CheckpointOffsets
-    from kdump.storage.topic_config import ClusterConfig
 
 #: Problem kinds found here (those of the index checks are in ``index_verification.PROBLEM_KINDS``).
 PROBLEM_KINDS = {

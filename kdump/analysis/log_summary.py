@@ -13,9 +13,9 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from kdump.analysis.consumer_view import OngoingTransaction, TransactionTracker
 from kdump.errors import KdumpError
 from kdump.storage import naming
-from kdump.storage.consumer_view import OngoingTransaction, TransactionTracker
 from kdump.storage.local_log import LocalLog
 from kdump.storage.offset_checkpoint import CheckpointOffsets, read_offset_checkpoint
 from kdump.storage.record_batch import RecordBatch
@@ -55,7 +55,7 @@ class PartitionSummary:
     codecs: list[str] = field(default_factory=list)
     producers: list[int] = field(default_factory=list)
     #: Transactions left open in the segments on disk: the producer-state rules
-    #: (:class:`~kdump.storage.consumer_view.TransactionTracker`) applied to every batch from byte 0, not from
+    #: (:class:`~kdump.analysis.consumer_view.TransactionTracker`) applied to every batch from byte 0, not from
     #: the latest producer snapshot as a broker (and ``kdump txn``) does; a transaction whose start retention
     #: deleted is not seen here.
     open_transactions: list[OngoingTransaction] = field(default_factory=list)

@@ -1,7 +1,7 @@
 """Where a large segment can be cut into independently readable pieces (the tasks of a parallel read).
 
 :func:`cut_positions` cuts a segment at offset-index entries, which name batch starts.  (Where a read for an
-offset or a timestamp starts is :mod:`kdump.storage.log_search`, as for ``kdump find``.)
+offset or a timestamp starts is :mod:`kdump.analysis.log_search`, as for ``kdump find``.)
 
 Indexes of copied or damaged data cannot be trusted blindly, so every position taken from an index is checked
 against the log before it is used: a whole batch must start there, with a plausible base offset and a valid CRC.

@@ -1,7 +1,7 @@
 """Selecting batches and records of a segment (``kdump files`` filters), and where to start reading for them.
 
 Offset and time filters seek with the segment's own indexes, exactly as ``kdump find`` does
-(:func:`kdump.storage.log_search.offset_start_position` and :func:`~kdump.storage.log_search.timestamp_start_position`):
+(:func:`kdump.analysis.log_search.offset_start_position` and :func:`~kdump.analysis.log_search.timestamp_start_position`):
 a position taken from an index is used only when it checks out against the log, otherwise reading starts at
 byte 0.  Reading
 stops at the first batch past ``to_offset``.  Timestamps are not monotonic in a log, so ``to_time`` never stops
@@ -57,7 +57,7 @@ class RecordFilter:
         if self.from_offset is None and self.from_time is None:
             return 0
         # imported here: kdump files without filters (Kafka's own use) does not load the search code
-        from kdump.storage.log_search import offset_start_position, timestamp_start_position
+        from kdump.analysis.log_search import offset_start_position, timestamp_start_position
 
         try:
             segment = LogSegment.of_file(path)
