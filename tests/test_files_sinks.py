@@ -1,4 +1,4 @@
-"""``kdump files``' sink protocol (``kdump.commands.files.Sink``): a sink that only records the facts it is handed
+"""``kdump files``' sink protocol (``kdump.facts.files.FilesSink``): a sink that only records the facts it is handed
 gets exactly what Kafka's own tool shows, so a new output format is one class and the command never formats.
 
 The oracle is the real ``kafka-dump-log.sh`` output in the fixture corpus: its batch lines, record lines and
@@ -11,7 +11,9 @@ import re
 from typing import Any
 
 from kdump.analysis.record_filter import RecordFilter
-from kdump.commands.files import DumpLogSegments, DumpOptions, Findings, JavaFile
+from kdump.commands.files import DumpLogSegments
+from kdump.facts.files import DumpOptions, Findings, JavaFile, MessageParser
+from kdump.render.decoders import message_parser
 from tests.corpus import FIXTURE_CORPUS
 
 SEGMENT = FIXTURE_CORPUS / "data" / "compact-0" / "00000000000000000000.log"
@@ -55,6 +57,9 @@ class RecordingSink:
 
     def summaries(self, findings: Findings) -> None:
         self.findings = findings
+
+    def message_parser(self) -> MessageParser:
+        return message_parser(DumpOptions())
 
     def error(self, error: Exception) -> None:
         self.facts.append(("error", str(error)))

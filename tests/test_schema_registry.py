@@ -622,7 +622,7 @@ def test_decoding_loads_only_what_it_uses(data_dir: Path) -> None:
         "import io, sys\n"
         "from kdump.cli import files\n"
         "out = io.BytesIO()\n"
-        "from kdump.render.output import Output\n"
+        "from kdump.facts.output import Output\n"
         "files.run(sys.argv[1:], Output(out), Output(io.BytesIO()))\n"
         "print(sorted(m for m in sys.modules if m.startswith(('kdump.payload', 'google.protobuf', 'grpc', "
         "'fastavro'))))\n"

@@ -14,7 +14,7 @@ from typing import BinaryIO
 
 from kdump.errors import KdumpError
 from kdump.exit_status import ExitStatus
-from kdump.render.output import Output, OutputError
+from kdump.facts.output import Output, OutputError
 
 
 def run_guarded(

@@ -12,18 +12,13 @@ from typing import TYPE_CHECKING
 from kdump import KAFKA_COMPAT_VERSION
 from kdump.analysis.record_filter import RecordFilter
 from kdump.cli import jopt
-from kdump.commands.files import (
-    DEFAULT_MAX_MESSAGE_SIZE,
-    INTERNAL_DECODERS,
-    DumpLogSegments,
-    DumpOptions,
-    Sink,
-)
+from kdump.commands.files import INTERNAL_DECODERS, DumpLogSegments
 from kdump.errors import KdumpUsageError, UsageError
 from kdump.exit_status import ExitStatus
+from kdump.facts.files import DEFAULT_MAX_MESSAGE_SIZE, DumpOptions, FilesSink
+from kdump.facts.output import Output
 from kdump.jdk.text import string_split
 from kdump.render.decoders import DEFAULT_DECODER_CLASS
-from kdump.render.output import Output
 from kdump.storage import naming
 from kdump.storage.file_records import INT_MAX
 from kdump.storage.timestamp_type import parse_timestamp
@@ -367,7 +362,7 @@ def run(argv: list[str], out: Output, err: Output) -> int:
     return DumpLogSegments(options, make_sink(options, out, err)).run()
 
 
-def make_sink(options: DumpOptions, out: Output, err: Output) -> Sink:
+def make_sink(options: DumpOptions, out: Output, err: Output) -> FilesSink:
     """The sink of the run's facts: JSON lines with ``--json``, Kafka's text otherwise."""
     if options.json:
         from kdump.render.files_json import JsonLinesSink

@@ -65,13 +65,12 @@ def command(
     except ValueError as e:
         raise click.UsageError(str(e)) from None
     interactive = sys.stdout.isatty()
-    progress = not no_progress and sys.stderr.isatty()
     width = shutil.get_terminal_size().columns
-    from kdump.commands.ls import Sink
+    from kdump.facts.ls import LsSink
+    from kdump.facts.output import Output
     from kdump.render import ls_report
-    from kdump.render.output import Output
 
-    def sink(out: Output) -> Sink:
+    def sink(out: Output) -> LsSink:
         if as_json:
             return ls_report.JsonSink(out)
         if interactive:
@@ -80,4 +79,7 @@ def command(
             )
         return ls_report.PlainSink(out, columns=chosen, human_time=human_time, tz=zone)
 
+    from kdump.render.progress import progress_bars
+
+    progress = progress_bars(enabled=not no_progress)
     sys.exit(run_guarded(lambda out, err: int(lister.run(sink(out), progress=progress))))

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 if TYPE_CHECKING:
-    from kdump.render.output import Output
+    from kdump.facts.output import Output
 
 
 @click.command("rebuild-index")

@@ -33,7 +33,9 @@ def run(paths: tuple[str, ...], *, as_json: bool, no_progress: bool) -> NoReturn
         targets, partitions = select_segments(paths, walk_problems)
     except ValueError as e:
         raise click.UsageError(str(e)) from None
-    show_progress = not no_progress and not as_json and sys.stderr.isatty()
+    from kdump.render.progress import progress_bars
+
+    show_progress = progress_bars(enabled=not no_progress and not as_json)
     sys.exit(
         run_guarded(
             lambda out, err: int(

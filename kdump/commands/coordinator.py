@@ -16,11 +16,17 @@ decoded with :mod:`kdump.storage.internal_topics` (the decoders of ``kdump files
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from typing import Any
 
 from kdump.analysis.topic_config import read_cluster_config
 from kdump.errors import KdumpError
+from kdump.facts.coordinator import (
+    CommittedOffset,
+    CoordinatorLookup,
+    GroupState,
+    PartitionCount,
+    TransactionMetadata,
+)
 from kdump.jdk.collections import java_string_hash
 from kdump.storage.control_record import ControlRecordType, parse_type_id
 from kdump.storage.internal_topics import InternalTopicError, decode_key_value
@@ -56,15 +62,6 @@ def utils_abs(n: int) -> int:
 def partition_for(key: str, partitions: int) -> int:
     """The coordinator partition of a group id or transactional id."""
     return utils_abs(java_string_hash(key)) % partitions
-
-
-@dataclass(frozen=True)
-class PartitionCount:
-    count: int
-    #: Where the count comes from: ``--partitions``, ``metadata log``, ``default``.
-    source: str
-    #: Partition directories of the topic found in the data directory.
-    local_partitions: tuple[int, ...] = ()
 
 
 def partition_count(log_dir: str, topic: str, given: int | None = None) -> PartitionCount:
@@ -117,30 +114,6 @@ def _marker(batch: Any) -> ControlRecordType | None:
     return None
 
 
-@dataclass(frozen=True)
-class CommittedOffset:
-    topic: str
-    partition: int
-    offset: int
-    leader_epoch: int
-    metadata: str
-    commit_timestamp: int
-    #: The offset of the record in the coordinator partition.
-    record_offset: int
-
-
-@dataclass
-class GroupState:
-    group: str
-    directory: str
-    offsets: list[CommittedOffset] = field(default_factory=list)
-    #: ``GroupMetadata`` (classic groups): protocol type, generation, protocol, leader, members; None if absent.
-    metadata: dict[str, Any] | None = None
-    #: Offsets committed in transactions that are still open (not yet visible).
-    pending_transactional: int = 0
-    problems: list[str] = field(default_factory=list)
-
-
 def read_group_state(directory: str, group: str) -> GroupState:
     """The committed offsets and group metadata of ``group`` in the ``__consumer_offsets`` partition
     ``directory``."""
@@ -191,23 +164,6 @@ def read_group_state(directory: str, group: str) -> GroupState:
     return state
 
 
-@dataclass(frozen=True)
-class TransactionMetadata:
-    """The latest ``__transaction_state`` value of a transactional id (None fields: a tombstone)."""
-
-    transactional_id: str
-    producer_id: int
-    producer_epoch: int
-    timeout_ms: int
-    state: str
-    partitions: tuple[tuple[str, int], ...]
-    last_update_timestamp: int
-    start_timestamp: int
-    record_offset: int
-    #: The id was removed (a tombstone: the coordinator expired it).
-    removed: bool = False
-
-
 def read_transaction_states(
     directory: str, problems: list[str] | None = None
 ) -> dict[str, TransactionMetadata]:
@@ -256,29 +212,6 @@ def read_transaction_states(
             record.offset,
         )
     return found
-
-
-@dataclass
-class CoordinatorLookup:
-    """Where a group or transactional id lives and what its coordinator partition holds about it."""
-
-    kind: str  # "group" or "transactionalId"
-    key: str
-    topic: str
-    hash_code: int
-    partition: int
-    count: PartitionCount
-    #: The coordinator partition's directory in the data directory, None when this broker does not hold it.
-    directory: str | None
-    group: GroupState | None = None
-    transaction: TransactionMetadata | None = None
-    problems: list[str] = field(default_factory=list)
-
-    @property
-    def found(self) -> bool:
-        if self.group is not None:
-            return bool(self.group.offsets) or self.group.metadata is not None
-        return self.transaction is not None
 
 
 def lookup(

@@ -1,23 +1,20 @@
 """``kdump find``: where an offset or a timestamp is in a partition (:mod:`kdump.analysis.log_search`).
 
 The facts: one :class:`Location` (the partition searched and the search's answer: segment, index entries
-used, status, notes), the answer's batch and, with ``--print-data-log``, its record; a :class:`Sink`
+used, status, notes), the answer's batch and, with ``--print-data-log``, its record; a :class:`FindSink`
 (:mod:`kdump.render.find_report`: the text with the batch in ``kafka-dump-log.sh``'s format, or one JSON
 object) writes them.  See ``man kdump-find``."""
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
-from typing import Protocol
 
 from kdump.analysis.log_search import FOUND, LogStart, SearchResult, find_offset, find_timestamp
 from kdump.errors import KdumpError, UsageError
 from kdump.exit_status import ExitStatus
+from kdump.facts.find import FindSink, Location
 from kdump.storage import naming
-from kdump.storage.file_records import RecordBatch
 from kdump.storage.local_log import LocalLog, is_partition_dir
-from kdump.storage.record import Record
 
 
 def resolve_partition_dir(path: str, topic: str | None, partition: int | None) -> str:
@@ -40,36 +37,13 @@ def resolve_partition_dir(path: str, topic: str | None, partition: int | None) -
     return path
 
 
-@dataclass(frozen=True)
-class Location:
-    """Where a search landed: the partition directory searched (as given) and the answer of the search
-    (:class:`~kdump.analysis.log_search.SearchResult`: status, segment, index entries used, batch position,
-    record, notes)."""
-
-    partition: str
-    search: SearchResult
-
-
-class Sink(Protocol):
-    """Where the facts of a run go (:mod:`kdump.render.find_report`), in this order: the location, the answer's
-    batch (when there is one), its record (with ``--print-data-log``), then the end of the run."""
-
-    def location(self, location: Location) -> None: ...
-
-    def batch(self, location: Location, batch: RecordBatch) -> None: ...
-
-    def record(self, location: Location, record: Record) -> None: ...
-
-    def end(self, location: Location) -> None: ...
-
-
 class Find:
     """One ``kdump find`` run: exactly one of ``offset`` and ``timestamp``."""
 
     def __init__(
         self,
         directory: str,
-        sink: Sink,
+        sink: FindSink,
         *,
         offset: int | None = None,
         timestamp: int | None = None,

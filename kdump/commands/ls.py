@@ -2,20 +2,19 @@
 
 The facts: the log directories the partitions are in (:class:`LogDir`, with their broker ids), one
 :class:`~kdump.analysis.log_summary.PartitionSummary` per partition, and the directories the walk could not
-read, handed to a :class:`Sink` (:mod:`kdump.render.ls_report`: the terminal table, aligned plain text or JSON
+read, handed to a :class:`LsSink` (:mod:`kdump.render.ls_report`: the terminal table, aligned plain text or JSON
 lines).
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
-from typing import Protocol
 
 from kdump.analysis.log_summary import PartitionSummary, read_log_dir_checkpoints, summarize_partition
 from kdump.errors import KdumpError
 from kdump.exit_status import ExitStatus
-from kdump.render.progress import ProgressBar
+from kdump.facts.ls import LogDir, LsSink
+from kdump.facts.progress import ProgressFactory
 from kdump.storage.checkpoint import META_PROPERTIES_FILE
 from kdump.storage.local_log import find_partition_dirs, no_kafka_data
 from kdump.storage.meta_properties import read_meta_properties
@@ -23,30 +22,6 @@ from kdump.storage.regular_file import walk_error
 
 #: Above this much log to read, a progress bar is shown (when asked for: on a terminal only).
 PROGRESS_THRESHOLD = 256 << 20
-
-
-@dataclass(frozen=True)
-class LogDir:
-    """A log directory partitions were found in, with the broker id of its ``meta.properties`` (if any)."""
-
-    path: str
-    broker_id: int | None = None
-
-    def describe(self) -> str:
-        return self.path if self.broker_id is None else f"{self.path} (broker {self.broker_id})"
-
-
-class Sink(Protocol):
-    """Where the facts of a run go (:mod:`kdump.render.ls_report`), in this order: the log directories, each
-    partition, each directory the walk could not read, then the end of the run."""
-
-    def log_dirs(self, log_dirs: list[LogDir]) -> None: ...
-
-    def partition(self, summary: PartitionSummary) -> None: ...
-
-    def unreadable(self, path: str, message: str) -> None: ...
-
-    def end(self) -> None: ...
 
 
 class ListPartitions:
@@ -64,7 +39,7 @@ class ListPartitions:
     def _walk_error(self, path: str, error: OSError) -> None:
         self.walk_errors.append((path, f"cannot read the directory: {walk_error(error)}"))
 
-    def summaries(self, progress: bool = False) -> list[PartitionSummary]:
+    def summaries(self, progress: ProgressFactory | None = None) -> list[PartitionSummary]:
         checkpoints: dict[str, dict] = {}
         anomalies: dict[str, list[str]] = {}
         total = 0
@@ -79,7 +54,7 @@ class ListPartitions:
                         total += os.path.getsize(os.path.join(d, name))
                     except OSError:
                         pass
-        bar = ProgressBar("scanning", total) if progress and total >= PROGRESS_THRESHOLD else None
+        bar = progress("scanning", total) if progress is not None and total >= PROGRESS_THRESHOLD else None
         result = []
         try:
             for d in self.directories:
@@ -97,7 +72,7 @@ class ListPartitions:
                 bar.close()
         return result
 
-    def run(self, sink: Sink, *, progress: bool = False) -> ExitStatus:
+    def run(self, sink: LsSink, *, progress: ProgressFactory | None = None) -> ExitStatus:
         summaries = self.summaries(progress)
         sink.log_dirs(self.log_dirs)
         for summary in summaries:

@@ -22,8 +22,6 @@ The rules are Kafka's:
 from __future__ import annotations
 
 import os
-import statistics
-from dataclasses import dataclass, field
 
 from kdump.analysis.consumer_view import (
     OngoingTransaction,
@@ -32,72 +30,18 @@ from kdump.analysis.consumer_view import (
     read_aborted_txns,
 )
 from kdump.analysis.log_summary import read_log_dir_checkpoints
-from kdump.commands.coordinator import TRANSACTION_STATE, TransactionMetadata, read_transaction_states
+from kdump.commands.coordinator import TRANSACTION_STATE, read_transaction_states
 from kdump.errors import KdumpError
 from kdump.exit_status import ExitStatus
+from kdump.facts.coordinator import TransactionMetadata
+from kdump.facts.txn import CompletedStats, OpenTransactionFact, PartitionTxnFacts
 from kdump.storage.local_log import LocalLog, find_partition_dirs
 from kdump.storage.record_batch import DefaultRecordBatch
-from kdump.storage.transaction_index import AbortedTxn
 
 #: Kafka's default ``transaction.max.timeout.ms``.
 DEFAULT_MAX_TIMEOUT_MS = 900_000
 #: Coordinator states in which a transaction is not open.
 _CLOSED_STATES = {"Empty", "CompleteCommit", "CompleteAbort", "Dead", "Removed"}
-
-
-@dataclass
-class OpenTransactionFact:
-    producer_id: int
-    producer_epoch: int
-    first_offset: int
-    last_offset: int
-    first_timestamp: int | None
-    last_timestamp: int
-    #: Against the newest record of the partition or ``--now``, from the first timestamp (or the last one).
-    age_ms: int | None
-    coordinator: TransactionMetadata | None
-    hanging: bool
-    reason: str
-    abort_command: str | None
-
-
-@dataclass
-class CompletedStats:
-    commits: int = 0
-    aborts: int = 0
-    #: Marker timestamp minus the first batch's timestamp, per completed transaction seen whole in the log.
-    commit_durations: list[int] = field(default_factory=list)
-    abort_durations: list[int] = field(default_factory=list)
-
-
-@dataclass
-class PartitionTxnFacts:
-    directory: str
-    topic: str | None
-    partition: int | None
-    log_start_offset: int | None
-    log_end_offset: int | None
-    high_watermark: int | None
-    first_unstable_offset: int | None
-    last_stable_offset: int | None
-    newest_timestamp: int | None
-    now: int | None
-    open: list[OpenTransactionFact]
-    aborted: list[AbortedTxn]
-    stats: CompletedStats
-    #: Where the coordinator state came from (None: no ``__transaction_state`` in the data directory).
-    coordinator_source: str | None
-    problems: list[str]
-
-    @property
-    def hanging(self) -> list[OpenTransactionFact]:
-        return [t for t in self.open if t.hanging]
-
-
-def summarize_durations(values: list[int]) -> dict[str, int | None]:
-    if not values:
-        return {"min": None, "median": None, "max": None}
-    return {"min": min(values), "median": int(statistics.median(values)), "max": max(values)}
 
 
 class TxnCommand:

@@ -17,14 +17,13 @@ from __future__ import annotations
 import os
 import pickle
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from kdump.analysis.index_verification import IndexProblem, verify_segment
 from kdump.analysis.log_verification import (
     LogDirCheckpoints,
     SegmentFacts,
-    Unchecked,
     check_log,
     check_partition,
     cleanup_policy,
@@ -32,9 +31,10 @@ from kdump.analysis.log_verification import (
     verify_log_segment,
     with_index_checks,
 )
-from kdump.commands.verify_index import RuleNote
 from kdump.errors import KdumpError
 from kdump.exit_status import ExitStatus
+from kdump.facts.verify import Summary, VerifySink
+from kdump.facts.verify_index import RuleNote
 from kdump.storage import naming
 from kdump.storage.local_log import LOG_DIR_FILES, LocalLog, find_partition_dirs, no_kafka_data
 from kdump.storage.log_segment import LogSegment
@@ -44,42 +44,6 @@ MIN_PARALLEL_BYTES = 64 << 20
 
 if TYPE_CHECKING:  # loaded only when a log directory has the cluster metadata
     from kdump.analysis.topic_config import ClusterConfig
-
-
-@dataclass
-class Summary:
-    """What was checked, in numbers, and what was found."""
-
-    partitions: int = 0
-    segments: int = 0
-    batches: int = 0
-    records: int = 0
-    log_bytes: int = 0
-    index_files: int = 0
-    index_entries: int = 0
-    producer_snapshots: int = 0
-    txn_index_entries: int = 0
-    checkpoint_values: int = 0
-    leader_epochs: int = 0
-    kraft_snapshots: int = 0
-    pre_38_time_indexes: int = 0
-    active_segment_notes: int = 0
-    #: Records of internal topics newer than kdump knows (``--deep``), in notes.
-    newer_records: int = 0
-    unchecked: int = 0
-    problems: int = 0
-    files_with_problems: int = 0
-    deep: bool = False
-    kinds: dict[str, int] = field(default_factory=dict)
-
-
-class Sink(Protocol):
-    """Where the facts of a run go (:mod:`kdump.render.verify_report`)."""
-
-    def problem(self, problem: IndexProblem) -> None: ...
-    def unchecked(self, item: Unchecked) -> None: ...
-    def note(self, note: RuleNote | IndexProblem) -> None: ...
-    def summary(self, summary: Summary) -> None: ...
 
 
 @dataclass
@@ -179,7 +143,7 @@ class Verify:
     def __init__(
         self,
         targets: list[PartitionTarget],
-        sink: Sink,
+        sink: VerifySink,
         *,
         deep: bool = False,
         gaps: bool = False,
@@ -345,7 +309,7 @@ __all__ = [
     "RuleNote",
     "SegmentMapper",
     "SegmentTask",
-    "Sink",
+    "VerifySink",
     "Summary",
     "Verify",
     "segment_task",

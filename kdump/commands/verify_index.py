@@ -3,7 +3,7 @@
 The checks themselves are :func:`kdump.analysis.index_verification.verify_segment`.  The facts: one
 :class:`~kdump.analysis.index_verification.IndexProblem` per problem (and per note on an active segment's
 preallocated index files), a :class:`RuleNote` per time index written by the pre-3.8 rule and one
-:class:`IndexSummary`, handed to a :class:`Sink` (:mod:`kdump.render.problems`: text lines or JSON lines).
+:class:`IndexSummary`, handed to a :class:`IndexSink` (:mod:`kdump.render.problems`: text lines or JSON lines).
 """
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Protocol
 
 from kdump.analysis.index_verification import IndexProblem, verify_segment
 from kdump.exit_status import ExitStatus
-from kdump.render.progress import ProgressBar
+from kdump.facts.progress import ProgressFactory
+from kdump.facts.verify_index import IndexSink, IndexSummary, RuleNote
 from kdump.storage import naming
 from kdump.storage.local_log import LocalLog, find_partition_dirs, no_kafka_data
 from kdump.storage.log_segment import LogSegment
@@ -88,41 +88,6 @@ def select_segments(
     return targets, len(partitions)
 
 
-@dataclass(frozen=True)
-class RuleNote:
-    """A time index whose entries follow the rule brokers before Kafka 3.8 wrote (healthy, said so)."""
-
-    path: str
-    rule: str
-
-
-@dataclass
-class IndexSummary:
-    """What was checked, in numbers, and what was found."""
-
-    partitions: int = 0
-    segments: int = 0
-    index_files: int = 0
-    entries: int = 0
-    log_bytes: int = 0
-    problems: int = 0
-    files_with_problems: int = 0
-    #: Time indexes naming batches' last offsets (Kafka 3.8 on), and by the pre-3.8 rule.
-    last_offset_time_indexes: int = 0
-    pre_38_time_indexes: int = 0
-    active_segment_notes: int = 0
-
-
-class Sink(Protocol):
-    """Where the facts of a run go (:mod:`kdump.render.problems`)."""
-
-    def problem(self, problem: IndexProblem) -> None: ...
-
-    def note(self, note: RuleNote | IndexProblem) -> None: ...
-
-    def summary(self, summary: IndexSummary) -> None: ...
-
-
 class VerifyIndex:
     """One ``kdump verify-index`` run over ``targets``; :meth:`run` returns the exit status."""
 
@@ -130,8 +95,8 @@ class VerifyIndex:
         self,
         targets: list[Target],
         partitions: int,
-        sink: Sink,
-        progress: bool = False,
+        sink: IndexSink,
+        progress: ProgressFactory | None = None,
         walk_problems: list[IndexProblem] | None = None,
     ) -> None:
         #: What the walk that found ``targets`` could not read (reported first, counted as problems).
@@ -149,7 +114,11 @@ class VerifyIndex:
             files_with_problems.add(problem.path)
             self.sink.problem(problem)
         total = sum(t.segment.log_size for t in self.targets)
-        bar = ProgressBar("verifying", total) if self.progress and total >= PROGRESS_THRESHOLD else None
+        bar = (
+            self.progress("verifying", total)
+            if self.progress is not None and total >= PROGRESS_THRESHOLD
+            else None
+        )
         done = 0
         try:
             for target in self.targets:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kdump.commands.coordinator import CoordinatorLookup
+from kdump.facts.coordinator import CoordinatorLookup
 from kdump.render.json_lines import head, line
 from kdump.render.tables import Section, iso_time, opt
 

@@ -14,9 +14,9 @@ from __future__ import annotations
 import itertools
 import struct
 from collections.abc import Callable
-from typing import Protocol
 
 from kdump.errors import KdumpError, UsageError
+from kdump.facts.files import DumpOptions, MessageParser
 from kdump.jdk.text import decode_utf8_jdk
 from kdump.storage.record import Record
 
@@ -76,18 +76,6 @@ def resolve_decoder(class_name: str) -> Decoder:
     )
 
 
-class MessageParser(Protocol):
-    """What the tool's record printer needs from a parser (Kafka's ``MessageParser``)."""
-
-    #: Both parts are plain UTF-8 text (the default), which lets the renderer take its fast path.
-    is_string_parser: bool
-
-    def parse(self, record: Record) -> tuple[str | None, str | None]:
-        """Key and payload texts of a record; None parts are not printed.  Raises a KdumpError where Kafka's
-        tool would die."""
-        ...
-
-
 def internal_topic_parser(decoder: str) -> MessageParser:
     """The parser of an internal-topic decoder flag (``offsets``, ``transaction-log``, ``cluster-metadata``,
     ``remote-log-metadata``, ``share-group-state``, with or without the ``-decoder`` suffix)."""
@@ -112,3 +100,21 @@ class DecoderMessageParser:
         key = None if record.key is None else self.key_decoder(record.key)
         payload = None if record.value is None else self.value_decoder(record.value)
         return key, payload
+
+
+def message_parser(opts: DumpOptions) -> MessageParser:
+    """The parser of a run's options, made afresh for each log as Kafka's ``messageParser`` does: an
+    internal-topic decoder flag (the first in Kafka's order of precedence wins), else the value decoder class,
+    read and loaded first, then the key decoder class (an absent flag means the default; an empty name is a
+    name, as in Kafka)."""
+    if opts.internal_decoders:
+        return internal_topic_parser(opts.internal_decoders[0])
+    opts.check_option("value-decoder-class")
+    value_decoder = resolve_decoder(
+        DEFAULT_DECODER_CLASS if opts.value_decoder_class is None else opts.value_decoder_class
+    )
+    opts.check_option("key-decoder-class")
+    key_decoder = resolve_decoder(
+        DEFAULT_DECODER_CLASS if opts.key_decoder_class is None else opts.key_decoder_class
+    )
+    return DecoderMessageParser(key_decoder, value_decoder)

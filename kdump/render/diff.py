@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kdump.commands.diff import BatchHeader, PartitionDiff
+from kdump.facts.diff import BatchHeader, PartitionDiff
 from kdump.render.json_lines import head, line
 from kdump.render.tables import Section, opt
 

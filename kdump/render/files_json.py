@@ -1,4 +1,4 @@
-"""The JSON-lines sink of ``kdump files``' facts (:class:`kdump.commands.files.Sink`): one object per fact, in the
+"""The JSON-lines sink of ``kdump files``' facts (:class:`kdump.facts.files.FilesSink`): one object per fact, in the
 vocabulary of :mod:`kdump.render.json_lines` (man kdump-files, JSON).
 
 A ``file`` object stands for Kafka's ``Dumping`` line and the file's header lines; the end-of-run findings are
@@ -10,12 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from kdump.commands.files import STREAM_LINES, DumpOptions, Findings, JavaFile
-from kdump.commands.parallel import RenderChunk
 from kdump.errors import KdumpError
+from kdump.facts.files import STREAM_LINES, DumpOptions, Findings, JavaFile, RenderChunk
+from kdump.facts.output import Output
 from kdump.render import json_lines
-from kdump.render.decoders import MessageParser
-from kdump.render.output import Output
+from kdump.render.decoders import MessageParser, message_parser
 from kdump.storage.file_records import FileRecords, RecordBatch
 from kdump.storage.producer_snapshot import ProducerSnapshotEntry
 from kdump.storage.record import Record
@@ -50,6 +49,9 @@ class JsonLinesSink:
 
     def ignored(self, file: JavaFile) -> None:
         self.out.write(json_lines.file_object(file.path, "unknown", ignored=True))
+
+    def message_parser(self) -> MessageParser:
+        return message_parser(self.options)
 
     def log(self, file: JavaFile, parser: MessageParser) -> JsonLog:
         return JsonLog(self, file, parser)

@@ -1,4 +1,4 @@
-"""The Kafka-text sink of ``kdump files``' facts (:class:`kdump.commands.files.Sink`): every line Kafka 4.0's
+"""The Kafka-text sink of ``kdump files``' facts (:class:`kdump.facts.files.FilesSink`): every line Kafka 4.0's
 ``kafka-dump-log.sh`` prints, and kdump's text for what Kafka does not read (state files).
 
 The lines themselves are made by :mod:`kdump.render.kafka_text` and :mod:`kdump.render.state_files`; this module
@@ -14,13 +14,13 @@ from collections.abc import Callable, Iterable
 from itertools import islice
 from typing import Any
 
-from kdump.commands.files import STREAM_LINES, DumpOptions, Findings, JavaFile, located
-from kdump.commands.parallel import OffsetGaps, RenderChunk
+from kdump.analysis.offset_gaps import OffsetGaps
 from kdump.errors import KdumpError
+from kdump.facts.files import STREAM_LINES, DumpOptions, Findings, JavaFile, RenderChunk
+from kdump.facts.output import Output
 from kdump.render import kafka_text
-from kdump.render.decoders import MessageParser
-from kdump.render.output import Output
-from kdump.storage.file_records import FileRecords, RecordBatch
+from kdump.render.decoders import MessageParser, message_parser
+from kdump.storage.file_records import FileRecords, RecordBatch, located
 from kdump.storage.producer_snapshot import ProducerSnapshotEntry
 from kdump.storage.record import Record
 from kdump.storage.record_batch import DefaultRecordBatch
@@ -86,6 +86,9 @@ class KafkaTextSink:
         self.err.flush()
 
     # -- logs --------------------------------------------------------------------------------------------------
+
+    def message_parser(self) -> MessageParser:
+        return message_parser(self.options)
 
     def log(self, file: JavaFile, parser: MessageParser) -> TextLog:
         return TextLog(self, file, parser)

@@ -12,12 +12,12 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from kdump.analysis.log_search import BELOW_START, BEYOND_END, EMPTY, FOUND, GAP, NOT_FOUND
+from kdump.facts.output import Output
 from kdump.render import json_lines, kafka_text
 from kdump.render.decoders import DEFAULT_DECODER_CLASS, DecoderMessageParser, resolve_decoder
-from kdump.render.output import Output
 
 if TYPE_CHECKING:
-    from kdump.commands.find import Location
+    from kdump.facts.find import Location
     from kdump.payload.sources import PayloadDecoding
     from kdump.storage.file_records import RecordBatch
     from kdump.storage.record import Record

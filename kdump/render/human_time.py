@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime, timedelta, timezone, tzinfo
 
-from kdump.render.output import Output
+from kdump.facts.output import Output
 
 _OFFSET = re.compile(r"^([+-])(\d{2}):?(\d{2})$")
 

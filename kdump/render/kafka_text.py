@@ -117,7 +117,7 @@ def _text(data: bytes | memoryview) -> str:
 
 class LargeLine:
     """A record line holding a key or value too big to turn into one string: its text is made a piece at a
-    time as it is written (:meth:`kdump.render.output.Output.write_lines`), so memory does not grow with it."""
+    time as it is written (:meth:`kdump.facts.output.Output.write_lines`), so memory does not grow with it."""
 
     __slots__ = ("parts",)
 

@@ -13,7 +13,7 @@ from kdump.render.human_time import iso
 from kdump.render.json_lines import head, line
 
 if TYPE_CHECKING:
-    from kdump.commands.ls import LogDir
+    from kdump.facts.ls import LogDir
 
 COLUMNS = (
     "TOPIC",

@@ -11,10 +11,10 @@ from __future__ import annotations
 from datetime import tzinfo
 
 from kdump.analysis.log_summary import PartitionSummary
-from kdump.commands.ls import LogDir
+from kdump.facts.ls import LogDir
+from kdump.facts.output import Output
 from kdump.render import log_summary, ls_table
 from kdump.render.json_lines import line
-from kdump.render.output import Output
 
 
 class _TableSink:

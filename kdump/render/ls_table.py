@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from datetime import tzinfo
 
 from kdump.analysis.log_summary import PartitionSummary
-from kdump.commands.ls import LogDir
+from kdump.facts.ls import LogDir
 from kdump.render import color
 from kdump.render.log_summary import human_size, iso_time
 from kdump.render.table_fit import Column, blocks, fit

@@ -10,7 +10,7 @@ from kdump.render import plural
 from kdump.render.json_lines import head, line
 
 if TYPE_CHECKING:
-    from kdump.commands.verify_index import IndexSummary, RuleNote
+    from kdump.facts.verify_index import IndexSummary, RuleNote
 
 
 def problem_line(problem: IndexProblem, label: str = "") -> str:
@@ -114,7 +114,7 @@ def summary_json(summary: IndexSummary) -> str:
 
 
 class Writer(Protocol):
-    """Where a sink writes text: :class:`kdump.render.output.Output`, or any text stream."""
+    """Where a sink writes text: :class:`kdump.facts.output.Output`, or any text stream."""
 
     def write(self, text: str, /) -> object: ...
 

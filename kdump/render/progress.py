@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import sys
+
+from kdump.facts.progress import ProgressFactory
+
+
+def progress_bars(*, enabled: bool) -> ProgressFactory | None:
+    """The progress a command reports through: the bar on standard error when ``enabled`` and a person is
+    watching it (a terminal), else None (no progress shown)."""
+    return ProgressBar if enabled and sys.stderr.isatty() else None
+
 
 class ProgressBar:
     """A transient rich progress bar counting bytes: ``update(done)`` or ``advance(n)``, then ``close()``."""
 
     def __init__(self, label: str, total: int) -> None:
-        import sys
-
         from rich.console import Console
         from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
 

@@ -13,7 +13,8 @@ import os
 from itertools import islice
 from typing import Any
 
-from kdump.commands.rebuild_index import (
+from kdump.facts.output import Output
+from kdump.facts.rebuild_index import (
     INDEX_INTERVAL_CONFIG,
     INVALID_TAIL,
     LEFT_SOUND,
@@ -33,7 +34,6 @@ from kdump.commands.rebuild_index import (
 )
 from kdump.render import plural
 from kdump.render.json_lines import head, line
-from kdump.render.output import Output
 from kdump.storage import naming
 from kdump.storage.offset_index import OffsetIndex, OffsetPosition
 from kdump.storage.time_index import TimeIndex, TimestampOffset

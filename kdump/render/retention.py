@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
-from kdump.commands.retention import RetentionFacts
+from kdump.facts.retention import RetentionFacts
 from kdump.render.json_lines import head, line
 from kdump.render.tables import Section, duration, iso_time, opt
 

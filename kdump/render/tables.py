@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from kdump.render.output import Output
+from kdump.facts.output import Output
 
 
 @dataclass

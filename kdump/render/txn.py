@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kdump.commands.txn import PartitionTxnFacts, summarize_durations
+from kdump.facts.txn import PartitionTxnFacts, summarize_durations
 from kdump.render.json_lines import head, line
 from kdump.render.tables import Section, duration, iso_time, opt
 

@@ -12,7 +12,8 @@ from typing import Any
 
 from kdump.analysis.index_verification import IndexProblem
 from kdump.analysis.log_verification import Unchecked
-from kdump.commands.verify import RuleNote, Summary
+from kdump.facts.verify import Summary
+from kdump.facts.verify_index import RuleNote
 from kdump.render import plural
 from kdump.render import problems as index_report
 from kdump.render.json_lines import head, line

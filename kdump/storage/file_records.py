@@ -362,3 +362,11 @@ def release_view_pages(data: object) -> None:
     owner = getattr(data, "obj", None)
     if isinstance(owner, mmap.mmap):
         drop_pages(owner)
+
+
+def located(error: KdumpError, records: FileRecords, path: str, batch: object) -> KdumpError:
+    """The error to raise for a failure at ``batch`` of ``records`` (the file at ``path``): a file truncated
+    underneath takes precedence (what was read may be zeros); otherwise ``error``, located at the batch."""
+    position = getattr(batch, "position", None)
+    records.check_unchanged(position, thorough=True, failed=True)
+    return error.located(path, position)

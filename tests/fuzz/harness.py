@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kdump.errors import KdumpError
-from kdump.render.output import Output
+from kdump.facts.output import Output
 from kdump.storage import checkpoint, clean_shutdown
 from kdump.storage.file_records import FileRecords
 from kdump.storage.offset_index import OffsetIndex

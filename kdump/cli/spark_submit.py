@@ -1,6 +1,6 @@
 """Entry point for ``spark-submit``: the ``kdump spark`` commands under a cluster manager.
 
-    spark-submit --master spark://HOST:7077 "$(python -c 'import kdump.spark.submit as m; print(m.__file__)')" \\
+    spark-submit --master spark://HOST:7077 "$(python -c 'import kdump.cli.spark_submit as m; print(m.__file__)')" \\
         export /mnt/kafka-logs --output /mnt/out
 
 The master (and every other Spark setting) then comes from ``spark-submit``; the arguments are those of
