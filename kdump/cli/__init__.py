@@ -10,11 +10,17 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO, NoReturn, TypeVar
 
 from kdump.errors import KdumpError
 from kdump.exit_status import ExitStatus
 from kdump.facts.output import Output, OutputError
+
+if TYPE_CHECKING:
+    from kdump.facts.report import ReportSink
+    from kdump.render.tables import Section
+
+F = TypeVar("F")
 
 
 def run_guarded(
@@ -36,8 +42,7 @@ def run_guarded(
         _silence_stdout()
         return ExitStatus.OK
     except OutputError as e:
-        out.parts.clear()  # the output cannot take them; report the failure once, on the other stream
-        out.pending = 0
+        out.discard()  # the output cannot take them; report the failure once, on the other stream
         _report(err, e.describe())
         return ExitStatus.PROBLEMS
     except KdumpError as e:
@@ -49,8 +54,7 @@ def run_guarded(
         _report(err, "interrupted")
         return ExitStatus.INTERRUPTED
     except MemoryError:
-        out.parts.clear()  # the pending text may be what exhausted memory: writing it would fail again
-        out.pending = 0
+        out.discard()  # the pending text may be what exhausted memory: writing it would fail again
         _flush_quietly(out)
         _report(err, "out of memory")
         return ExitStatus.PROBLEMS
@@ -64,14 +68,38 @@ def run_guarded(
         return ExitStatus.PROBLEMS
 
 
+def run_report(
+    run: Callable[[ReportSink[F]], int],
+    *,
+    as_json: bool,
+    sections: Callable[[list[F], bool], list[Section]],
+    json_lines: Callable[[list[F]], str],
+) -> NoReturn:
+    """Run a reporting command (``run(sink)`` hands its facts to the sink and returns its exit status) with
+    the sink the output asks for: JSON lines with ``--json``; else its sections as a table (``sections(facts,
+    human)``), rich and in human units on a terminal, plain in a pipe."""
+    from kdump.render.report import JsonSink, TableSink
+
+    rich_table = sys.stdout.isatty() and not as_json
+
+    def body(out: Output, err: Output) -> int:
+        sink: ReportSink[F] = (
+            JsonSink(out, json_lines)
+            if as_json
+            else TableSink(out, lambda facts: sections(facts, rich_table), rich_table=rich_table)
+        )
+        return int(run(sink))
+
+    sys.exit(run_guarded(body))
+
+
 def _flush_quietly(out: Output) -> None:
     try:
         out.flush()
     except BrokenPipeError:
         _silence_stdout()
     except OutputError:
-        out.parts.clear()
-        out.pending = 0
+        out.discard()
 
 
 def _report(err: Output, message: str) -> None:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-
 import click
 
 
@@ -18,24 +16,17 @@ def command(paths: tuple[str, ...], as_json: bool) -> None:
     leader epochs): the first divergence, each copy's leader-epoch lineage, the truncation each copy would do
     as a follower of each other one, and the offsets present on one copy only. Exits 1 when copies differ.
     """
-    from kdump.cli import run_guarded
+    from kdump.cli import run_report
     from kdump.commands.diff import DiffCommand
-    from kdump.exit_status import ExitStatus
     from kdump.render import diff as render
-    from kdump.render import tables
 
     try:
         cmd = DiffCommand(list(paths))
     except ValueError as e:
         raise click.UsageError(str(e)) from None
-    rich_table = sys.stdout.isatty() and not as_json
-
-    def body(out, err) -> int:  # type: ignore[no-untyped-def]
-        facts = cmd.facts()
-        if as_json:
-            out.write(render.json_lines(facts))
-        else:
-            tables.write(out, render.sections(facts), rich_table=rich_table)
-        return int(ExitStatus.PROBLEMS if any(p.diverged for p in facts) else ExitStatus.OK)
-
-    sys.exit(run_guarded(body))
+    run_report(
+        cmd.run,
+        as_json=as_json,
+        sections=lambda facts, human: render.sections(facts),
+        json_lines=render.json_lines,
+    )

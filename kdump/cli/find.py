@@ -143,20 +143,17 @@ def command(
 def _find_coordinator(
     path: str, group: str | None, transactional_id: str | None, partitions: int | None, as_json: bool
 ) -> None:
-    from kdump.cli import run_guarded
-    from kdump.commands.coordinator import lookup
-    from kdump.exit_status import ExitStatus
+    from functools import partial
+
+    from kdump.cli import run_report
+    from kdump.commands import coordinator
     from kdump.render import coordinator as render
-    from kdump.render import tables
 
-    rich_table = sys.stdout.isatty() and not as_json
-
-    def body(out, err) -> int:  # type: ignore[no-untyped-def]
-        result = lookup(path, group=group, transactional_id=transactional_id, partitions=partitions)
-        if as_json:
-            out.write(render.json_lines(result))
-        else:
-            tables.write(out, render.sections(result, human=rich_table), rich_table=rich_table)
-        return int(ExitStatus.OK if result.found else ExitStatus.PROBLEMS)
-
-    sys.exit(run_guarded(body))
+    run_report(
+        partial(
+            coordinator.run, path=path, group=group, transactional_id=transactional_id, partitions=partitions
+        ),
+        as_json=as_json,
+        sections=lambda facts, human: render.sections(facts[0], human=human),
+        json_lines=lambda facts: render.json_lines(facts[0]),
+    )

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-
 import click
 
 
@@ -31,10 +29,9 @@ def command(
     records and tombstones. The configuration comes from __cluster_metadata in the data directory, --config,
     or Kafka's defaults; the output says which.
     """
-    from kdump.cli import run_guarded
+    from kdump.cli import run_report
     from kdump.commands.retention import RetentionCommand, parse_config_overrides
     from kdump.render import retention as render
-    from kdump.render import tables
     from kdump.storage.timestamp_type import parse_timestamp
 
     now = None
@@ -49,16 +46,9 @@ def command(
         )
     except ValueError as e:
         raise click.UsageError(str(e)) from None
-    rich_table = sys.stdout.isatty() and not as_json
-
-    def body(out, err) -> int:  # type: ignore[no-untyped-def]
-        facts = cmd.facts()
-        if as_json:
-            out.write(render.json_lines(facts))
-        else:
-            tables.write(
-                out, render.sections(facts, human=rich_table, now_given=cmd.now_given), rich_table=rich_table
-            )
-        return 0
-
-    sys.exit(run_guarded(body))
+    run_report(
+        cmd.run,
+        as_json=as_json,
+        sections=lambda facts, human: render.sections(facts, human=human, now_given=cmd.now_given),
+        json_lines=render.json_lines,
+    )

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-
 import click
 
 
@@ -39,9 +37,8 @@ def command(
     __transaction_state in the same data directory; for each hanging one the kafka-transactions.sh command that
     aborts it is printed. Exits 1 when a hanging transaction is found.
     """
-    from kdump.cli import run_guarded
+    from kdump.cli import run_report
     from kdump.commands.txn import TxnCommand
-    from kdump.render import tables
     from kdump.render import txn as render
     from kdump.storage.timestamp_type import parse_timestamp
 
@@ -57,14 +54,9 @@ def command(
         )
     except ValueError as e:
         raise click.UsageError(str(e)) from None
-    rich_table = sys.stdout.isatty() and not as_json
-
-    def body(out, err) -> int:  # type: ignore[no-untyped-def]
-        facts = cmd.facts()
-        if as_json:
-            out.write(render.json_lines(facts))
-        else:
-            tables.write(out, render.sections(facts, human=rich_table), rich_table=rich_table)
-        return int(cmd.status(facts))
-
-    sys.exit(run_guarded(body))
+    run_report(
+        cmd.run,
+        as_json=as_json,
+        sections=lambda facts, human: render.sections(facts, human=human),
+        json_lines=render.json_lines,
+    )

@@ -20,6 +20,7 @@ from typing import Any
 
 from kdump.analysis.topic_config import read_cluster_config
 from kdump.errors import KdumpError
+from kdump.exit_status import ExitStatus
 from kdump.facts.coordinator import (
     CommittedOffset,
     CoordinatorLookup,
@@ -27,6 +28,7 @@ from kdump.facts.coordinator import (
     PartitionCount,
     TransactionMetadata,
 )
+from kdump.facts.report import ReportSink
 from kdump.jdk.collections import java_string_hash
 from kdump.storage.control_record import ControlRecordType, parse_type_id
 from kdump.storage.internal_topics import InternalTopicError, decode_key_value
@@ -212,6 +214,22 @@ def read_transaction_states(
             record.offset,
         )
     return found
+
+
+def run(
+    sink: ReportSink[CoordinatorLookup],
+    path: str,
+    *,
+    group: str | None = None,
+    transactional_id: str | None = None,
+    partitions: int | None = None,
+) -> ExitStatus:
+    """The lookup of ``group`` or ``transactional_id`` (:func:`lookup`) to ``sink``; PROBLEMS when the log
+    directory does not hold it."""
+    result = lookup(path, group=group, transactional_id=transactional_id, partitions=partitions)
+    sink.fact(result)
+    sink.end()
+    return ExitStatus.OK if result.found else ExitStatus.PROBLEMS
 
 
 def lookup(

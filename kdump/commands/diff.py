@@ -22,7 +22,9 @@ from collections.abc import Iterator
 
 from kdump.analysis.log_summary import read_log_dir_checkpoints
 from kdump.errors import KdumpError
+from kdump.exit_status import ExitStatus
 from kdump.facts.diff import BatchHeader, Copy, Divergence, PairDiff, PartitionDiff, Truncation
+from kdump.facts.report import ReportSink
 from kdump.storage.leader_epoch_checkpoint import read_leader_epoch_checkpoint
 from kdump.storage.local_log import LocalLog, find_partition_dirs
 
@@ -264,6 +266,14 @@ class DiffCommand:
         self.groups = group_copies(paths)
         if not self.groups:
             raise ValueError("no partition is present in two of the given directories")
+
+    def run(self, sink: ReportSink[PartitionDiff]) -> ExitStatus:
+        """Each partition's comparison to ``sink``; PROBLEMS when copies differ."""
+        facts = self.facts()
+        for partition in facts:
+            sink.fact(partition)
+        sink.end()
+        return ExitStatus.PROBLEMS if any(p.diverged for p in facts) else ExitStatus.OK
 
     def facts(self) -> list[PartitionDiff]:
         result = []

@@ -35,6 +35,8 @@ from kdump.analysis.consumer_view import ongoing_transactions
 from kdump.analysis.log_summary import read_log_dir_checkpoints
 from kdump.analysis.topic_config import ClusterConfig, read_cluster_config
 from kdump.errors import KdumpError
+from kdump.exit_status import ExitStatus
+from kdump.facts.report import ReportSink
 from kdump.facts.retention import CompactionFacts, RetentionFacts, SegmentFate
 from kdump.storage.local_log import LocalLog, find_partition_dirs
 
@@ -110,6 +112,13 @@ class RetentionCommand:
 
     def facts(self) -> list[RetentionFacts]:
         return [self.partition_facts(d) for d in self.directories]
+
+    def run(self, sink: ReportSink[RetentionFacts]) -> ExitStatus:
+        """Each partition's prediction to ``sink``; a prediction is no finding: OK."""
+        for directory in self.directories:
+            sink.fact(self.partition_facts(directory))
+        sink.end()
+        return ExitStatus.OK
 
     def partition_facts(self, directory: str) -> RetentionFacts:
         log = LocalLog.scan(directory)

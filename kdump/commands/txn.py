@@ -34,6 +34,7 @@ from kdump.commands.coordinator import TRANSACTION_STATE, read_transaction_state
 from kdump.errors import KdumpError
 from kdump.exit_status import ExitStatus
 from kdump.facts.coordinator import TransactionMetadata
+from kdump.facts.report import ReportSink
 from kdump.facts.txn import CompletedStats, OpenTransactionFact, PartitionTxnFacts
 from kdump.storage.local_log import LocalLog, find_partition_dirs
 from kdump.storage.record_batch import DefaultRecordBatch
@@ -88,6 +89,16 @@ class TxnCommand:
 
     def facts(self) -> list[PartitionTxnFacts]:
         return [self.partition_facts(d) for d in self.directories]
+
+    def run(self, sink: ReportSink[PartitionTxnFacts]) -> ExitStatus:
+        """Each partition's facts to ``sink``; PROBLEMS when a transaction hangs."""
+        status = ExitStatus.OK
+        for directory in self.directories:
+            facts = self.partition_facts(directory)
+            sink.fact(facts)
+            status = max(status, self.status([facts]))
+        sink.end()
+        return status
 
     def partition_facts(self, directory: str) -> PartitionTxnFacts:
         log = LocalLog.scan(directory)

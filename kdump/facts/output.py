@@ -48,6 +48,11 @@ class Output:
             return
         self.write(text)
 
+    def discard(self) -> None:
+        """Drop what is pending unwritten (the stream cannot take it, or it is what exhausted memory)."""
+        self.parts.clear()
+        self.pending = 0
+
     def flush(self) -> None:
         if self.parts:
             data = "".join(self.parts).encode("utf-8", "replace")

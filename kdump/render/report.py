@@ -1,0 +1,41 @@
+"""The sinks of the reporting commands' facts (:class:`kdump.facts.report.ReportSink`): :class:`TableSink`
+collects every unit and writes the command's sections (:mod:`kdump.render.tables`) at the end;
+:class:`JsonSink` writes each unit's JSON object as it comes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Generic, TypeVar
+
+from kdump.facts.output import Output
+from kdump.render import tables
+
+F = TypeVar("F")
+
+
+class TableSink(Generic[F]):
+    def __init__(
+        self, out: Output, sections: Callable[[list[F]], list[tables.Section]], *, rich_table: bool
+    ) -> None:
+        self.out = out
+        self.sections = sections
+        self.rich_table = rich_table
+        self.facts: list[F] = []
+
+    def fact(self, fact: F) -> None:
+        self.facts.append(fact)
+
+    def end(self) -> None:
+        tables.write(self.out, self.sections(self.facts), rich_table=self.rich_table)
+
+
+class JsonSink(Generic[F]):
+    def __init__(self, out: Output, json_lines: Callable[[list[F]], str]) -> None:
+        self.out = out
+        self.json_lines = json_lines
+
+    def fact(self, fact: F) -> None:
+        self.out.write(self.json_lines([fact]))
+
+    def end(self) -> None:
+        pass
