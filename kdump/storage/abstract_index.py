@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from kdump.storage import sigbus_guard
+from kdump.storage.byte_source import ByteSource, LocalFile, location_of, read_all
 from kdump.storage.naming import java_absolute_path, offset_from_file
 
 _WARM_SECTION_BYTES = 8192
@@ -101,6 +102,17 @@ class AbstractIndex:
             base_offset = offset_from_file(path)
         data, _size = sigbus_guard.map_file(os.fspath(path))
         self._init(data, base_offset, os.fspath(path))
+
+    @classmethod
+    def open(cls, source: str | os.PathLike[str] | ByteSource, base_offset: int | None = None) -> Any:
+        """The index of any :class:`~kdump.storage.byte_source.ByteSource` (or local path): a local file is
+        memory-mapped as ``cls(path)`` does; any other source is read whole (an index is small beside its
+        segment) and named by its location."""
+        if isinstance(source, (str, os.PathLike)) or isinstance(source, LocalFile):
+            return cls(location_of(source), base_offset)
+        if base_offset is None:
+            base_offset = offset_from_file(source.location)
+        return cls.from_bytes(read_all(source), base_offset, source.location)
 
     @classmethod
     def from_bytes(cls, data: bytes, base_offset: int, path: str | os.PathLike[str] | None = None) -> Any:

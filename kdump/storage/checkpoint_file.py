@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from kdump.errors import CheckpointFormatError
+from kdump.storage.byte_source import ByteSource, read_all
 from kdump.storage.naming import NumberFormatError, java_absolute_path, parse_java_long
-from kdump.storage.regular_file import read_regular
 
 INT32 = (-(1 << 31), (1 << 31) - 1)
 INT64 = (-(1 << 63), (1 << 63) - 1)
@@ -101,8 +101,9 @@ def decode_utf8_line(line: Line, path: str | None, what: str) -> str:
     raise error
 
 
-def read_whole(path: str | os.PathLike[str]) -> bytes:
-    return read_regular(os.fspath(path))
+def read_whole(path: str | os.PathLike[str] | ByteSource) -> bytes:
+    """A state file's bytes, from a local path or any :class:`~kdump.storage.byte_source.ByteSource`."""
+    return read_all(path)
 
 
 # ---------------------------------------------------------------------------------------------------------------

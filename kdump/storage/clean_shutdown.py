@@ -7,6 +7,7 @@ import json
 import os
 from dataclasses import dataclass
 
+from kdump.storage.byte_source import ByteSource, location_of
 from kdump.storage.checkpoint_file import jackson_text, parse_json_value, read_whole, state_file_error
 
 
@@ -59,9 +60,9 @@ def parse_clean_shutdown(data: bytes, path: str | os.PathLike[str] | None = None
     return CleanShutdown(values["version"], values["brokerEpoch"], where)
 
 
-def read_clean_shutdown(path: str | os.PathLike[str]) -> CleanShutdown:
+def read_clean_shutdown(path: str | os.PathLike[str] | ByteSource) -> CleanShutdown:
     """Read and decode a ``.kafka_cleanshutdown`` file."""
-    return parse_clean_shutdown(read_whole(path), path)
+    return parse_clean_shutdown(read_whole(path), location_of(path))
 
 
 def encode_clean_shutdown(broker_epoch: int, *, version: int = 0) -> bytes:

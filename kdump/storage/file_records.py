@@ -22,11 +22,12 @@ from __future__ import annotations
 import mmap
 import os
 import struct
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import TypeVar
 
 from kdump.errors import CorruptRecordError, KdumpError
 from kdump.storage import compression, sigbus_guard
+from kdump.storage.byte_source import ByteSource, InMemory, LocalFile, RangedSource, source_of
 from kdump.storage.legacy_record import LegacyRecordBatch
 from kdump.storage.record_batch import (
     HEADER_SIZE_UP_TO_MAGIC,
@@ -72,7 +73,7 @@ class FileRecords:
         *,
         max_bytes: int = INT_MAX,
         decompression_limit: int = compression.DEFAULT_DECOMPRESSION_LIMIT,
-        data: bytes | None = None,
+        data: bytes | mmap.mmap | None = None,
     ) -> None:
         if max_bytes < 0:
             raise KdumpError(f"Invalid size: {max_bytes} in read from {path}", path=path)
@@ -86,8 +87,10 @@ class FileRecords:
         #: (inode, mtime) when opened: a failure in bytes that were there at open, in a file modified since, is
         #: the file's change, not its content.
         self._opened: tuple[int, int] | None = None
+        #: Fills the buffer before a range of it is read (a ranged source's window; None: all there).
+        self._ensure: Callable[[int, int], None] | None = None
         if data is not None:
-            self.buf: bytes = data
+            self.buf: bytes = data  # type: ignore[assignment]
             self.file_size = len(data)
         else:
             try:
@@ -118,6 +121,29 @@ class FileRecords:
     @classmethod
     def from_bytes(cls, data: bytes, path: str = "<memory>", **kwargs: int) -> FileRecords:
         return cls(path, data=data, **kwargs)
+
+    @classmethod
+    def open(
+        cls,
+        source: str | ByteSource,
+        *,
+        max_bytes: int = INT_MAX,
+        decompression_limit: int = compression.DEFAULT_DECOMPRESSION_LIMIT,
+    ) -> FileRecords:
+        """The records of any :class:`~kdump.storage.byte_source.ByteSource` (or local path), named by its
+        location: a local file is memory-mapped (the fast path, as ``FileRecords(path)``), bytes in memory are
+        read in place, a ranged source is fetched a window at a time as the batches are walked."""
+        kwargs = {"max_bytes": max_bytes, "decompression_limit": decompression_limit}
+        source = source_of(source)
+        if isinstance(source, LocalFile):
+            return cls(source.location, max_bytes=max_bytes, decompression_limit=decompression_limit)
+        if isinstance(source, InMemory):
+            return cls(source.location, data=source.data, **kwargs)
+        if isinstance(source, RangedSource):
+            records = cls(source.location, data=source.window_buffer(), **kwargs)
+            records._ensure = source.ensure
+            return records
+        return cls(source.location, data=source.read(0, source.size()), **kwargs)
 
     def __enter__(self) -> FileRecords:
         return self
@@ -255,7 +281,10 @@ class FileRecords:
         watch = mm is not None
         guarded = self._guard is not None
         faults = sigbus_guard.fault_count()
+        ensure = self._ensure
         while position < end - HEADER_SIZE_UP_TO_MAGIC:
+            if ensure is not None:
+                ensure(position, position + RECORD_BATCH_OVERHEAD)
             if watch and (sigbus_guard.fault_count() != faults if guarded else True):
                 self.check_unchanged(position)
                 faults = sigbus_guard.fault_count()
@@ -271,6 +300,8 @@ class FileRecords:
                 )
             if position > end - LOG_OVERHEAD - size:
                 break
+            if ensure is not None:
+                ensure(position, position + LOG_OVERHEAD + size)
             magic = buf[position + MAGIC_OFFSET]
             if magic > 127:  # a Java byte: 0x80-0xff is a negative magic, below 2, so a legacy entry
                 magic -= 256

@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from kdump.jdk.text import string_split
+from kdump.storage.byte_source import ByteSource, location_of
 from kdump.storage.checkpoint_file import (
     INT32,
     INT64,
@@ -66,9 +67,9 @@ def parse_leader_epoch_checkpoint(
     return LeaderEpochCheckpoint(version, tuple(entries), where)
 
 
-def read_leader_epoch_checkpoint(path: str | os.PathLike[str]) -> LeaderEpochCheckpoint:
+def read_leader_epoch_checkpoint(path: str | os.PathLike[str] | ByteSource) -> LeaderEpochCheckpoint:
     """Read and decode a ``leader-epoch-checkpoint`` file."""
-    return parse_leader_epoch_checkpoint(read_whole(path), path)
+    return parse_leader_epoch_checkpoint(read_whole(path), location_of(path))
 
 
 def encode_leader_epoch_checkpoint(

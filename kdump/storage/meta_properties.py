@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from kdump.errors import CheckpointFormatError
+from kdump.storage.byte_source import ByteSource, location_of
 from kdump.storage.checkpoint_file import Line, java_parse_int, read_whole, split_lines, state_file_error
 from kdump.storage.kafka_uuid import decode_uuid, encode_uuid
 
@@ -160,9 +161,9 @@ def parse_meta_properties(data: bytes, path: str | os.PathLike[str] | None = Non
     return MetaProperties(version, cluster_id, node_id, directory_id, values, tuple(comments), where)
 
 
-def read_meta_properties(path: str | os.PathLike[str]) -> MetaProperties:
+def read_meta_properties(path: str | os.PathLike[str] | ByteSource) -> MetaProperties:
     """Read and decode a ``meta.properties`` file."""
-    return parse_meta_properties(read_whole(path), path)
+    return parse_meta_properties(read_whole(path), location_of(path))
 
 
 def _escape_property(text: str, is_key: bool) -> str:

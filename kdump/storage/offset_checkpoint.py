@@ -10,6 +10,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from kdump.jdk.text import string_split
+from kdump.storage.byte_source import ByteSource, location_of
 from kdump.storage.checkpoint_file import (
     INT32,
     INT64,
@@ -79,9 +80,9 @@ def parse_offset_checkpoint(data: bytes, path: str | os.PathLike[str] | None = N
     return OffsetCheckpoint(version, tuple(entries), where)
 
 
-def read_offset_checkpoint(path: str | os.PathLike[str]) -> OffsetCheckpoint:
+def read_offset_checkpoint(path: str | os.PathLike[str] | ByteSource) -> OffsetCheckpoint:
     """Read and decode an offset checkpoint file (I/O errors propagate as :class:`OSError`)."""
-    return parse_offset_checkpoint(read_whole(path), path)
+    return parse_offset_checkpoint(read_whole(path), location_of(path))
 
 
 def encode_offset_checkpoint(

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from kdump.errors import CheckpointFormatError
 from kdump.jdk.text import string_split
+from kdump.storage.byte_source import ByteSource, location_of
 from kdump.storage.checkpoint_file import (
     Line,
     absolute_path,
@@ -102,9 +103,9 @@ def parse_partition_metadata(data: bytes, path: str | os.PathLike[str] | None = 
     return PartitionMetadata(version, encode_uuid(raw), raw, where)
 
 
-def read_partition_metadata(path: str | os.PathLike[str]) -> PartitionMetadata:
+def read_partition_metadata(path: str | os.PathLike[str] | ByteSource) -> PartitionMetadata:
     """Read and decode a ``partition.metadata`` file."""
-    return parse_partition_metadata(read_whole(path), path)
+    return parse_partition_metadata(read_whole(path), location_of(path))
 
 
 def encode_partition_metadata(topic_id: str, *, version: int = PARTITION_METADATA_VERSION) -> bytes:

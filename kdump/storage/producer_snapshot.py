@@ -30,10 +30,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from kdump.errors import CorruptSnapshotError, KdumpError
+from kdump.storage.byte_source import ByteSource, location_of, read_all
 from kdump.storage.checksum import crc32c
 from kdump.storage.naming import offset_from_file
 from kdump.storage.record_batch import decrement_sequence
-from kdump.storage.regular_file import read_regular
 
 __all__ = [
     "ENTRY_SIZE",
@@ -205,13 +205,12 @@ def parse_producer_snapshot(data: bytes, path: str | os.PathLike[str] | None = N
     )
 
 
-def read_producer_snapshot(path: str | os.PathLike[str]) -> ProducerSnapshot:
+def read_producer_snapshot(path: str | os.PathLike[str] | ByteSource) -> ProducerSnapshot:
     """Read a ``.snapshot`` file whole and decode it (:func:`parse_producer_snapshot`).
 
     I/O errors (e.g. a missing file) propagate as :class:`OSError`, as they are fatal in Kafka too.
     """
-    data = read_regular(os.fspath(path))
-    return parse_producer_snapshot(data, path)
+    return parse_producer_snapshot(read_all(path), location_of(path))
 
 
 def encode_producer_snapshot(

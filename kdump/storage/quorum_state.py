@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kdump.errors import CheckpointFormatError
+from kdump.storage.byte_source import ByteSource, location_of
 from kdump.storage.checkpoint_file import (
     INT32,
     INT64,
@@ -167,9 +168,9 @@ def parse_quorum_state(data: bytes, path: str | os.PathLike[str] | None = None) 
     )
 
 
-def read_quorum_state(path: str | os.PathLike[str]) -> QuorumState:
+def read_quorum_state(path: str | os.PathLike[str] | ByteSource) -> QuorumState:
     """Read and decode a ``quorum-state`` file."""
-    return parse_quorum_state(read_whole(path), path)
+    return parse_quorum_state(read_whole(path), location_of(path))
 
 
 def encode_quorum_state(state: QuorumState) -> bytes:

@@ -21,6 +21,7 @@ from typing import NamedTuple
 
 from kdump.errors import CorruptIndexError, KdumpError
 from kdump.storage import sigbus_guard
+from kdump.storage.byte_source import ByteSource, LocalFile, location_of, read_all
 from kdump.storage.naming import java_absolute_path, offset_from_file
 
 __all__ = ["ENTRY_SIZE", "AbortedTxn", "TransactionIndex", "TxnIndexSearchResult"]
@@ -94,6 +95,18 @@ class TransactionIndex:
         except FileNotFoundError:
             data, exists = b"", False
         self._init(data, start_offset, os.fspath(path), exists)
+
+    @classmethod
+    def open(
+        cls, source: str | os.PathLike[str] | ByteSource, start_offset: int | None = None
+    ) -> TransactionIndex:
+        """The transaction index of any :class:`~kdump.storage.byte_source.ByteSource` (or local path): a local
+        file is mapped as ``TransactionIndex(path)`` does, any other source read whole."""
+        if isinstance(source, (str, os.PathLike)) or isinstance(source, LocalFile):
+            return cls(location_of(source), start_offset)
+        if start_offset is None:
+            start_offset = offset_from_file(source.location)
+        return cls.from_bytes(read_all(source), start_offset, source.location)
 
     @classmethod
     def from_bytes(
