@@ -563,8 +563,3 @@ class _TimeIndexChecker(_Checker):
                 offset,
             )
         self.pending = []
-
-
-def iter_problems(results: list[SegmentVerification]) -> Iterator[IndexProblem]:
-    for r in results:
-        yield from r.problems

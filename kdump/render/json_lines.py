@@ -33,20 +33,8 @@ if TYPE_CHECKING:
 
 #: The version of every command's JSON objects (the one constant; bumped when a field changes meaning or
 #: disappears).
-#: 2: ``kdump find``'s ``location`` carries its batch and record as ``batch`` and ``record`` objects (1 had
-#: their fields in find's own names: ``maxTimestamp``, ``value``, index entries' ``slot``).
-#: 3: one version and one vocabulary for every command (man kdump-files, JSON SCHEMA VERSION 3): the JSON of
-#: ``ls``, ``verify``, ``verify-index``, ``salvage``, ``txn``, ``diff``, ``retention`` and ``find --group``
-#: carried versions of its own (all 1) and is now written by :func:`line` (compact, UTF-8, as ``kdump files
-#: --json`` always was); ``partition`` is the partition number everywhere (find's ``location`` names the
-#: directory searched ``directory``, diff's ``diffPartition`` the directory name ``name``); ``problems`` and
-#: ``segments`` are counts everywhere (the problem sentences of ``txn``, ``diff``, ``retention`` and ``find
-#: --group`` are ``problemMessages``, retention's segments ``segmentFates``); salvage's summary is a
-#: ``salvageSummary`` (``summary`` is what verify and verify-index counted); inside objects, the
-#: topic-partition lists of txn and ``find --transactional-id`` are ``topicPartitions`` (``partitions`` is a
-#: count), diff's ``firstDivergence`` has ``batchA``/``batchB`` (``a``/``b`` are copy indexes) and
-#: ``recordDifferences`` (``records`` is a count), ``groupMetadata.leader`` is ``leaderMemberId`` (``leader`` is
-#: a copy index in diff's truncations); every type and member object is in :mod:`kdump.render.json_schema`.
+#: What changed between versions is told in man kdump-files ("JSON schema version 3"); every type and member
+#: object is in :mod:`kdump.render.json_schema`.
 JSON_SCHEMA_VERSION = 3
 
 #: The types that open a unit of output and carry ``version``, the schema version (and no other type does,

@@ -13,8 +13,6 @@ from typing import TypedDict, Unpack
 from kdump.storage import naming
 from kdump.storage.file_records import FileRecords
 from kdump.storage.offset_index import OffsetIndex
-from kdump.storage.time_index import TimeIndex
-from kdump.storage.transaction_index import TransactionIndex
 
 #: The suffixes of the files that belong to a segment, in the order Kafka lists them.
 SEGMENT_SUFFIXES = (
@@ -95,9 +93,3 @@ class LogSegment:
 
     def open_offset_index(self) -> OffsetIndex:
         return OffsetIndex(self.index_path, self.base_offset)
-
-    def open_time_index(self) -> TimeIndex:
-        return TimeIndex(self.time_index_path, self.base_offset)
-
-    def open_txn_index(self) -> TransactionIndex:
-        return TransactionIndex(self.txn_index_path, self.base_offset)

@@ -185,9 +185,6 @@ class Field:
         """Versions in which the field is present and not tagged."""
         return self.version_range.subtract(self.tagged_range) or self.version_range
 
-    def valid_in(self, version: int) -> bool:
-        return version in self.version_range
-
     def nullable_in(self, version: int) -> bool:
         return version in self.nullable_range
 
@@ -237,9 +234,6 @@ class MessageSchema:
     fields: tuple[Field, ...]
     api_key: int | None = None
     type: str = "data"
-
-    def is_flexible(self, version: int) -> bool:
-        return version in Versions.parse(self.flexible_versions)
 
     @cached_property
     def version_range(self) -> Versions:

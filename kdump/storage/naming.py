@@ -103,10 +103,6 @@ def parse_snapshot_name(name: str) -> SnapshotId:
     return SnapshotId(end_offset, epoch)
 
 
-def snapshot_filename(end_offset: int, epoch: int) -> str:
-    return f"{end_offset:020d}-{epoch:010d}{SNAPSHOT_SUFFIX}"
-
-
 @dataclass(frozen=True)
 class PartitionDir:
     """A parsed partition directory name."""

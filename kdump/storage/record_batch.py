@@ -289,10 +289,6 @@ class DefaultRecordBatch:
         return self.records_count
 
     @property
-    def has_delete_horizon_ms(self) -> bool:
-        return bool(self.attributes & DELETE_HORIZON_FLAG_MASK)
-
-    @property
     def delete_horizon_ms(self) -> int | None:
         """The delete horizon (stored in baseTimestamp when attribute bit 6 is set), else None."""
         return self.base_timestamp if self.attributes & DELETE_HORIZON_FLAG_MASK else None

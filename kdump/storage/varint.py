@@ -65,23 +65,6 @@ def read_varlong(buf: bytes, pos: int, end: int) -> tuple[int, int]:
     return (value >> 1) ^ -(value & 1), pos
 
 
-def read_unsigned_varint(buf: bytes, pos: int, end: int) -> tuple[int, int]:
-    """Read an unsigned 32-bit varint (no zigzag), as used by flexible message versions."""
-    value = 0
-    shift = 0
-    while True:
-        if pos >= end:
-            raise VarintError("premature end of buffer while reading an unsigned varint")
-        b = buf[pos]
-        pos += 1
-        value |= (b & 0x7F) << shift
-        if b < 0x80:
-            return value & _MASK32, pos
-        shift += 7
-        if shift > 28:
-            raise VarintError("Varint is too long, the most significant bit in the 5th byte is set")
-
-
 def encode_unsigned_varint(value: int) -> bytes:
     """Encode a non-negative integer as an unsigned LEB128 varint."""
     if value < 0:
@@ -102,8 +85,3 @@ def encode_varint(value: int) -> bytes:
 def encode_varlong(value: int) -> bytes:
     """Encode a signed 64-bit integer as a zigzag varlong."""
     return encode_unsigned_varint(((value << 1) ^ (value >> 63)) & _MASK64)
-
-
-def size_of_varint(value: int) -> int:
-    """Number of bytes :func:`encode_varint` produces for ``value``."""
-    return len(encode_varint(value))
