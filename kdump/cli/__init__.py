@@ -68,25 +68,39 @@ def run_guarded(
         return ExitStatus.PROBLEMS
 
 
+def table_width(as_json: bool = False) -> int | None:
+    """The width tables are fitted to: the terminal's when standard output is one (and not ``--json``), else
+    None (plain text for a pipe)."""
+    if as_json or not sys.stdout.isatty():
+        return None
+    import shutil
+
+    return shutil.get_terminal_size().columns
+
+
 def run_report(
     run: Callable[[ReportSink[F]], int],
     *,
     as_json: bool,
     sections: Callable[[list[F], bool], list[Section]],
     json_lines: Callable[[list[F]], str],
+    wide: bool = False,
 ) -> NoReturn:
     """Run a reporting command (``run(sink)`` hands its facts to the sink and returns its exit status) with
     the sink the output asks for: JSON lines with ``--json``; else its sections as a table (``sections(facts,
-    human)``), rich and in human units on a terminal, plain in a pipe."""
+    human)``), fitted to the terminal and in human units on one (``wide``: never leave a column out), plain in a
+    pipe."""
     from kdump.render.report import JsonSink, TableSink
 
-    rich_table = sys.stdout.isatty() and not as_json
+    width = table_width(as_json)
 
     def body(out: Output, err: Output) -> int:
         sink: ReportSink[F] = (
             JsonSink(out, json_lines)
             if as_json
-            else TableSink(out, lambda facts: sections(facts, rich_table), rich_table=rich_table)
+            else TableSink(
+                out, lambda facts: sections(facts, width is not None), terminal_width=width, wide=wide
+            )
         )
         return int(run(sink))
 

@@ -10,7 +10,8 @@ import click
     "paths", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, dir_okay=True)
 )
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per partition.")
-def command(paths: tuple[str, ...], as_json: bool) -> None:
+@click.option("--wide", is_flag=True, help="On a terminal, every column, however wide the table gets.")
+def command(paths: tuple[str, ...], as_json: bool, wide: bool) -> None:
     """Did replicas diverge? Compare two or more copies of a partition (partition directories, or log
     directories whose partitions are matched by name) batch by batch from their headers (offsets, CRCs,
     leader epochs): the first divergence, each copy's leader-epoch lineage, the truncation each copy would do
@@ -27,6 +28,7 @@ def command(paths: tuple[str, ...], as_json: bool) -> None:
     run_report(
         cmd.run,
         as_json=as_json,
+        wide=wide,
         sections=lambda facts, human: render.sections(facts),
         json_lines=render.json_lines,
     )

@@ -27,6 +27,9 @@ import click
 @click.option("--print-data-log", is_flag=True, help="Also print the record, with its key and payload.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
 @click.option(
+    "--wide", is_flag=True, help="With --group/--transactional-id on a terminal: every column of the table."
+)
+@click.option(
     "--group",
     metavar="G",
     help="Find the __consumer_offsets partition of group G (PATH: the data directory) and its committed offsets.",
@@ -82,6 +85,7 @@ def command(
     group: str | None,
     transactional_id: str | None,
     partitions: int | None,
+    wide: bool,
 ) -> None:
     """Find the segment, index entry and batch that hold an offset, or the first offset at or after a timestamp.
 
@@ -100,7 +104,7 @@ def command(
             raise click.UsageError(
                 "give exactly one of --offset, --timestamp, --group and --transactional-id"
             )
-        _find_coordinator(path, group, transactional_id, partitions, as_json)
+        _find_coordinator(path, group, transactional_id, partitions, as_json, wide)
     if partitions is not None:
         raise click.UsageError("--partitions goes with --group or --transactional-id")
     if (offset is None) == (timestamp_text is None):
@@ -141,7 +145,12 @@ def command(
 
 
 def _find_coordinator(
-    path: str, group: str | None, transactional_id: str | None, partitions: int | None, as_json: bool
+    path: str,
+    group: str | None,
+    transactional_id: str | None,
+    partitions: int | None,
+    as_json: bool,
+    wide: bool,
 ) -> None:
     from functools import partial
 
@@ -154,6 +163,7 @@ def _find_coordinator(
             coordinator.run, path=path, group=group, transactional_id=transactional_id, partitions=partitions
         ),
         as_json=as_json,
+        wide=wide,
         sections=lambda facts, human: render.sections(facts[0], human=human),
         json_lines=lambda facts: render.json_lines(facts[0]),
     )

@@ -28,8 +28,14 @@ import click
     help="The broker address written into the suggested kafka-transactions.sh commands.",
 )
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per partition.")
+@click.option("--wide", is_flag=True, help="On a terminal, every column, however wide the table gets.")
 def command(
-    paths: tuple[str, ...], now_text: str | None, max_timeout_ms: int, bootstrap_server: str, as_json: bool
+    paths: tuple[str, ...],
+    now_text: str | None,
+    max_timeout_ms: int,
+    bootstrap_server: str,
+    as_json: bool,
+    wide: bool,
 ) -> None:
     """Why is a read_committed consumer stuck? Per partition (PATH: a partition or log directory; default the
     current directory): the last stable offset as the broker computes it, open transactions with their age,
@@ -57,6 +63,7 @@ def command(
     run_report(
         cmd.run,
         as_json=as_json,
+        wide=wide,
         sections=lambda facts, human: render.sections(facts, human=human),
         json_lines=render.json_lines,
     )

@@ -15,18 +15,24 @@ F = TypeVar("F")
 
 class TableSink(Generic[F]):
     def __init__(
-        self, out: Output, sections: Callable[[list[F]], list[tables.Section]], *, rich_table: bool
+        self,
+        out: Output,
+        sections: Callable[[list[F]], list[tables.Section]],
+        *,
+        terminal_width: int | None,
+        wide: bool = False,
     ) -> None:
         self.out = out
         self.sections = sections
-        self.rich_table = rich_table
+        self.terminal_width = terminal_width
+        self.wide = wide
         self.facts: list[F] = []
 
     def fact(self, fact: F) -> None:
         self.facts.append(fact)
 
     def end(self) -> None:
-        tables.write(self.out, self.sections(self.facts), rich_table=self.rich_table)
+        tables.write(self.out, self.sections(self.facts), terminal_width=self.terminal_width, wide=self.wide)
 
 
 class JsonSink(Generic[F]):
