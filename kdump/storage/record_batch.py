@@ -695,42 +695,7 @@ def _read_records(
             if header_count == 0:
                 headers: tuple[Header, ...] | LazyHeaders = ()
             else:
-                if header_count < 0:
-                    raise InvalidRecordError(
-                        f"Found invalid number of record headers {header_count}", position=record_start
-                    )
-                if header_count > limit - pos:
-                    raise InvalidRecordError(
-                        f"Found invalid number of record headers. {header_count} is larger than the remaining "
-                        "size of the buffer",
-                        position=record_start,
-                    )
-                # Every header is checked; past MAX_EAGER_HEADERS none is built (they stay encoded, lazily read).
-                headers_start = pos
-                hs: list[Header] | None = [] if header_count <= MAX_EAGER_HEADERS else None
-                for _h in range(header_count):
-                    hk_size, pos = read_varint(buf, pos, limit)
-                    if hk_size < 0:
-                        raise InvalidRecordError(
-                            f"Invalid negative header key size {hk_size}", position=record_start
-                        )
-                    if pos + hk_size > limit:
-                        raise IndexError
-                    key_at = pos
-                    pos += hk_size
-                    hv_size, pos = read_varint(buf, pos, limit)
-                    value_at = pos
-                    if hv_size >= 0:
-                        if pos + hv_size > limit:
-                            raise IndexError
-                        pos += hv_size
-                    if hs is not None:
-                        hs.append(
-                            Header(
-                                buf[key_at : key_at + hk_size], buf[value_at:pos] if hv_size >= 0 else None
-                            )
-                        )
-                headers = tuple(hs) if hs is not None else LazyHeaders(buf, headers_start, pos, header_count)
+                headers, pos = _read_headers(buf, pos, limit, header_count, record_start)
         except (IndexError, VarintError):
             raise InvalidRecordError("Found invalid record structure", position=record_start) from None
         if pos != body_end:
@@ -768,3 +733,40 @@ def _read_records(
             record_start,
             pos - record_start,
         )
+
+
+def _read_headers(
+    buf: bytes, pos: int, limit: int, header_count: int, record_start: int
+) -> tuple[tuple[Header, ...] | LazyHeaders, int]:
+    """A record's ``header_count`` headers from ``buf[pos:limit]`` and where they end, checked as Kafka's
+    ``DefaultRecord.readHeaders`` checks them.  Every header is checked; past ``MAX_EAGER_HEADERS`` none is
+    built (they stay encoded, read lazily).  IndexError or VarintError for a structure running past ``limit``."""
+    if header_count < 0:
+        raise InvalidRecordError(
+            f"Found invalid number of record headers {header_count}", position=record_start
+        )
+    if header_count > limit - pos:
+        raise InvalidRecordError(
+            f"Found invalid number of record headers. {header_count} is larger than the remaining "
+            "size of the buffer",
+            position=record_start,
+        )
+    headers_start = pos
+    hs: list[Header] | None = [] if header_count <= MAX_EAGER_HEADERS else None
+    for _h in range(header_count):
+        hk_size, pos = read_varint(buf, pos, limit)
+        if hk_size < 0:
+            raise InvalidRecordError(f"Invalid negative header key size {hk_size}", position=record_start)
+        if pos + hk_size > limit:
+            raise IndexError
+        key_at = pos
+        pos += hk_size
+        hv_size, pos = read_varint(buf, pos, limit)
+        value_at = pos
+        if hv_size >= 0:
+            if pos + hv_size > limit:
+                raise IndexError
+            pos += hv_size
+        if hs is not None:
+            hs.append(Header(buf[key_at : key_at + hk_size], buf[value_at:pos] if hv_size >= 0 else None))
+    return (tuple(hs) if hs is not None else LazyHeaders(buf, headers_start, pos, header_count)), pos
