@@ -18,6 +18,7 @@ from itertools import chain
 from typing import TYPE_CHECKING, Protocol
 
 from kdump.commands import parallel
+from kdump.commands.pair_list import PairList
 from kdump.commands.parallel import OffsetGaps
 from kdump.errors import CorruptSnapshotError, KdumpError, UsageError
 from kdump.exit_status import ExitStatus
@@ -151,7 +152,8 @@ class Findings:
     time_mismatches: list[tuple[str, list[tuple[int, int]]]]
     time_out_of_order: list[tuple[str, list[tuple[int, int]]]]
     time_not_found: list[tuple[str, list[tuple[int, int]]]]
-    non_consecutive: list[tuple[str, list[tuple[int, int]]]]
+    #: Read once, lazily: the pairs may be millions, streamed back from a temporary file.
+    non_consecutive: list[tuple[str, Iterable[tuple[int, int]]]]
 
 
 class LogSink(Protocol):
@@ -238,7 +240,8 @@ class DumpLogSegments:
     def __init__(self, options: DumpOptions, sink: Sink) -> None:
         self.options = options
         self.sink = sink
-        self.non_consecutive: dict[str, list[tuple[int, int]]] = {}
+        #: Non-consecutive offsets per file, oldest first (a :class:`PairList` keeps the older ones on disk).
+        self.non_consecutive: dict[str, PairList] = {}
         self.index_mismatches: dict[str, list[tuple[int, int]]] = {}
         self.time_mismatches: dict[str, list[tuple[int, int]]] = {}
         self.time_out_of_order: dict[str, list[tuple[int, int]]] = {}
@@ -377,7 +380,7 @@ class DumpLogSegments:
                 out,
                 file.path,
                 records,
-                lambda pairs: self.non_consecutive.setdefault(file.absolute_path, []).extend(pairs),
+                lambda pairs: self._add_gaps(file, pairs),
             )
         if valid_bytes is None:
             gaps = OffsetGaps()
@@ -390,8 +393,17 @@ class DumpLogSegments:
             log.invalid_bytes(trailing, valid_bytes)
 
     def record_gaps(self, file: JavaFile, gaps: OffsetGaps) -> None:
-        if gaps.pairs:
-            self.non_consecutive.setdefault(file.absolute_path, []).extend(gaps.pairs)
+        self._add_gaps(file, gaps.pairs)
+
+    def _add_gaps(self, file: JavaFile, pairs: PairList) -> None:
+        if not pairs:
+            return
+        found = self.non_consecutive.get(file.absolute_path)
+        if found is None:
+            self.non_consecutive[file.absolute_path] = pairs
+        else:
+            found.extend(pairs)
+            pairs.close()
 
     def _dump_batches_selected(self, file: JavaFile, records: FileRecords, log: LogSink) -> None:
         """The batch-by-batch loop (JSON lines, filters, header values...): the filter, a stage between storage
@@ -618,7 +630,10 @@ class DumpLogSegments:
                 time_mismatches=_groups(self.time_mismatches),
                 time_out_of_order=_groups(self.time_out_of_order),
                 time_not_found=_groups(self.time_not_found),
-                non_consecutive=_groups(self.non_consecutive, newest_first=True),
+                non_consecutive=[
+                    (k, self.non_consecutive[k].newest_first())
+                    for k in scala_hashmap_order(list(self.non_consecutive))
+                ],
             )
         )
 

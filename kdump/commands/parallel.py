@@ -24,6 +24,7 @@ from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass, field
 from typing import NamedTuple, Protocol, TypeVar
 
+from kdump.commands.pair_list import SPILL_PAIRS, PairList
 from kdump.errors import KdumpError
 from kdump.render.output import Output
 from kdump.storage.atomic_write import write_all
@@ -70,7 +71,9 @@ class OffsetGaps:
 
     first_offset: int = -1
     last_offset: int = -1
-    pairs: list[tuple[int, int]] = field(default_factory=list)
+    #: The gaps, oldest first; past :data:`~kdump.commands.pair_list.SPILL_PAIRS` the older ones are on disk
+    #: (one batch of millions of records at one offset is millions of gaps).
+    pairs: PairList = field(default_factory=PairList)
 
     def see(self, records: Iterable[_R]) -> Generator[_R, None, None]:
         """``records``, unchanged, noting gaps between their offsets (and from the last offset seen before).
@@ -78,7 +81,8 @@ class OffsetGaps:
         A generator: a loop over it costs one resume per record and no call (the default text path's budget).
         ``last_offset`` is brought up to date when the records end, raise, or the generator is closed."""
         last = self.last_offset
-        pairs = self.pairs
+        gaps = self.pairs
+        pairs = gaps.tail
         try:
             for record in records:
                 offset = record.offset
@@ -87,6 +91,8 @@ class OffsetGaps:
                         self.first_offset = offset
                 elif offset != last + 1 and offset - last != LONG_WRAP_STEP:
                     pairs.append((last, offset))
+                    if len(pairs) >= SPILL_PAIRS:
+                        gaps.spill()
                 last = offset
                 yield record
         finally:
@@ -163,7 +169,7 @@ def dump_batches(
     out: Output,
     path: str,
     records: FileRecords,
-    on_gaps: Callable[[list[tuple[int, int]]], None],
+    on_gaps: Callable[[PairList], None],
 ) -> int | None:
     """Render the whole slice of ``records`` (the file at ``path``) in parallel into ``out``; returns where the
     whole batches end, or None when there is nothing worth splitting (the caller then renders in-process).
@@ -295,7 +301,7 @@ def _merge(
     bounds: list[tuple[int, int]],
     chunk_results: dict[int, _ChunkResult],
     framing_error: KdumpError | None,
-    on_gaps: Callable[[list[tuple[int, int]]], None],
+    on_gaps: Callable[[PairList], None],
 ) -> int:
     """Gaps in file order (including those across chunk boundaries), then the first error, if any."""
     merged = OffsetGaps()

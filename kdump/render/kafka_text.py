@@ -6,7 +6,7 @@ prints them, so that a failure half-way through a line leaves exactly the text K
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from itertools import islice
 
 from kdump.errors import KdumpError
@@ -287,14 +287,22 @@ def trailing_bytes_line(trailing: int, file_name: str) -> str:
     return f"Found {trailing} invalid bytes at the end of {file_name}\n"
 
 
-def non_consecutive_summary(groups: list[tuple[str, list[tuple[int, int]]]]) -> str:
-    """The end-of-run ``Non-consecutive offsets in`` groups (pairs newest first, as Kafka keeps them)."""
-    out = []
+def non_consecutive_summary(groups: Iterable[tuple[str, Iterable[tuple[int, int]]]]) -> Iterator[str]:
+    """The end-of-run ``Non-consecutive offsets in`` groups (pairs newest first, as Kafka keeps them), in pieces
+    of at most :data:`SUMMARY_PIECE_LINES` lines: the pairs may be millions, read back from disk."""
     for abs_path, pairs in groups:
-        out.append(f"Non-consecutive offsets in {abs_path}\n")
+        out = [f"Non-consecutive offsets in {abs_path}\n"]
         for previous, offset in pairs:
             out.append(f"  {previous} is followed by {offset}\n")
-    return "".join(out)
+            if len(out) >= SUMMARY_PIECE_LINES:
+                yield "".join(out)
+                out = []
+        if out:
+            yield "".join(out)
+
+
+#: Lines of an end-of-run summary written at a time.
+SUMMARY_PIECE_LINES = 1 << 14
 
 
 def index_mismatch_summary(groups: list[tuple[str, list[tuple[int, int]]]]) -> str:
