@@ -237,13 +237,13 @@ class TextLog:
                     if not head_written:
                         self._head(batch)
                         head_written = True
-                    out.write("".join(lines))
+                    out.write_lines(lines)
                     lines.clear()
         except kafka_text.PartialLineError as e:
             raise e.cause from None
         if not head_written:
             self._head(batch)
-        out.write("".join(lines))
+        out.write_lines(lines)
 
     def _head(self, batch: RecordBatch) -> None:
         self.sink.release()
