@@ -89,6 +89,35 @@ def legacy_wrapper_case(d: Path, scale: float) -> list[str]:
     return ["files", "--deep-iteration", "--files", str(log)]
 
 
+def one_offset_case(d: Path, scale: float) -> list[str]:
+    """One zstd batch of millions of empty records whose offsets do not advance (offset delta 0): a gap per
+    record, which Kafka's tool lists at the end of the run (issue 27)."""
+    n = int(5_000_000 * scale)
+    log = d / "one-offset-0" / "00000000000000000000.log"
+    log.parent.mkdir()
+    log.write_bytes(_v2_batch(_record(0, b"\x01\x01\x00") * n, n, ZSTD))
+    return ["files", "--deep-iteration", "--files", str(log)]
+
+
+def one_offset_json_case(d: Path, scale: float) -> list[str]:
+    """The same batch, ``--print-data-log --json``."""
+    return [*one_offset_case(d, scale), "--print-data-log", "--json"]
+
+
+def legacy_one_offset_case(d: Path, scale: float) -> list[str]:
+    """A v0 gzip wrapper of millions of inner messages all at offset 0 (a gap per message)."""
+    n = int(10_000_000 * scale)
+    body = b"\x00\x00" + b"\xff\xff\xff\xff" * 2
+    message = struct.pack(">I", zlib.crc32(body)) + body
+    value = compress(GZIP, (struct.pack(">qi", 0, len(message)) + message) * n, magic=0)
+    wrapper_body = b"\x00\x01" + b"\xff\xff\xff\xff" + struct.pack(">i", len(value)) + value
+    wrapper = struct.pack(">I", zlib.crc32(wrapper_body)) + wrapper_body
+    log = d / "legacy-one-offset-0" / "00000000000000000000.log"
+    log.parent.mkdir()
+    log.write_bytes(struct.pack(">qi", 0, len(wrapper)) + wrapper)
+    return ["files", "--deep-iteration", "--files", str(log)]
+
+
 def snappy_case(d: Path, scale: float) -> list[str]:
     """A 1M-record snappy batch (~100-byte values), printed with --print-data-log."""
     n = int(1_000_000 * scale)
@@ -188,6 +217,9 @@ CASES: dict[str, Callable[[Path, float], list[str]]] = {
     "10M headers in one record (zstd)": headers_case,
     "5M empty records in one batch (zstd)": empty_records_case,
     "legacy v0 gzip wrapper, 10M inner messages": legacy_wrapper_case,
+    "5M records at one offset (zstd), --deep-iteration": one_offset_case,
+    "5M records at one offset (zstd), --print-data-log --json": one_offset_json_case,
+    "legacy v0 gzip wrapper, 10M inner messages at one offset": legacy_one_offset_case,
     "1M-record snappy batch, --print-data-log": snappy_case,
     "one 200 MiB record, --print-data-log": big_record_case,
     "verify-index, 1 GiB sparse .index/.timeindex": sparse_index_case,

@@ -8,6 +8,8 @@ from collections.abc import Generator, Iterable
 from dataclasses import dataclass, field
 from typing import NamedTuple, Protocol, TypeVar
 
+from kdump.analysis.pair_list import SPILL_PAIRS, PairList
+
 #: ``offset - lastOffset`` where Kafka's ``offset != lastOffset + 1`` holds only by Java's long overflow
 #: (``Long.MAX_VALUE + 1`` is ``Long.MIN_VALUE``): such a pair is consecutive to Kafka.  Tested second, after the
 #: plain comparison, so the usual path costs nothing more.
@@ -37,7 +39,9 @@ class OffsetGaps:
 
     first_offset: int = -1
     last_offset: int = -1
-    pairs: list[tuple[int, int]] = field(default_factory=list)
+    #: The gaps, oldest first; past :data:`~kdump.analysis.pair_list.SPILL_PAIRS` the older ones are on disk
+    #: (one batch of millions of records at one offset is millions of gaps).
+    pairs: PairList = field(default_factory=PairList)
 
     def see(self, records: Iterable[_R]) -> Generator[_R, None, None]:
         """``records``, unchanged, noting gaps between their offsets (and from the last offset seen before).
@@ -45,7 +49,8 @@ class OffsetGaps:
         A generator: a loop over it costs one resume per record and no call (the default text path's budget).
         ``last_offset`` is brought up to date when the records end, raise, or the generator is closed."""
         last = self.last_offset
-        pairs = self.pairs
+        gaps = self.pairs
+        pairs = gaps.tail
         try:
             for record in records:
                 offset = record.offset
@@ -54,6 +59,8 @@ class OffsetGaps:
                         self.first_offset = offset
                 elif offset != last + 1 and offset - last != LONG_WRAP_STEP:
                     pairs.append((last, offset))
+                    if len(pairs) >= SPILL_PAIRS:
+                        gaps.spill()
                 last = offset
                 yield record
         finally:

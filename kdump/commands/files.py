@@ -13,9 +13,9 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator
 from itertools import chain
-from typing import TYPE_CHECKING
 
 from kdump.analysis.offset_gaps import OffsetGaps
+from kdump.analysis.pair_list import PairList
 from kdump.analysis.record_filter import KEEP, STOP, RecordFilter
 from kdump.commands import parallel
 from kdump.errors import CorruptSnapshotError, KdumpError, UsageError
@@ -39,10 +39,6 @@ from kdump.storage.producer_snapshot import read_producer_snapshot
 from kdump.storage.record import Record
 from kdump.storage.time_index import NO_TIMESTAMP, TimeIndex
 from kdump.storage.transaction_index import TransactionIndex
-
-if TYPE_CHECKING:
-    pass
-
 
 #: Files kdump parses by name although Kafka's tool cannot (the dot-less checkpoints, ``quorum-state``) or
 #: ignores them (``meta.properties``, ``partition.metadata``).  ``.kafka_cleanshutdown`` and other unknown
@@ -73,7 +69,8 @@ class DumpLogSegments:
     def __init__(self, options: DumpOptions, sink: FilesSink) -> None:
         self.options = options
         self.sink = sink
-        self.non_consecutive: dict[str, list[tuple[int, int]]] = {}
+        #: Non-consecutive offsets per file, oldest first (a :class:`PairList` keeps the older ones on disk).
+        self.non_consecutive: dict[str, PairList] = {}
         self.index_mismatches: dict[str, list[tuple[int, int]]] = {}
         self.time_mismatches: dict[str, list[tuple[int, int]]] = {}
         self.time_out_of_order: dict[str, list[tuple[int, int]]] = {}
@@ -201,7 +198,7 @@ class DumpLogSegments:
                 out,
                 file.path,
                 records,
-                lambda pairs: self.non_consecutive.setdefault(file.absolute_path, []).extend(pairs),
+                lambda pairs: self._add_gaps(file, pairs),
             )
         if valid_bytes is None:
             gaps = OffsetGaps()
@@ -214,8 +211,17 @@ class DumpLogSegments:
             log.invalid_bytes(trailing, valid_bytes)
 
     def record_gaps(self, file: JavaFile, gaps: OffsetGaps) -> None:
-        if gaps.pairs:
-            self.non_consecutive.setdefault(file.absolute_path, []).extend(gaps.pairs)
+        self._add_gaps(file, gaps.pairs)
+
+    def _add_gaps(self, file: JavaFile, pairs: PairList) -> None:
+        if not pairs:
+            return
+        found = self.non_consecutive.get(file.absolute_path)
+        if found is None:
+            self.non_consecutive[file.absolute_path] = pairs
+        else:
+            found.extend(pairs)
+            pairs.close()
 
     def _dump_batches_selected(self, file: JavaFile, records: FileRecords, log: LogSink) -> None:
         """The batch-by-batch loop (JSON lines, filters, header values...): the filter, a stage between storage
@@ -442,7 +448,10 @@ class DumpLogSegments:
                 time_mismatches=_groups(self.time_mismatches),
                 time_out_of_order=_groups(self.time_out_of_order),
                 time_not_found=_groups(self.time_not_found),
-                non_consecutive=_groups(self.non_consecutive, newest_first=True),
+                non_consecutive=[
+                    (k, self.non_consecutive[k].newest_first())
+                    for k in scala_hashmap_order(list(self.non_consecutive))
+                ],
             )
         )
 

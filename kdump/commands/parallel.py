@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from kdump.analysis.offset_gaps import OffsetGaps
+from kdump.analysis.pair_list import PairList
 from kdump.errors import KdumpError
 from kdump.facts.files import RenderChunk
 from kdump.facts.output import Output
@@ -99,7 +100,7 @@ def dump_batches(
     out: Output,
     path: str,
     records: FileRecords,
-    on_gaps: Callable[[list[tuple[int, int]]], None],
+    on_gaps: Callable[[PairList], None],
 ) -> int | None:
     """Render the whole slice of ``records`` (the file at ``path``) in parallel into ``out``; returns where the
     whole batches end, or None when there is nothing worth splitting (the caller then renders in-process).
@@ -231,7 +232,7 @@ def _merge(
     bounds: list[tuple[int, int]],
     chunk_results: dict[int, _ChunkResult],
     framing_error: KdumpError | None,
-    on_gaps: Callable[[list[tuple[int, int]]], None],
+    on_gaps: Callable[[PairList], None],
 ) -> int:
     """Gaps in file order (including those across chunk boundaries), then the first error, if any."""
     merged = OffsetGaps()

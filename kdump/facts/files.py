@@ -133,7 +133,8 @@ class Findings:
     time_mismatches: list[tuple[str, list[tuple[int, int]]]]
     time_out_of_order: list[tuple[str, list[tuple[int, int]]]]
     time_not_found: list[tuple[str, list[tuple[int, int]]]]
-    non_consecutive: list[tuple[str, list[tuple[int, int]]]]
+    #: Read once, lazily: the pairs may be millions, streamed back from a temporary file.
+    non_consecutive: list[tuple[str, Iterable[tuple[int, int]]]]
 
 
 class LogSink(Protocol):

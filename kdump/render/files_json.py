@@ -83,11 +83,12 @@ class JsonLinesSink:
         self.out.write(state_files.json_lines(file.path, parsed))
 
     def summaries(self, findings: Findings) -> None:
-        lines: list[str] = []
+        """The findings, a line each, written as they are read (the non-consecutive offsets may be millions)."""
+        write = self.out.write
         for kind, name, (a_name, b_name) in _FINDINGS:
             for path, pairs in getattr(findings, name):
-                lines.extend(json_lines.fact(kind, path, **{a_name: a, b_name: b}) for a, b in pairs)
-        self.out.write("".join(lines))
+                for a, b in pairs:
+                    write(json_lines.fact(kind, path, **{a_name: a, b_name: b}))
 
     def error(self, error: KdumpError) -> None:
         self.out.write(json_lines.error_object(error))

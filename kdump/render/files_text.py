@@ -125,16 +125,15 @@ class KafkaTextSink:
     # -- end of run --------------------------------------------------------------------------------------------
 
     def summaries(self, findings: Findings) -> None:
-        """Kafka's end-of-run reports, on standard error."""
-        text = (
-            kafka_text.index_mismatch_summary(findings.index_mismatches)
-            + kafka_text.time_index_summary(
-                findings.time_mismatches, findings.time_out_of_order, findings.time_not_found
-            )
-            + kafka_text.non_consecutive_summary(findings.non_consecutive)
+        """Kafka's end-of-run reports, on standard error (the non-consecutive offsets in pieces: they may be
+        millions)."""
+        text = kafka_text.index_mismatch_summary(findings.index_mismatches) + kafka_text.time_index_summary(
+            findings.time_mismatches, findings.time_out_of_order, findings.time_not_found
         )
         if text:
             self._to_err(text)
+        for piece in kafka_text.non_consecutive_summary(findings.non_consecutive):
+            self._to_err(piece)
 
     def error(self, error: KdumpError) -> None:
         """Nothing: the error is the ``kdump: ...`` line on standard error (:func:`kdump.cli.run_guarded`)."""
@@ -241,13 +240,13 @@ class TextLog:
                     if not head_written:
                         self._head(batch)
                         head_written = True
-                    out.write("".join(lines))
+                    out.write_lines(lines)
                     lines.clear()
         except kafka_text.PartialLineError as e:
             raise e.cause from None
         if not head_written:
             self._head(batch)
-        out.write("".join(lines))
+        out.write_lines(lines)
 
     def _head(self, batch: RecordBatch) -> None:
         self.sink.release()

@@ -158,7 +158,7 @@ class TextSink(_Sink):
         self.parts.append(render(record))
 
     def end(self, location: Location) -> None:
-        self.out.write("".join(self.parts))
+        self.out.write_lines(self.parts)  # a record of many headers is a LargeLine, written in pieces
         super().end(location)
 
 

@@ -6,7 +6,7 @@ prints them, so that a failure half-way through a line leaves exactly the text K
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from itertools import islice
 
 from kdump.errors import KdumpError
@@ -88,17 +88,37 @@ def header_values(record: Record) -> str:
 
 def record_metadata(record: Record, batch: RecordBatch, with_header_values: bool = False) -> str:
     """The metadata part of a record line (``| offset: ...``), without control description."""
+    return _line_text(_metadata_parts(record, batch, with_header_values))
+
+
+def _metadata_parts(record: Record, batch: RecordBatch, with_header_values: bool) -> list[str | HeaderList]:
+    """:func:`record_metadata` in parts: the header lists of a record of many headers stay :class:`HeaderList`."""
     text = (
         f"{RECORD_INDENT} offset: {record.offset} {batch.timestamp_type}: {record.timestamp} "
         f"keySize: {record.key_size} valueSize: {record.value_size}"
     )
     if batch.magic >= 2:
-        text += f" sequence: {record.sequence} headerKeys: {header_keys(record)}"
-        if with_header_values:
-            text += f" headerValues: {header_values(record)}"
+        headers = record.headers
+        if type(headers) is LazyHeaders:
+            parts: list[str | HeaderList] = [
+                f"{text} sequence: {record.sequence} headerKeys: ",
+                HeaderList(headers),
+            ]
+            if with_header_values:
+                parts += [" headerValues: ", HeaderList(headers, values=True)]
+            text = ""
+        else:
+            text += f" sequence: {record.sequence} headerKeys: {header_keys(record)}"
+            if with_header_values:
+                text += f" headerValues: {header_values(record)}"
+            parts = []
+    else:
+        parts = []
     if record.magic < 2:
         text += f" isValid: {java_bool(bool(record.valid))} crc: {record.crc}}}"
-    return text
+    if text:
+        parts.append(text)
+    return parts
 
 
 class _LargeText(Exception):
@@ -115,33 +135,82 @@ def _text(data: bytes | memoryview) -> str:
     raise _LargeText
 
 
+class HeaderList:
+    """``[a,b,...]`` of a record's many headers (:class:`LazyHeaders`), keys or values (``null`` for a null
+    value, kdump's ``--print-header-values``), made a piece at a time: a record of millions of headers never
+    becomes one string."""
+
+    __slots__ = ("headers", "values")
+
+    def __init__(self, headers: LazyHeaders, values: bool = False) -> None:
+        self.headers = headers
+        self.values = values
+
+    def pieces(self) -> Iterator[str]:
+        if self.values:
+            texts: Iterator[str] = (
+                "null" if h.value is None else decode_utf8_jdk(h.value) for h in self.headers
+            )
+        else:
+            texts = map(decode_utf8_jdk, self.headers.keys())
+        sep = "["
+        while chunk := list(islice(texts, 4096)):
+            yield sep + ",".join(chunk)
+            sep = ","
+        yield "[]" if sep == "[" else "]"
+
+
 class LargeLine:
-    """A record line holding a key or value too big to turn into one string: its text is made a piece at a
-    time as it is written (:meth:`kdump.facts.output.Output.write_lines`), so memory does not grow with it."""
+    """A record line holding a key or value too big to turn into one string, or millions of headers: its text
+    is made a piece at a time as it is written (:meth:`kdump.facts.output.Output.write_lines`), so memory does
+    not grow with it."""
 
     __slots__ = ("parts",)
 
-    def __init__(self, parts: list[str | bytes | memoryview]) -> None:
+    def __init__(self, parts: list[str | bytes | memoryview | HeaderList]) -> None:
         self.parts = parts
 
     def pieces(self) -> Iterator[str]:
         for part in self.parts:
             if type(part) is str:
                 yield part
+            elif type(part) is HeaderList:
+                yield from part.pieces()
             else:
                 for text in decode_utf8_jdk_pieces(part):  # type: ignore[arg-type]
                     yield text
-                    release_view_pages(part)
+                    release_view_pages(part)  # type: ignore[arg-type]
+
+    def text(self) -> str:
+        """The whole line as one string (only for the text of a line that failed half-way)."""
+        return "".join(self.pieces())
 
 
-def _large_line(head: str, key: bytes | memoryview | None, value: bytes | memoryview | None) -> LargeLine:
-    parts: list[str | bytes | memoryview] = [head]
+def _large_line(
+    head: str, headers: object, key: bytes | memoryview | None, value: bytes | memoryview | None
+) -> LargeLine:
+    """``head`` ends with ``headerKeys: ``; the header keys, key and payload follow, each made when written."""
+    parts: list[str | bytes | memoryview | HeaderList] = [head, _keys_part(headers)]
     if key is not None:
         parts += [" key: ", key]
     if value is not None:
         parts += [" payload: ", value]
     parts.append("\n")
     return LargeLine(parts)
+
+
+def _keys_part(headers: object) -> str | HeaderList:
+    if type(headers) is LazyHeaders:
+        return HeaderList(headers)
+    return "[" + ",".join(decode_utf8_jdk(h.key) for h in headers) + "]" if headers else "[]"  # type: ignore[attr-defined]
+
+
+def _keys_text(headers: object) -> str:
+    """The ``headerKeys`` text of a record's (non-empty) headers for the fused renderers, which write a record
+    of many headers (:class:`LazyHeaders`) as a :class:`LargeLine` instead."""
+    if type(headers) is LazyHeaders:
+        raise _LargeText
+    return "[" + ",".join(decode_utf8_jdk(h.key) for h in headers) + "]"  # type: ignore[attr-defined]
 
 
 class PartialLineError(Exception):
@@ -174,11 +243,22 @@ def record_renderer(
     is_control = batch.is_control_batch
     if payload_extra is not None and print_contents and not is_control:
         extra = payload_extra
+        plain = record_renderer(batch, print_contents, skip_metadata, parser, header_values=header_values)
+
+        def with_extra(r: Record) -> str:
+            line = plain(r)
+            if type(line) is str:
+                return line[:-1] + extra(r) + "\n"
+            line.parts[-1:] = [extra(r), "\n"]  # type: ignore[attr-defined]  # a LargeLine
+            return line
+
         if batch.magic >= 2 and not skip_metadata and parser.is_string_parser and not header_values:
             head = f"{RECORD_INDENT} offset: "
             middle = f" {batch.timestamp_type}: "
 
             def fast_extra(r: Record) -> str:  # the fast path below, with the decoded payload appended
+                if type(r.headers) is LazyHeaders:
+                    return with_extra(r)
                 key = r.key
                 value = r.value
                 return (
@@ -189,11 +269,6 @@ def record_renderer(
                 )
 
             return fast_extra
-        plain = record_renderer(batch, print_contents, skip_metadata, parser, header_values=header_values)
-
-        def with_extra(r: Record) -> str:
-            return plain(r)[:-1] + extra(r) + "\n"
-
         return with_extra
     if (
         batch.magic >= 2
@@ -212,14 +287,15 @@ def record_renderer(
                 try:
                     return (
                         f"{head}{r.offset}{middle}{r.timestamp} keySize: {r.key_size} valueSize: {r.value_size} "
-                        f"sequence: {r.sequence} headerKeys: {header_keys(r) if r.headers else '[]'}"
+                        f"sequence: {r.sequence} headerKeys: {_keys_text(r.headers) if r.headers else '[]'}"
                         f"{'' if key is None else ' key: ' + _text(key)}"
                         f"{'' if value is None else ' payload: ' + _text(value)}\n"
                     )
-                except _LargeText:  # a view of a big key or value: its text is written in pieces
+                except _LargeText:  # a view of a big key or value, or many headers: written in pieces
                     return _large_line(  # type: ignore[return-value]
                         f"{head}{r.offset}{middle}{r.timestamp} keySize: {r.key_size} valueSize: {r.value_size} "
-                        f"sequence: {r.sequence} headerKeys: {header_keys(r) if r.headers else '[]'}",
+                        f"sequence: {r.sequence} headerKeys: ",
+                        r.headers,
                         key,
                         value,
                     )
@@ -227,10 +303,19 @@ def record_renderer(
         else:
 
             def fast(r: Record) -> str:
-                return (
-                    f"{head}{r.offset}{middle}{r.timestamp} keySize: {r.key_size} valueSize: {r.value_size} "
-                    f"sequence: {r.sequence} headerKeys: {header_keys(r) if r.headers else '[]'}\n"
-                )
+                try:
+                    return (
+                        f"{head}{r.offset}{middle}{r.timestamp} keySize: {r.key_size} valueSize: {r.value_size} "
+                        f"sequence: {r.sequence} headerKeys: {_keys_text(r.headers) if r.headers else '[]'}\n"
+                    )
+                except _LargeText:  # many headers: their keys are written in pieces
+                    return _large_line(  # type: ignore[return-value]
+                        f"{head}{r.offset}{middle}{r.timestamp} keySize: {r.key_size} valueSize: {r.value_size} "
+                        f"sequence: {r.sequence} headerKeys: ",
+                        r.headers,
+                        None,
+                        None,
+                    )
 
         return fast
 
@@ -249,28 +334,36 @@ def record_line(
     parser: MessageParser,
     with_header_values: bool = False,
 ) -> str:
-    """One record line in the order Kafka prints its pieces (see :func:`record_renderer`)."""
+    """One record line in the order Kafka prints its pieces (see :func:`record_renderer`); a
+    :class:`LargeLine` for a record of many headers (:class:`LazyHeaders`)."""
     if skip_metadata:
-        line = ""
+        parts: list[str | HeaderList] = []
         prefix = RECORD_INDENT + " "
     else:
-        line = record_metadata(record, batch, with_header_values)
+        parts = _metadata_parts(record, batch, with_header_values)
         prefix = " "
         if is_control:
             try:
-                line += control_description(record)
+                parts.append(control_description(record))
             except KdumpError as e:
-                raise PartialLineError(line, e) from None
+                raise PartialLineError(_line_text(parts), e) from None
     if print_contents and not is_control:
         try:
             key, payload = parser.parse(record)
         except KdumpError as e:
-            raise PartialLineError(line, e) from None
+            raise PartialLineError(_line_text(parts), e) from None
         if key is not None:
-            line += f"{prefix}key: {key}"
+            parts.append(f"{prefix}key: {key}")
         if payload is not None:
-            line += f" payload: {payload}"
-    return line + "\n"
+            parts.append(f" payload: {payload}")
+    parts.append("\n")
+    if len(parts) < 3 or all(type(p) is str for p in parts):
+        return "".join(parts)  # type: ignore[arg-type]
+    return LargeLine(parts)  # type: ignore[return-value,arg-type]
+
+
+def _line_text(parts: list[str | HeaderList]) -> str:
+    return "".join(p if type(p) is str else "".join(p.pieces()) for p in parts)  # type: ignore[union-attr]
 
 
 def control_description(record: Record) -> str:
@@ -287,14 +380,22 @@ def trailing_bytes_line(trailing: int, file_name: str) -> str:
     return f"Found {trailing} invalid bytes at the end of {file_name}\n"
 
 
-def non_consecutive_summary(groups: list[tuple[str, list[tuple[int, int]]]]) -> str:
-    """The end-of-run ``Non-consecutive offsets in`` groups (pairs newest first, as Kafka keeps them)."""
-    out = []
+def non_consecutive_summary(groups: Iterable[tuple[str, Iterable[tuple[int, int]]]]) -> Iterator[str]:
+    """The end-of-run ``Non-consecutive offsets in`` groups (pairs newest first, as Kafka keeps them), in pieces
+    of at most :data:`SUMMARY_PIECE_LINES` lines: the pairs may be millions, read back from disk."""
     for abs_path, pairs in groups:
-        out.append(f"Non-consecutive offsets in {abs_path}\n")
+        out = [f"Non-consecutive offsets in {abs_path}\n"]
         for previous, offset in pairs:
             out.append(f"  {previous} is followed by {offset}\n")
-    return "".join(out)
+            if len(out) >= SUMMARY_PIECE_LINES:
+                yield "".join(out)
+                out = []
+        if out:
+            yield "".join(out)
+
+
+#: Lines of an end-of-run summary written at a time.
+SUMMARY_PIECE_LINES = 1 << 14
 
 
 def index_mismatch_summary(groups: list[tuple[str, list[tuple[int, int]]]]) -> str:
