@@ -11,7 +11,7 @@ from kdump.render.color import CHOICES as COLOR_CHOICES
 
 
 @click.command("ls")
-@click.argument("paths", nargs=-1, type=click.Path(exists=True, file_okay=False, dir_okay=True))
+@click.argument("paths", nargs=-1, type=click.Path(exists=True, file_okay=True, dir_okay=True))
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per partition.")
 @click.option("--wide", is_flag=True, help="On a terminal, every column, however wide the table gets.")
 @click.option(
@@ -50,7 +50,7 @@ def command(
     in a pipe, JSON lines with --json. Over several log directories the log directory and its broker id tell
     identical partitions apart.
     """
-    from kdump.cli import run_guarded
+    from kdump.cli import directory_arguments, run_guarded
     from kdump.commands.ls import ListPartitions
     from kdump.render import color as colors
     from kdump.render.human_time import parse_tz
@@ -59,7 +59,7 @@ def command(
     if color is not None:
         colors.mode = color
     try:
-        lister = ListPartitions(list(paths) or ["."])
+        lister = ListPartitions(directory_arguments(paths))
         chosen = parse_columns(columns) if columns else None
         zone = parse_tz(tz) if tz else None
     except ValueError as e:

@@ -103,6 +103,8 @@ def select_partitions(paths: Iterable[str]) -> list[PartitionTarget]:
     targets: dict[str, PartitionTarget] = {}
     for path in paths:
         if os.path.isdir(path):
+            if os.path.basename(os.path.normpath(path)) in (".", "..", ""):
+                path = os.path.abspath(path)  # `.` in a partition directory: the partition has its name
             found = False
             for directory in find_partition_dirs([path]):
                 found = True
