@@ -17,10 +17,12 @@ _PASSTHROUGH = {"ignore_unknown_options": True, "allow_extra_args": True, "help_
 
 EPILOG = """\b
 More help:
-  kdump help files     kafka-dump-log.sh's options and kdump's own
-                       (kdump files --help: Kafka's table alone, as Kafka)
-  kdump help COMMAND   the options of COMMAND (or kdump COMMAND -h)
-  man kdump            the manual (man kdump-files, man kdump-ls, ...)
+  kdump help files      kafka-dump-log.sh's options and kdump's own
+                        (kdump files --help: Kafka's table alone, as Kafka)
+  kdump help COMMAND    the options of COMMAND (or kdump COMMAND -h)
+  kdump help --man [COMMAND]
+                        the manual page, after any install (pip install -e too)
+  man kdump             the manual (man kdump-files, ...) after pip install .
 
 \b
 Shell completion (click's), e.g. in ~/.bashrc:
