@@ -19,9 +19,9 @@ def command(paths: tuple[str, ...], as_json: bool, wide: bool) -> None:
     """
     from kdump.cli import directory_arguments, run_guarded, table_width
     from kdump.commands.diff import DiffCommand
-    from kdump.exit_status import ExitStatus
     from kdump.render import diff as render
     from kdump.render import tables
+    from kdump.render.json_lines import unreadable_lines
 
     try:
         cmd = DiffCommand(directory_arguments(paths))
@@ -32,9 +32,10 @@ def command(paths: tuple[str, ...], as_json: bool, wide: bool) -> None:
     def body(out, err) -> int:  # type: ignore[no-untyped-def]
         facts = cmd.facts()
         if as_json:
-            out.write(render.json_lines(facts))
+            out.write(render.json_lines(facts) + unreadable_lines(cmd.walk_errors))
         else:
-            tables.write(out, render.sections(facts), terminal_width=width, wide=wide)
-        return int(ExitStatus.PROBLEMS if any(p.diverged for p in facts) else ExitStatus.OK)
+            sections = render.sections(facts) + tables.unreadable_section(cmd.walk_errors)
+            tables.write(out, sections, terminal_width=width, wide=wide)
+        return int(cmd.status(facts))
 
     sys.exit(run_guarded(body))

@@ -49,6 +49,7 @@ def command(
     from kdump.commands.txn import TxnCommand
     from kdump.render import tables
     from kdump.render import txn as render
+    from kdump.render.json_lines import unreadable_lines
     from kdump.storage.timestamp_type import parse_timestamp
 
     now = None
@@ -71,11 +72,12 @@ def command(
     def body(out, err) -> int:  # type: ignore[no-untyped-def]
         facts = cmd.facts()
         if as_json:
-            out.write(render.json_lines(facts))
+            out.write(render.json_lines(facts) + unreadable_lines(cmd.walk_errors))
         else:
-            tables.write(
-                out, render.sections(facts, human=width is not None), terminal_width=width, wide=wide
+            sections = render.sections(facts, human=width is not None) + tables.unreadable_section(
+                cmd.walk_errors
             )
+            tables.write(out, sections, terminal_width=width, wide=wide)
         return int(cmd.status(facts))
 
     sys.exit(run_guarded(body))

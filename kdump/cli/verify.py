@@ -41,15 +41,23 @@ def command(
         verify_index.run(paths or (".",), as_json=as_json, no_progress=no_progress)
     from kdump.commands.verify import Verify, select_partitions
     from kdump.render.verify_report import JsonSink, TextSink
+    from kdump.storage.index_verification import IndexProblem
 
+    walk_problems: list[IndexProblem] = []
     try:
-        partitions_ = select_partitions(paths or (".",))
+        partitions_ = select_partitions(paths or (".",), walk_problems)
     except ValueError as e:
         raise click.UsageError(str(e)) from None
     sys.exit(
         run_guarded(
             lambda out, err: int(
-                Verify(partitions_, JsonSink(out) if as_json else TextSink(out), deep=deep, gaps=gaps).run()
+                Verify(
+                    partitions_,
+                    JsonSink(out) if as_json else TextSink(out),
+                    deep=deep,
+                    gaps=gaps,
+                    walk_problems=walk_problems,
+                ).run()
             )
         )
     )

@@ -19,7 +19,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from kdump.errors import KdumpError
+from kdump.errors import KdumpError, problem_text
 from kdump.jdk.collections import java_string_hash
 from kdump.storage.control_record import ControlRecordType, parse_type_id
 from kdump.storage.internal_topics import InternalTopicError, decode_key_value
@@ -105,7 +105,7 @@ def _records(directory: str, problems: list[str]) -> Any:
                     for record in batch.records():
                         yield batch, record
         except KdumpError as e:
-            problems.append(e.describe())
+            problems.append(problem_text(e))
 
 
 def _marker(batch: Any) -> ControlRecordType | None:

@@ -13,7 +13,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Protocol
 
-from kdump.errors import KdumpError
+from kdump.errors import KdumpError, names_unreadable
 from kdump.exit_status import ExitStatus
 from kdump.render.progress import ProgressBar
 from kdump.storage.checkpoint import META_PROPERTIES_FILE
@@ -144,7 +144,11 @@ class ListPartitions:
         for path, message in self.walk_errors:
             sink.unreadable(path, message)
         sink.end()
-        return ExitStatus.OK
+        # the one rule for what cannot be read: named (an anomaly, an unreadable line), and status 1
+        unreadable = self.walk_errors or any(
+            s.unreadable or any(names_unreadable(a) for a in s.anomalies) for s in summaries
+        )
+        return ExitStatus.PROBLEMS if unreadable else ExitStatus.OK
 
 
 def _named(directory: str) -> str:

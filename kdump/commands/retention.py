@@ -32,10 +32,12 @@ import os
 import time
 from dataclasses import dataclass, field
 
-from kdump.errors import KdumpError
+from kdump.errors import KdumpError, names_unreadable, problem_text
+from kdump.exit_status import ExitStatus
 from kdump.storage.consumer_view import ongoing_transactions
 from kdump.storage.local_log import LocalLog, find_partition_dirs
 from kdump.storage.log_summary import read_log_dir_checkpoints
+from kdump.storage.regular_file import walk_error
 from kdump.storage.topic_config import ClusterConfig, read_cluster_config
 
 #: Topic config -> (broker config, Kafka 4.0 default).
@@ -122,8 +124,17 @@ class RetentionCommand:
         self, paths: list[str], *, now: int | None = None, overrides: dict[str, str] | None = None
     ) -> None:
         self.directories: list[str] = []
+        #: Directories the walk could not read, with the reason (reported, and status 1).
+        self.walk_errors: list[tuple[str, str]] = []
         for path in paths:
-            found = list(find_partition_dirs([path]))
+            found = list(
+                find_partition_dirs(
+                    [path],
+                    on_error=lambda p, e: self.walk_errors.append(
+                        (p, f"cannot read the directory: {walk_error(e)}")
+                    ),
+                )
+            )
             if not found:
                 raise ValueError(f"{path}: no partition directory in it or below it")
             self.directories.extend(found)
@@ -132,12 +143,18 @@ class RetentionCommand:
         self.overrides = overrides or {}
         self._cluster: dict[str, ClusterConfig | None] = {}
 
+    def status(self, facts: list[RetentionFacts]) -> ExitStatus:
+        """0, or 1 when a file or directory could not be read (a partition's problem, a directory of the
+        walk); the other problems are notes of the prediction (no high watermark, a value not a number)."""
+        unreadable = any(names_unreadable(p) for f in facts for p in f.problems)
+        return ExitStatus.PROBLEMS if self.walk_errors or unreadable else ExitStatus.OK
+
     def _cluster_config(self, log_dir: str, problems: list[str]) -> ClusterConfig | None:
         if log_dir not in self._cluster:
             try:
                 self._cluster[log_dir] = read_cluster_config(log_dir)
             except KdumpError as e:
-                problems.append(f"__cluster_metadata: {e.describe()}")
+                problems.append(f"__cluster_metadata: {problem_text(e)}")
                 self._cluster[log_dir] = None
         return self._cluster[log_dir]
 
@@ -191,7 +208,7 @@ class RetentionCommand:
                         largest = max(largest, batch.max_timestamp)
                         log_end = batch.last_offset + 1
             except KdumpError as e:
-                problems.append(e.describe())
+                problems.append(problem_text(e))
             if largest < 0:
                 try:
                     largest = int(os.path.getmtime(segment.log_path) * 1000)
@@ -379,7 +396,7 @@ class RetentionCommand:
                                     if horizon <= self.now:
                                         facts.tombstones_past_horizon += 1
             except KdumpError as e:
-                problems.append(e.describe())
+                problems.append(problem_text(e))
         facts.distinct_keys = len(latest)
         facts.live_tombstones = sum(latest.values())
 

@@ -26,7 +26,7 @@ import statistics
 from dataclasses import dataclass, field
 
 from kdump.commands.coordinator import TRANSACTION_STATE, TransactionMetadata, read_transaction_states
-from kdump.errors import KdumpError
+from kdump.errors import KdumpError, names_unreadable, problem_text
 from kdump.exit_status import ExitStatus
 from kdump.storage.consumer_view import (
     OngoingTransaction,
@@ -37,6 +37,7 @@ from kdump.storage.consumer_view import (
 from kdump.storage.local_log import LocalLog, find_partition_dirs
 from kdump.storage.log_summary import read_log_dir_checkpoints
 from kdump.storage.record_batch import DefaultRecordBatch
+from kdump.storage.regular_file import walk_error
 from kdump.storage.transaction_index import AbortedTxn
 
 #: Kafka's default ``transaction.max.timeout.ms``.
@@ -110,8 +111,10 @@ class TxnCommand:
         bootstrap_server: str = "BROKER:9092",
     ) -> None:
         self.directories: list[str] = []
+        #: Directories the walk could not read, with the reason (reported, and status 1).
+        self.walk_errors: list[tuple[str, str]] = []
         for path in paths:
-            found = [d for d in find_partition_dirs([path]) if not _is_internal(d)]
+            found = [d for d in find_partition_dirs([path], on_error=self._walk_error) if not _is_internal(d)]
             if not found and os.path.isdir(path):
                 found = list(find_partition_dirs([path]))
             if not found:
@@ -248,8 +251,16 @@ class TxnCommand:
             command,
         )
 
+    def _walk_error(self, path: str, error: OSError) -> None:
+        self.walk_errors.append((path, f"cannot read the directory: {walk_error(error)}"))
+
     def status(self, facts: list[PartitionTxnFacts]) -> ExitStatus:
-        return ExitStatus.PROBLEMS if any(f.hanging for f in facts) else ExitStatus.OK
+        """1 when a transaction hangs, or a file or directory could not be read (a partition's problem, a
+        directory of the walk)."""
+        unreadable = any(names_unreadable(p) for f in facts for p in f.problems)
+        if any(f.hanging for f in facts) or unreadable or self.walk_errors:
+            return ExitStatus.PROBLEMS
+        return ExitStatus.OK
 
 
 def _is_internal(directory: str) -> bool:
@@ -286,7 +297,7 @@ def _history(
                         try:
                             abort = is_abort_marker(batch)
                         except KdumpError as e:
-                            problems.append(e.describe())
+                            problems.append(problem_text(e))
                             continue
                         if abort:
                             stats.aborts += 1
@@ -299,5 +310,5 @@ def _history(
                     elif batch.is_transactional and pid not in started:
                         started[pid] = batch.base_timestamp
         except KdumpError as e:
-            problems.append(e.describe())
+            problems.append(problem_text(e))
     return stats, newest, log_end, first_ts
