@@ -145,10 +145,10 @@ def test_several_log_dirs_are_told_apart(log_dirs: list[Path]) -> None:
         [sys.executable, "-m", "kdump", "ls", *map(str, log_dirs)], capture_output=True, text=True, check=True
     ).stdout.splitlines()
     assert plain[0].split()[-2:] == ["LOG-DIR", "BROKER"]
-    assert [line.split()[-2:] for line in plain[1:5]] == [
-        [str(log_dirs[0]), "1"],
+    assert [line.split()[-2:] for line in plain[1:5]] == [  # by topic, partition, then log directory
         [str(log_dirs[0]), "1"],
         [str(log_dirs[1]), "2"],
+        [str(log_dirs[0]), "1"],
         [str(log_dirs[1]), "2"],
     ]
     objects = [
@@ -162,8 +162,8 @@ def test_several_log_dirs_are_told_apart(log_dirs: list[Path]) -> None:
     ]
     assert [(o["logDir"], o["brokerId"]) for o in objects] == [
         (str(log_dirs[0]), 1),
-        (str(log_dirs[0]), 1),
         (str(log_dirs[1]), 2),
+        (str(log_dirs[0]), 1),
         (str(log_dirs[1]), 2),
     ]
 
@@ -198,3 +198,68 @@ def test_human_time_beside_epoch_ms(log_dirs: list[Path]) -> None:
     # 1700000000039 ms = 2023-11-14T22:13:20.039Z (date -u -d @1700000000.039)
     assert row[header.index("MAX-TIMESTAMP")] == "1700000000039"
     assert row[header.index("MAX-TIME")] == "2023-11-14T23:13:20.039+01:00"
+
+
+@pytest.fixture(scope="module")
+def broker_like(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A log directory shaped like a real broker's: orders-0..11 (records in 0, 2 and 10), 50 empty
+    __consumer_offsets partitions, three left-over .deleted files in orders-2."""
+    log_dir = tmp_path_factory.mktemp("broker") / "data"
+    for p in range(12):
+        if p in (0, 2, 10):
+            _write_partition(log_dir / f"orders-{p}", base=p * 1000, count=5)
+        else:
+            (log_dir / f"orders-{p}").mkdir(parents=True)
+            for suffix in (".log", ".index", ".timeindex"):
+                (log_dir / f"orders-{p}" / offset_to_filename(0, suffix)).write_bytes(b"")
+    for p in range(50):
+        (log_dir / f"__consumer_offsets-{p}").mkdir()
+        for suffix in (".log", ".index", ".timeindex"):
+            (log_dir / f"__consumer_offsets-{p}" / offset_to_filename(0, suffix)).write_bytes(b"")
+    for base in (0, 10, 20):
+        (log_dir / "orders-2" / (offset_to_filename(base) + ".deleted")).write_bytes(b"")
+    return log_dir
+
+
+def test_ls_sorts_by_partition_number_and_folds_empty_partitions(broker_like: Path) -> None:
+    text = ANSI.sub("", run_in_pty(["ls", str(broker_like)], 80))
+    rows = [line.split()[:2] for line in text.splitlines()[1:] if line.startswith("orders ")]
+    assert rows == [
+        ["orders", "0"],
+        ["orders", "2"],
+        ["orders", "10"],
+    ]  # numbers, not text; empty ones folded
+    folded = " ".join(text.split())
+    assert (
+        "59 partitions without records (--all lists them): __consumer_offsets 0-49, orders 1,3-9,11" in folded
+    )
+    assert f"{broker_like / 'orders-2'}: 3 left-over .deleted files (-v lists them)" in folded
+    assert all(len(line) <= 80 for line in text.splitlines())
+
+    every = ANSI.sub("", run_in_pty(["ls", "--all", "-v", str(broker_like)], 80))
+    numbers = [line.split()[1] for line in every.splitlines() if line.split()[:1] == ["orders"]]
+    assert numbers == [str(p) for p in range(12)]
+    assert every.count("left-over file") == 3 and "without records" not in every
+
+
+def test_ls_topic_filter_and_internal_topics(broker_like: Path) -> None:
+    def rows(*args: str) -> list[str]:
+        out = subprocess.run(
+            [sys.executable, "-m", "kdump", "ls", *args, str(broker_like)], capture_output=True, text=True
+        )
+        assert out.returncode == 0, out.stderr
+        return [line.split()[0] for line in out.stdout.splitlines()[1:] if "left-over" not in line]
+
+    assert set(rows("--topic", "orders")) == {"orders"} and len(rows("--topic", "orders")) == 12
+    assert len(rows("--topic", "orders,__consumer_offsets")) == 62
+    assert set(rows("--exclude-internal")) == {"orders"}
+    missing = subprocess.run(
+        [sys.executable, "-m", "kdump", "ls", "--topic", "payments", str(broker_like)],
+        capture_output=True,
+        text=True,
+    )
+    assert missing.returncode == 2
+    assert (
+        "no partition of payments below the paths; the topics here: __consumer_offsets, orders"
+        in missing.stderr
+    )

@@ -25,8 +25,24 @@ def test_an_existing_output_directory(tmp_path: Path) -> None:
 
 
 def test_an_output_directory_without_parent(tmp_path: Path) -> None:
-    result = _export("-o", str(tmp_path / "no" / "out"))
-    assert result.exit_code == 2 and f"{tmp_path / 'no'}: no such directory" in result.output
+    """Missing parents are created, as salvage --out creates them (the one rule for output paths), but only
+    once every check passed: a run that stops on a usage error leaves nothing behind."""
+    result = _export("-o", str(tmp_path / "no" / "out"), env={"JAVA_HOME": str(tmp_path / "nojava")})
+    assert result.exit_code == 2 and "no Java found" in result.output
+    assert not (tmp_path / "no").exists()
+    (tmp_path / "file").write_text("")
+    result = _export("-o", str(tmp_path / "file" / "sub" / "out"))
+    assert result.exit_code == 2 and f"{tmp_path / 'file'}: not a directory" in result.output
+
+
+def test_make_parents(tmp_path: Path) -> None:
+    from kdump.cli import make_parents
+
+    make_parents(str(tmp_path / "a" / "b" / "out"))
+    assert (tmp_path / "a" / "b").is_dir() and not (tmp_path / "a" / "b" / "out").exists()
+    (tmp_path / "f").write_text("")
+    with pytest.raises(OSError, match="cannot create the directory for"):
+        make_parents(str(tmp_path / "f" / "x" / "out"))
 
 
 @pytest.mark.parametrize(

@@ -143,7 +143,7 @@ def test_usage_errors_exit_2(tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("x")
     assert verify(str(tmp_path / "notes.txt"))[0] == 2
     assert verify(str(tmp_path))[0] == 2  # no partition directory anywhere below
-    assert verify()[0] == 2
+    # no path: the current directory, as every command reads (tests/test_cli_rules.py)
 
 
 def test_every_kind_is_documented() -> None:

@@ -25,7 +25,7 @@ import heapq
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from kdump.errors import KdumpError
+from kdump.errors import KdumpError, problem_text
 from kdump.storage import naming
 from kdump.storage.control_record import ControlRecordType, parse_type_id
 from kdump.storage.file_records import RecordBatch
@@ -201,7 +201,7 @@ def ongoing_transactions(log: LocalLog) -> tuple[list[OngoingTransaction], list[
                     if batch.last_offset >= replay_from:
                         tracker.append(batch)
         except KdumpError as e:
-            problems.append(e.describe())
+            problems.append(problem_text(e))
     return tracker.transactions(), problems
 
 

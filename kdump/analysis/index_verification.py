@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any, overload
 
-from kdump.errors import KdumpError
+from kdump.errors import KdumpError, UnreadableFileError
 from kdump.storage import naming
 from kdump.storage.file_records import RecordBatch
 from kdump.storage.log_segment import LogSegment
@@ -101,6 +101,9 @@ class SegmentVerification:
     log_bytes: int = 0
     #: Time-index entries on batches of more than one record, by the rule they follow (``time_index.RULE_*``).
     time_index_rules: dict[str, int] = field(default_factory=dict)
+    #: The ``.log`` could not be opened (permissions, an I/O error): one ``unreadable`` problem, and nothing
+    #: compared with it (no index entry is "beyond the end" of a log that was not read).
+    unreadable_log: bool = False
 
     @property
     def time_index_rule(self) -> str | None:
@@ -219,6 +222,16 @@ def verify_segment(
                         position=valid,
                     )
                 )
+    except UnreadableFileError as e:
+        problems.append(
+            IndexProblem(
+                segment.log_path,
+                "unreadable",
+                f"cannot read it: {e.message} (its index files were not compared with it)",
+            )
+        )
+        result.unreadable_log = True
+        return result
     except KdumpError as e:
         valid = 0 if last is None else last.position + last.size
         problems.append(IndexProblem(segment.log_path, "log", e.message, position=e.position))

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from kdump.analysis.consumer_view import OngoingTransaction, TransactionTracker
-from kdump.errors import KdumpError
+from kdump.errors import KdumpError, UnreadableFileError, problem_text
 from kdump.storage import naming
 from kdump.storage.local_log import LocalLog
 from kdump.storage.offset_checkpoint import CheckpointOffsets, read_offset_checkpoint
@@ -60,6 +60,8 @@ class PartitionSummary:
     #: deleted is not seen here.
     open_transactions: list[OngoingTransaction] = field(default_factory=list)
     anomalies: list[str] = field(default_factory=list)
+    #: Files and directories of the partition that could not be read (also among the anomalies).
+    unreadable: list[str] = field(default_factory=list)
 
 
 def read_log_dir_checkpoints(
@@ -74,7 +76,10 @@ def read_log_dir_checkpoints(
             continue
         try:
             found[name] = read_offset_checkpoint(path).offsets()
-        except (KdumpError, OSError) as e:
+        except (UnreadableFileError, OSError) as e:
+            if anomalies is not None:
+                anomalies.append(problem_text(e, path))
+        except KdumpError as e:
             if anomalies is not None:
                 anomalies.append(f"unreadable {name}: {e}")
     return found
@@ -93,6 +98,7 @@ def summarize_partition(
     except OSError as e:
         s = PartitionSummary(directory, None, None)
         s.anomalies.append(f"cannot read the directory: {walk_error(e)}")
+        s.unreadable.append(directory)
         return s
     s = PartitionSummary(directory, log.topic, log.partition)
     anomalies = s.anomalies
@@ -166,6 +172,9 @@ def summarize_partition(
                 invalid = records.invalid_bytes(valid)
                 if invalid > 0:
                     anomalies.append(f"{name}.log: {invalid} bytes at byte {valid} are not a whole batch")
+        except UnreadableFileError as e:
+            anomalies.append(f"{name}.log: cannot read it: {e.message}")
+            s.unreadable.append(e.path or name)
         except KdumpError as e:
             anomalies.append(f"{name}.log: {e.describe()}")
         if progress is not None:

@@ -121,6 +121,8 @@ class SegmentFacts:
     aborts: list[tuple[int, int]] = field(default_factory=list)
     #: Batches that producer snapshots name, by last offset: (producer id, epoch, last sequence).
     wanted_batches: dict[int, tuple[int, int, int]] = field(default_factory=dict)
+    #: The ``.log`` could not be read (reported once, as ``unreadable``): the log end offset is not known.
+    unreadable_log: bool = False
     #: Where the batches' partition leader epoch changes: (epoch, first offset).
     epochs: list[tuple[int, int]] = field(default_factory=list)
     #: Whether a batch carries a delete horizon (written by the log cleaner: the topic is compacted).
@@ -312,6 +314,7 @@ def with_index_checks(facts: SegmentFacts, result: SegmentVerification) -> Segme
     facts.index_entries = result.entries
     facts.time_index_rule = result.time_index_rule
     facts.log_bytes = result.log_bytes
+    facts.unreadable_log = result.unreadable_log
     segment = result.segment
     if facts.has_log and segment.log_size > INT_MAX:
         facts.problems.append(
@@ -470,6 +473,16 @@ def check_partition(
                 log.directory,
                 f"the last segment ({naming.offset_to_filename(max(orphans))}) has index files but no .log: the log "
                 "end offset is not known, so checkpoints and epochs were not compared with it",
+            )
+        )
+        out.log_end_offset = None
+    unread = [s for s in segments if s.unreadable_log]
+    if unread:  # one problem per unreadable file (said with the segment), not one per check that needs it
+        unchecked.append(
+            Unchecked(
+                log.directory,
+                f"{len(unread)} .log file(s) could not be read: the log end offset is not known, so checkpoints, "
+                "producer snapshots and epochs were not compared with it",
             )
         )
         out.log_end_offset = None

@@ -78,6 +78,41 @@ def table_width(as_json: bool = False) -> int | None:
     return shutil.get_terminal_size().columns
 
 
+def directory_arguments(paths: tuple[str, ...] | list[str]) -> list[str]:
+    """The one rule for the PATH arguments of the commands that read directories (``ls``, ``txn``,
+    ``retention``, ``diff``): none means the current directory; a plain file among them (a shell glob such as
+    ``DIR/[a-z]*`` catching ``bootstrap.checkpoint``) is skipped with one line on standard error, and the run
+    goes on over the directories; only plain files is a usage error (status 2)."""
+    import click
+
+    if not paths:
+        paths = ["."]
+    # `.` or `..` as its absolute path, so that a partition directory named so still has its name
+    kept = [
+        os.path.abspath(p) if os.path.basename(os.path.normpath(p)) in (".", "..", "") else p
+        for p in paths
+        if os.path.isdir(p)
+    ]
+    for p in paths:
+        if not os.path.isdir(p):
+            sys.stderr.write(
+                f"kdump: {p}: not a directory (a partition or log directory is expected); skipped\n"
+            )
+    if not kept:
+        raise click.UsageError("no directory among the paths given")
+    return kept
+
+
+def make_parents(output: str) -> None:
+    """The one rule for output paths of every command (``salvage --out``, ``spark export -o``, ``spark verify
+    -o``): the missing parent directories of ``output`` are created.  OSError (with the path) when one cannot be."""
+    parent = os.path.dirname(os.path.abspath(output))
+    try:
+        os.makedirs(parent, exist_ok=True)
+    except OSError as e:
+        raise OSError(e.errno, f"{parent}: cannot create the directory for {output}: {e.strerror}") from None
+
+
 def run_report(
     run: Callable[[ReportSink[F]], int],
     *,

@@ -7,6 +7,7 @@ import importlib
 import sys
 
 import click
+from click.shell_completion import CompletionItem
 
 from kdump import KAFKA_COMPAT_VERSION, __version__
 from kdump.cli import run_guarded
@@ -16,10 +17,12 @@ _PASSTHROUGH = {"ignore_unknown_options": True, "allow_extra_args": True, "help_
 
 EPILOG = """\b
 More help:
-  kdump help files     kafka-dump-log.sh's options and kdump's own
-                       (kdump files --help: Kafka's table alone, as Kafka)
-  kdump help COMMAND   the options of COMMAND (or kdump COMMAND -h)
-  man kdump            the manual (man kdump-files, man kdump-ls, ...)
+  kdump help files      kafka-dump-log.sh's options and kdump's own
+                        (kdump files --help: Kafka's table alone, as Kafka)
+  kdump help COMMAND    the options of COMMAND (or kdump COMMAND -h)
+  kdump help --man [COMMAND]
+                        the manual page, after any install (pip install -e too)
+  man kdump             the manual (man kdump-files, ...) after pip install .
 
 \b
 Shell completion (click's), e.g. in ~/.bashrc:
@@ -48,8 +51,47 @@ def cli(color: str | None) -> None:
         colors.mode = color
 
 
-@cli.command("files", context_settings=_PASSTHROUGH, add_help_option=False)
-@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+#: Options of ``kdump files`` whose value is a path (``--files`` a comma-separated list of them).
+_PATH_OPTIONS = ("--files", "--schemas", "--schema-id-map")
+
+
+class _FilesCommand(click.Command):
+    """``kdump files`` is parsed by its own jopt-simple parser (:mod:`kdump.cli.jopt`), not click: its options
+    are completed here from that parser's tables (Kafka's and kdump's own)."""
+
+    def shell_complete(self, ctx: click.Context, incomplete: str) -> list[CompletionItem]:
+        from kdump.cli.files import KDUMP_OPTIONS, OPTIONS
+
+        names = [f"--{o.name}" for o in (*OPTIONS, *KDUMP_OPTIONS)] + ["-h"]
+        return [CompletionItem(n) for n in names if n.startswith(incomplete)]
+
+
+def _complete_files_argument(
+    ctx: click.Context, param: click.Parameter, incomplete: str
+) -> list[CompletionItem]:
+    """A path after ``--files`` (or as an argument): the shell's own file completion; after a comma of
+    ``--files a.log,b<TAB>``, the names that complete the last item."""
+    from kdump.cli.files import KDUMP_OPTIONS, OPTIONS
+
+    words = list(ctx.params.get("args") or ())
+    previous = words[-1] if words else ""
+    takes_value = {f"--{o.name}" for o in (*OPTIONS, *KDUMP_OPTIONS) if o.arg == "required"}
+    if previous in takes_value and previous not in _PATH_OPTIONS:
+        return []  # a number, a time, a key: nothing to complete
+    if "," not in incomplete:
+        return [CompletionItem(incomplete, type="file")]
+    import glob
+    import os
+
+    head, _, last = incomplete.rpartition(",")
+    return [
+        CompletionItem(f"{head},{m}{'/' if os.path.isdir(m) else ''}")
+        for m in sorted(glob.glob(glob.escape(last) + "*"))
+    ]
+
+
+@cli.command("files", cls=_FilesCommand, context_settings=_PASSTHROUGH, add_help_option=False)
+@click.argument("args", nargs=-1, type=click.UNPROCESSED, shell_complete=_complete_files_argument)
 def files_command(args: tuple[str, ...]) -> None:
     """Dump segments, indexes, snapshots and checkpoints exactly as kafka-dump-log.sh does.
 

@@ -6,9 +6,7 @@ import click
 
 
 @click.command("diff")
-@click.argument(
-    "paths", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, dir_okay=True)
-)
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, file_okay=True, dir_okay=True))
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per partition.")
 @click.option("--wide", is_flag=True, help="On a terminal, every column, however wide the table gets.")
 def command(paths: tuple[str, ...], as_json: bool, wide: bool) -> None:
@@ -17,12 +15,12 @@ def command(paths: tuple[str, ...], as_json: bool, wide: bool) -> None:
     leader epochs): the first divergence, each copy's leader-epoch lineage, the truncation each copy would do
     as a follower of each other one, and the offsets present on one copy only. Exits 1 when copies differ.
     """
-    from kdump.cli import run_report
+    from kdump.cli import directory_arguments, run_report
     from kdump.commands.diff import DiffCommand
     from kdump.render import diff as render
 
     try:
-        cmd = DiffCommand(list(paths))
+        cmd = DiffCommand(directory_arguments(paths))
     except ValueError as e:
         raise click.UsageError(str(e)) from None
     run_report(

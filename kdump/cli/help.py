@@ -11,10 +11,27 @@ import click
 
 @click.command("help")
 @click.argument("command_name", metavar="[COMMAND]", required=False)
+@click.option(
+    "--man",
+    "manual",
+    is_flag=True,
+    help="Show the manual page (kdump, or kdump-COMMAND) instead, found after any install (also pip install -e).",
+)
 @click.pass_context
-def command(ctx: click.Context, command_name: str | None) -> None:
+def command(ctx: click.Context, command_name: str | None, manual: bool) -> None:
     """Show the options of COMMAND (for `files`: kafka-dump-log.sh's options and kdump's own)."""
     group = ctx.parent.command if ctx.parent is not None else None
+    if manual:
+        import sys
+
+        from kdump.cli import man_pages
+
+        page = man_pages.find_page(command_name)
+        if page is None:
+            raise click.UsageError(
+                f"no manual page {man_pages.page_name(command_name)} (looked in {man_pages.environment_note()})"
+            )
+        sys.exit(man_pages.show(page))
     if command_name == "files":
         from kdump.cli.files import kdump_help_text
 

@@ -11,7 +11,7 @@ from kdump.render.color import CHOICES as COLOR_CHOICES
 
 
 @click.command("ls")
-@click.argument("paths", nargs=-1, type=click.Path(exists=True, file_okay=False, dir_okay=True))
+@click.argument("paths", nargs=-1, type=click.Path(exists=True, file_okay=True, dir_okay=True))
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per partition.")
 @click.option("--wide", is_flag=True, help="On a terminal, every column, however wide the table gets.")
 @click.option(
@@ -31,6 +31,30 @@ from kdump.render.color import CHOICES as COLOR_CHOICES
     default=None,
     help="Colour the terminal table: auto (default; not with NO_COLOR set), always, never.",
 )
+@click.option(
+    "--topic",
+    "topics",
+    multiple=True,
+    metavar="NAME",
+    help="Only the partitions of this topic (repeatable, or NAME,NAME,...).",
+)
+@click.option(
+    "--exclude-internal",
+    is_flag=True,
+    help="Leave out Kafka's internal topics (__consumer_offsets, __transaction_state, __cluster_metadata, ...).",
+)
+@click.option(
+    "--all",
+    "show_all",
+    is_flag=True,
+    help="On a terminal, a row for every empty partition too (by default they are folded into one line).",
+)
+@click.option(
+    "-v",
+    "--verbose",
+    is_flag=True,
+    help="List every left-over .deleted/.cleaned/.swap file, not their count.",
+)
 @click.option("--no-progress", is_flag=True, help="Never show a progress bar.")
 def command(
     paths: tuple[str, ...],
@@ -40,9 +64,17 @@ def command(
     human_time: bool,
     tz: str | None,
     color: str | None,
+    topics: tuple[str, ...],
+    exclude_internal: bool,
+    show_all: bool,
+    verbose: bool,
     no_progress: bool,
 ) -> None:
     """Summarise every partition of a log directory or partition directory (default: the current directory).
+
+    Partitions are sorted by topic, then partition number. On a terminal, partitions without records (and
+    without anomalies) are folded into one line (--all lists them); left-over .deleted files are counted per
+    partition (-v lists them).
 
     Per partition: segments, size, log start and end offsets, high watermark and recovery point (from the
     checkpoint files), records, time range, codecs, producers, open transactions and anomalies. A table fitted
@@ -50,7 +82,7 @@ def command(
     in a pipe, JSON lines with --json. Over several log directories the log directory and its broker id tell
     identical partitions apart.
     """
-    from kdump.cli import run_guarded
+    from kdump.cli import directory_arguments, run_guarded
     from kdump.commands.ls import ListPartitions
     from kdump.render import color as colors
     from kdump.render.human_time import parse_tz
@@ -59,7 +91,8 @@ def command(
     if color is not None:
         colors.mode = color
     try:
-        lister = ListPartitions(list(paths) or ["."])
+        wanted = {t.strip() for item in topics for t in item.split(",") if t.strip()} if topics else None
+        lister = ListPartitions(directory_arguments(paths), topics=wanted, exclude_internal=exclude_internal)
         chosen = parse_columns(columns) if columns else None
         zone = parse_tz(tz) if tz else None
     except ValueError as e:
@@ -75,9 +108,16 @@ def command(
             return ls_report.JsonSink(out)
         if interactive:
             return ls_report.TerminalSink(
-                out, width=width, wide=wide, columns=chosen, use_color=colors.enabled(sys.stdout), tz=zone
+                out,
+                width=width,
+                wide=wide,
+                columns=chosen,
+                use_color=colors.enabled(sys.stdout),
+                tz=zone,
+                fold_empty=not show_all,
+                verbose=verbose,
             )
-        return ls_report.PlainSink(out, columns=chosen, human_time=human_time, tz=zone)
+        return ls_report.PlainSink(out, columns=chosen, human_time=human_time, tz=zone, verbose=verbose)
 
     from kdump.render.progress import progress_bars
 

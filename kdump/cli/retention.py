@@ -6,7 +6,7 @@ import click
 
 
 @click.command("retention")
-@click.argument("paths", nargs=-1, type=click.Path(exists=True, file_okay=False, dir_okay=True))
+@click.argument("paths", nargs=-1, type=click.Path(exists=True, file_okay=True, dir_okay=True))
 @click.option(
     "--now",
     "now_text",
@@ -30,7 +30,7 @@ def command(
     records and tombstones. The configuration comes from __cluster_metadata in the data directory, --config,
     or Kafka's defaults; the output says which.
     """
-    from kdump.cli import run_report
+    from kdump.cli import directory_arguments, run_report
     from kdump.commands.retention import RetentionCommand, parse_config_overrides
     from kdump.render import retention as render
     from kdump.storage.timestamp_type import parse_timestamp
@@ -43,7 +43,7 @@ def command(
             raise click.BadParameter(str(e), param_hint="'--now'") from None
     try:
         cmd = RetentionCommand(
-            list(paths) or ["."], now=now, overrides=parse_config_overrides(list(config_items))
+            directory_arguments(paths), now=now, overrides=parse_config_overrides(list(config_items))
         )
     except ValueError as e:
         raise click.UsageError(str(e)) from None

@@ -29,6 +29,17 @@ def _check_spark() -> None:
         ) from None
 
 
+def make_parents(output: str) -> None:
+    """The one rule for output paths (as ``salvage --out``): missing parent directories are created; a parent
+    that cannot be (a plain file in the way, no permission) is a usage error."""
+    from kdump.cli import make_parents as make
+
+    try:
+        make(output)
+    except OSError as e:
+        raise click.UsageError(str(e)) from None
+
+
 def _preflight(
     paths: tuple[str, ...],
     *,
@@ -49,8 +60,10 @@ def _preflight(
                 f"{output} exists; name a new directory, or pass --overwrite to replace it"
             )
         parent = os.path.dirname(os.path.abspath(output))
+        while not os.path.exists(parent):  # created after the checks (make_parents); what is in the way now
+            parent = os.path.dirname(parent)
         if not os.path.isdir(parent):
-            raise click.UsageError(f"{parent}: no such directory (where --output {output} would go)")
+            raise click.UsageError(f"{parent}: not a directory (where --output {output} would go)")
     try:
         directories = partition_dirs(paths)
     except FileNotFoundError as e:
@@ -231,6 +244,7 @@ def export_command(
     """
     _preflight(paths, output=output, overwrite=overwrite, topics=topics, topic_pattern=topic_pattern)
     _check_spark()
+    make_parents(output)
     options = {
         "isolation.level": isolation_level,
         "includeHeaders": "true" if include_headers else "false",
@@ -284,6 +298,8 @@ def verify_command(
     """
     _preflight(paths)
     _check_spark()
+    if output:
+        make_parents(output)
     from kdump.spark.jobs import verify
 
     report = open(output, "w", encoding="utf-8") if output else None  # noqa: SIM115

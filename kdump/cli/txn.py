@@ -6,7 +6,7 @@ import click
 
 
 @click.command("txn")
-@click.argument("paths", nargs=-1, type=click.Path(exists=True, file_okay=False, dir_okay=True))
+@click.argument("paths", nargs=-1, type=click.Path(exists=True, file_okay=True, dir_okay=True))
 @click.option(
     "--now",
     "now_text",
@@ -43,7 +43,7 @@ def command(
     __transaction_state in the same data directory; for each hanging one the kafka-transactions.sh command that
     aborts it is printed. Exits 1 when a hanging transaction is found.
     """
-    from kdump.cli import run_report
+    from kdump.cli import directory_arguments, run_report
     from kdump.commands.txn import TxnCommand
     from kdump.render import txn as render
     from kdump.storage.timestamp_type import parse_timestamp
@@ -56,7 +56,10 @@ def command(
             raise click.BadParameter(str(e), param_hint="'--now'") from None
     try:
         cmd = TxnCommand(
-            list(paths) or ["."], now=now, max_timeout_ms=max_timeout_ms, bootstrap_server=bootstrap_server
+            directory_arguments(paths),
+            now=now,
+            max_timeout_ms=max_timeout_ms,
+            bootstrap_server=bootstrap_server,
         )
     except ValueError as e:
         raise click.UsageError(str(e)) from None

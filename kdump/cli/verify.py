@@ -8,7 +8,7 @@ import click
 
 
 @click.command("verify")
-@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, file_okay=True, dir_okay=True))
+@click.argument("paths", nargs=-1, type=click.Path(exists=True, file_okay=True, dir_okay=True))
 @click.option(
     "--json", "as_json", is_flag=True, help="One JSON object per fact (problem, unchecked, note, summary)."
 )
@@ -24,7 +24,8 @@ def command(
     """Check every partition below PATH...: batch framing and CRCs, offsets, segment names, indexes,
     producer snapshots, .txnindex entries, checkpoints and leader epochs against the log.
 
-    PATH is a segment file, a partition directory or a log directory (searched recursively). Prints one line
+    PATH is a segment file, a partition directory or a log directory (searched recursively; default: the
+    current directory). Prints one line
     per problem, what could not be checked, and a summary; exits 0 when everything is clean, 1 when problems
     were found, 2 on usage errors (including no Kafka data below PATH).
     """
@@ -37,18 +38,26 @@ def command(
             )
         from kdump.cli import verify_index
 
-        verify_index.run(paths, as_json=as_json, no_progress=no_progress)
+        verify_index.run(paths or (".",), as_json=as_json, no_progress=no_progress)
     from kdump.commands.verify import Verify, select_partitions
     from kdump.render.verify_report import JsonSink, TextSink
+    from kdump.storage.index_verification import IndexProblem
 
+    walk_problems: list[IndexProblem] = []
     try:
-        partitions_ = select_partitions(paths)
+        partitions_ = select_partitions(paths or (".",), walk_problems)
     except ValueError as e:
         raise click.UsageError(str(e)) from None
     sys.exit(
         run_guarded(
             lambda out, err: int(
-                Verify(partitions_, JsonSink(out) if as_json else TextSink(out), deep=deep, gaps=gaps).run()
+                Verify(
+                    partitions_,
+                    JsonSink(out) if as_json else TextSink(out),
+                    deep=deep,
+                    gaps=gaps,
+                    walk_problems=walk_problems,
+                ).run()
             )
         )
     )

@@ -9,17 +9,18 @@ import click
 
 
 @click.command("verify-index")
-@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, file_okay=True, dir_okay=True))
+@click.argument("paths", nargs=-1, type=click.Path(exists=True, file_okay=True, dir_okay=True))
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per problem, then a summary object.")
 @click.option("--no-progress", is_flag=True, help="Never show a progress bar.")
 def command(paths: tuple[str, ...], as_json: bool, no_progress: bool) -> None:
     """Check .index, .timeindex and .txnindex files against their .log.
 
-    PATH is an index file, a .log, a partition directory or a log directory (searched recursively). Prints
+    PATH is an index file, a .log, a partition directory or a log directory (searched recursively; default:
+    the current directory). Prints
     one line per problem and a summary; exits 0 when everything is clean, 1 when problems were found, 2 on
     usage errors.
     """
-    run(paths, as_json=as_json, no_progress=no_progress)
+    run(paths or (".",), as_json=as_json, no_progress=no_progress)
 
 
 def run(paths: tuple[str, ...], *, as_json: bool, no_progress: bool) -> NoReturn:

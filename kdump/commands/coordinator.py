@@ -19,7 +19,7 @@ import os
 from typing import Any
 
 from kdump.analysis.topic_config import read_cluster_config
-from kdump.errors import KdumpError
+from kdump.errors import KdumpError, problem_text
 from kdump.exit_status import ExitStatus
 from kdump.facts.coordinator import (
     CommittedOffset,
@@ -104,7 +104,7 @@ def _records(directory: str, problems: list[str]) -> Any:
                     for record in batch.records():
                         yield batch, record
         except KdumpError as e:
-            problems.append(e.describe())
+            problems.append(problem_text(e))
 
 
 def _marker(batch: Any) -> ControlRecordType | None:

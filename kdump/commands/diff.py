@@ -21,12 +21,13 @@ import os
 from collections.abc import Iterator
 
 from kdump.analysis.log_summary import read_log_dir_checkpoints
-from kdump.errors import KdumpError
+from kdump.errors import KdumpError, UnreadableFileError, names_unreadable, problem_text
 from kdump.exit_status import ExitStatus
 from kdump.facts.diff import BatchHeader, Copy, Divergence, PairDiff, PartitionDiff, Truncation
 from kdump.facts.report import ReportSink
 from kdump.storage.leader_epoch_checkpoint import read_leader_epoch_checkpoint
 from kdump.storage.local_log import LocalLog, find_partition_dirs
+from kdump.storage.regular_file import walk_error
 
 UNDEFINED_EPOCH = -1
 UNDEFINED_OFFSET = -1
@@ -52,7 +53,7 @@ def headers(log: LocalLog, problems: list[str]) -> Iterator[BatchHeader]:
                         batch.position,
                     )
         except KdumpError as e:
-            problems.append(e.describe())
+            problems.append(problem_text(e))
 
 
 def read_copy(directory: str) -> Copy:
@@ -65,7 +66,11 @@ def read_copy(directory: str) -> Copy:
                 (e.epoch, e.start_offset) for e in read_leader_epoch_checkpoint(path).entries
             ]
         except (KdumpError, OSError) as e:
-            copy.problems.append(f"{path}: {getattr(e, 'message', None) or e}")
+            copy.problems.append(
+                problem_text(e, path)
+                if not isinstance(e, KdumpError) or isinstance(e, UnreadableFileError)
+                else f"{path}: {e.message}"
+            )
     log_dir = os.path.dirname(os.path.abspath(directory))
     checkpoints = read_log_dir_checkpoints(log_dir, copy.problems)
     if log.name is not None:
@@ -240,10 +245,18 @@ def truncation(follower: Copy, leader: Copy, f: int, l_: int, new_epoch: int) ->
     return Truncation(f, l_, None, 0, steps + ["no answer after 100 rounds"])
 
 
-def group_copies(paths: list[str]) -> list[tuple[str, list[str]]]:
+def group_copies(
+    paths: list[str], walk_errors: list[tuple[str, str]] | None = None
+) -> list[tuple[str, list[str]]]:
     """(name, directories) per partition: the paths themselves when each is a partition directory, else the
-    partition directories below them matched by name."""
-    dirs = [list(find_partition_dirs([p])) for p in paths]
+    partition directories below them matched by name.  Directories the walk cannot read go to
+    ``walk_errors`` (path, reason)."""
+
+    def unreadable(path: str, error: OSError) -> None:
+        if walk_errors is not None:
+            walk_errors.append((path, f"cannot read the directory: {walk_error(error)}"))
+
+    dirs = [list(find_partition_dirs([p], on_error=unreadable)) for p in paths]
     for p, found in zip(paths, dirs, strict=True):
         if not found:
             raise ValueError(f"{p}: no partition directory in it or below it")
@@ -263,17 +276,31 @@ class DiffCommand:
     def __init__(self, paths: list[str]) -> None:
         if len(paths) < 2:
             raise ValueError("give at least two copies to compare")
-        self.groups = group_copies(paths)
+        #: Directories the walk could not read, with the reason (reported, and status 1).
+        self.walk_errors: list[tuple[str, str]] = []
+        self.groups = group_copies(paths, self.walk_errors)
         if not self.groups:
             raise ValueError("no partition is present in two of the given directories")
 
     def run(self, sink: ReportSink[PartitionDiff]) -> ExitStatus:
-        """Each partition's comparison to ``sink``; PROBLEMS when copies differ."""
+        """Each partition's comparison, then each directory the walk could not read, to ``sink``."""
         facts = self.facts()
         for partition in facts:
             sink.fact(partition)
+        for path, message in self.walk_errors:
+            sink.unreadable(path, message)
         sink.end()
-        return ExitStatus.PROBLEMS if any(p.diverged for p in facts) else ExitStatus.OK
+        return self.status(facts)
+
+    def status(self, facts: list[PartitionDiff]) -> ExitStatus:
+        """1 when copies differ, or something could not be read (a problem of a copy, a directory of the
+        walk)."""
+        problems = any(names_unreadable(x) for p in facts for c in p.copies for x in c.problems)
+        return (
+            ExitStatus.PROBLEMS
+            if problems or self.walk_errors or any(p.diverged for p in facts)
+            else ExitStatus.OK
+        )
 
     def facts(self) -> list[PartitionDiff]:
         result = []

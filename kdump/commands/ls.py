@@ -9,23 +9,44 @@ lines).
 from __future__ import annotations
 
 import os
+from collections.abc import Collection
 
 from kdump.analysis.log_summary import PartitionSummary, read_log_dir_checkpoints, summarize_partition
-from kdump.errors import KdumpError
+from kdump.errors import KdumpError, names_unreadable
 from kdump.exit_status import ExitStatus
 from kdump.facts.ls import LogDir, LsSink
 from kdump.facts.progress import ProgressFactory
 from kdump.storage.checkpoint import META_PROPERTIES_FILE
 from kdump.storage.local_log import find_partition_dirs, no_kafka_data
 from kdump.storage.meta_properties import read_meta_properties
+from kdump.storage.naming import parse_partition_dir
 from kdump.storage.regular_file import walk_error
 
 #: Above this much log to read, a progress bar is shown (when asked for: on a terminal only).
 PROGRESS_THRESHOLD = 256 << 20
 
 
+def is_internal(topic: str | None) -> bool:
+    """Kafka's internal topics (``__consumer_offsets``, ``__transaction_state``, ``__cluster_metadata``,
+    ``__share_group_state``, ...): ``Topic.isInternal`` names two, and every topic Kafka creates for itself
+    starts with ``__``."""
+    return topic is not None and topic.startswith("__")
+
+
+def partition_order(directory: str) -> tuple[str, int, str]:
+    """Topic, then partition number as a number (``orders-2`` before ``orders-10``); a directory without a
+    topic-partition name by its name."""
+    name = parse_partition_dir(os.path.basename(os.path.normpath(directory)))
+    if name is None:
+        return (os.path.basename(os.path.normpath(directory)), -1, directory)
+    return (name.topic, name.partition, directory)
+
+
 class ListPartitions:
-    def __init__(self, paths: list[str]) -> None:
+    def __init__(
+        self, paths: list[str], *, topics: Collection[str] | None = None, exclude_internal: bool = False
+    ) -> None:
+        """``topics``: only these topics; ``exclude_internal``: leave out Kafka's internal topics."""
         self.directories: list[str] = []
         #: Directories the walk could not read (permissions, or deleted meanwhile), with the reason.
         self.walk_errors: list[tuple[str, str]] = []
@@ -35,6 +56,24 @@ class ListPartitions:
                 raise ValueError(no_kafka_data(path))
             self.directories.extend(_named(d) for d in found)
         self.log_dirs = [_log_dir(p) for p in dict.fromkeys(_parent(d) for d in self.directories)]
+        dir_order = {d.path: n for n, d in enumerate(self.log_dirs)}
+        if topics is not None or exclude_internal:
+            here = sorted({t for t, p, _ in map(partition_order, self.directories) if p >= 0})
+            kept = []
+            for d in self.directories:
+                topic = partition_order(d)[0] if partition_order(d)[1] >= 0 else None
+                if topics is not None and topic not in topics:
+                    continue
+                if exclude_internal and is_internal(topic):
+                    continue
+                kept.append(d)
+            if topics is not None and not kept:
+                raise ValueError(
+                    f"no partition of {', '.join(sorted(topics))} below the paths; the topics here: "
+                    + (", ".join(here) or "none")
+                )
+            self.directories = kept
+        self.directories.sort(key=lambda d: (*partition_order(d)[:2], dir_order[_parent(d)]))
 
     def _walk_error(self, path: str, error: OSError) -> None:
         self.walk_errors.append((path, f"cannot read the directory: {walk_error(error)}"))
@@ -80,7 +119,11 @@ class ListPartitions:
         for path, message in self.walk_errors:
             sink.unreadable(path, message)
         sink.end()
-        return ExitStatus.OK
+        # the one rule for what cannot be read: named (an anomaly, an unreadable line), and status 1
+        unreadable = self.walk_errors or any(
+            s.unreadable or any(names_unreadable(a) for a in s.anomalies) for s in summaries
+        )
+        return ExitStatus.PROBLEMS if unreadable else ExitStatus.OK
 
 
 def _named(directory: str) -> str:

@@ -34,11 +34,12 @@ import time
 from kdump.analysis.consumer_view import ongoing_transactions
 from kdump.analysis.log_summary import read_log_dir_checkpoints
 from kdump.analysis.topic_config import ClusterConfig, read_cluster_config
-from kdump.errors import KdumpError
+from kdump.errors import KdumpError, names_unreadable, problem_text
 from kdump.exit_status import ExitStatus
 from kdump.facts.report import ReportSink
 from kdump.facts.retention import CompactionFacts, RetentionFacts, SegmentFate
 from kdump.storage.local_log import LocalLog, find_partition_dirs
+from kdump.storage.regular_file import walk_error
 
 #: Topic config -> (broker config, Kafka 4.0 default).
 DEFAULTS: dict[str, tuple[str, str]] = {
@@ -67,8 +68,17 @@ class RetentionCommand:
         self, paths: list[str], *, now: int | None = None, overrides: dict[str, str] | None = None
     ) -> None:
         self.directories: list[str] = []
+        #: Directories the walk could not read, with the reason (reported, and status 1).
+        self.walk_errors: list[tuple[str, str]] = []
         for path in paths:
-            found = list(find_partition_dirs([path]))
+            found = list(
+                find_partition_dirs(
+                    [path],
+                    on_error=lambda p, e: self.walk_errors.append(
+                        (p, f"cannot read the directory: {walk_error(e)}")
+                    ),
+                )
+            )
             if not found:
                 raise ValueError(f"{path}: no partition directory in it or below it")
             self.directories.extend(found)
@@ -77,12 +87,18 @@ class RetentionCommand:
         self.overrides = overrides or {}
         self._cluster: dict[str, ClusterConfig | None] = {}
 
+    def status(self, facts: list[RetentionFacts]) -> ExitStatus:
+        """0, or 1 when a file or directory could not be read (a partition's problem, a directory of the
+        walk); the other problems are notes of the prediction (no high watermark, a value not a number)."""
+        unreadable = any(names_unreadable(p) for f in facts for p in f.problems)
+        return ExitStatus.PROBLEMS if self.walk_errors or unreadable else ExitStatus.OK
+
     def _cluster_config(self, log_dir: str, problems: list[str]) -> ClusterConfig | None:
         if log_dir not in self._cluster:
             try:
                 self._cluster[log_dir] = read_cluster_config(log_dir)
             except KdumpError as e:
-                problems.append(f"__cluster_metadata: {e.describe()}")
+                problems.append(f"__cluster_metadata: {problem_text(e)}")
                 self._cluster[log_dir] = None
         return self._cluster[log_dir]
 
@@ -114,11 +130,16 @@ class RetentionCommand:
         return [self.partition_facts(d) for d in self.directories]
 
     def run(self, sink: ReportSink[RetentionFacts]) -> ExitStatus:
-        """Each partition's prediction to ``sink``; a prediction is no finding: OK."""
+        """Each partition's prediction, then each directory the walk could not read, to ``sink``; the status
+        of :meth:`status` (a prediction is no finding; what could not be read is)."""
+        facts = []
         for directory in self.directories:
-            sink.fact(self.partition_facts(directory))
+            facts.append(self.partition_facts(directory))
+            sink.fact(facts[-1])
+        for path, message in self.walk_errors:
+            sink.unreadable(path, message)
         sink.end()
-        return ExitStatus.OK
+        return self.status(facts)
 
     def partition_facts(self, directory: str) -> RetentionFacts:
         log = LocalLog.scan(directory)
@@ -143,7 +164,7 @@ class RetentionCommand:
                         largest = max(largest, batch.max_timestamp)
                         log_end = batch.last_offset + 1
             except KdumpError as e:
-                problems.append(e.describe())
+                problems.append(problem_text(e))
             if largest < 0:
                 try:
                     largest = int(os.path.getmtime(segment.log_path) * 1000)
@@ -331,7 +352,7 @@ class RetentionCommand:
                                     if horizon <= self.now:
                                         facts.tombstones_past_horizon += 1
             except KdumpError as e:
-                problems.append(e.describe())
+                problems.append(problem_text(e))
         facts.distinct_keys = len(latest)
         facts.live_tombstones = sum(latest.values())
 

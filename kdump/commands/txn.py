@@ -31,13 +31,14 @@ from kdump.analysis.consumer_view import (
 )
 from kdump.analysis.log_summary import read_log_dir_checkpoints
 from kdump.commands.coordinator import TRANSACTION_STATE, read_transaction_states
-from kdump.errors import KdumpError
+from kdump.errors import KdumpError, names_unreadable, problem_text
 from kdump.exit_status import ExitStatus
 from kdump.facts.coordinator import TransactionMetadata
 from kdump.facts.report import ReportSink
 from kdump.facts.txn import CompletedStats, OpenTransactionFact, PartitionTxnFacts
 from kdump.storage.local_log import LocalLog, find_partition_dirs
 from kdump.storage.record_batch import DefaultRecordBatch
+from kdump.storage.regular_file import walk_error
 
 #: Kafka's default ``transaction.max.timeout.ms``.
 DEFAULT_MAX_TIMEOUT_MS = 900_000
@@ -55,8 +56,10 @@ class TxnCommand:
         bootstrap_server: str = "BROKER:9092",
     ) -> None:
         self.directories: list[str] = []
+        #: Directories the walk could not read, with the reason (reported, and status 1).
+        self.walk_errors: list[tuple[str, str]] = []
         for path in paths:
-            found = [d for d in find_partition_dirs([path]) if not _is_internal(d)]
+            found = [d for d in find_partition_dirs([path], on_error=self._walk_error) if not _is_internal(d)]
             if not found and os.path.isdir(path):
                 found = list(find_partition_dirs([path]))
             if not found:
@@ -91,14 +94,16 @@ class TxnCommand:
         return [self.partition_facts(d) for d in self.directories]
 
     def run(self, sink: ReportSink[PartitionTxnFacts]) -> ExitStatus:
-        """Each partition's facts to ``sink``; PROBLEMS when a transaction hangs."""
-        status = ExitStatus.OK
+        """Each partition's facts, then each directory the walk could not read, to ``sink``; the status of
+        :meth:`status`."""
+        facts = []
         for directory in self.directories:
-            facts = self.partition_facts(directory)
-            sink.fact(facts)
-            status = max(status, self.status([facts]))
+            facts.append(self.partition_facts(directory))
+            sink.fact(facts[-1])
+        for path, message in self.walk_errors:
+            sink.unreadable(path, message)
         sink.end()
-        return status
+        return self.status(facts)
 
     def partition_facts(self, directory: str) -> PartitionTxnFacts:
         log = LocalLog.scan(directory)
@@ -203,8 +208,16 @@ class TxnCommand:
             command,
         )
 
+    def _walk_error(self, path: str, error: OSError) -> None:
+        self.walk_errors.append((path, f"cannot read the directory: {walk_error(error)}"))
+
     def status(self, facts: list[PartitionTxnFacts]) -> ExitStatus:
-        return ExitStatus.PROBLEMS if any(f.hanging for f in facts) else ExitStatus.OK
+        """1 when a transaction hangs, or a file or directory could not be read (a partition's problem, a
+        directory of the walk)."""
+        unreadable = any(names_unreadable(p) for f in facts for p in f.problems)
+        if any(f.hanging for f in facts) or unreadable or self.walk_errors:
+            return ExitStatus.PROBLEMS
+        return ExitStatus.OK
 
 
 def _is_internal(directory: str) -> bool:
@@ -241,7 +254,7 @@ def _history(
                         try:
                             abort = is_abort_marker(batch)
                         except KdumpError as e:
-                            problems.append(e.describe())
+                            problems.append(problem_text(e))
                             continue
                         if abort:
                             stats.aborts += 1
@@ -254,5 +267,5 @@ def _history(
                     elif batch.is_transactional and pid not in started:
                         started[pid] = batch.base_timestamp
         except KdumpError as e:
-            problems.append(e.describe())
+            problems.append(problem_text(e))
     return stats, newest, log_end, first_ts

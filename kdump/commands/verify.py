@@ -38,6 +38,7 @@ from kdump.facts.verify_index import RuleNote
 from kdump.storage import naming
 from kdump.storage.local_log import LOG_DIR_FILES, LocalLog, find_partition_dirs, no_kafka_data
 from kdump.storage.log_segment import LogSegment
+from kdump.storage.regular_file import walk_error
 
 #: Below this much log in all, segments are checked in this process (a pool costs more than it saves).
 MIN_PARALLEL_BYTES = 64 << 20
@@ -60,15 +61,27 @@ class PartitionTarget:
         return [s for s in self.log.segments if s.base_offset in self.base_offsets]
 
 
-def select_partitions(paths: Iterable[str]) -> list[PartitionTarget]:
+def select_partitions(
+    paths: Iterable[str], problems: list[IndexProblem] | None = None
+) -> list[PartitionTarget]:
     """The partitions named by ``paths`` (a directory: every partition directory at or below it; a segment
     file: that segment of its partition), each once, in argument order.  ValueError when a path holds no Kafka
-    data or names no segment."""
+    data or names no segment.  Directories the walk cannot read go to ``problems`` (kind ``unreadable``, as
+    ``verify-index`` reports them) when given."""
+
+    def unreadable(path: str, error: OSError) -> None:
+        if problems is not None:
+            problems.append(
+                IndexProblem(path, "unreadable", f"cannot read the directory: {walk_error(error)}")
+            )
+
     targets: dict[str, PartitionTarget] = {}
     for path in paths:
         if os.path.isdir(path):
+            if os.path.basename(os.path.normpath(path)) in (".", "..", ""):
+                path = os.path.abspath(path)  # `.` in a partition directory: the partition has its name
             found = False
-            for directory in find_partition_dirs([path]):
+            for directory in find_partition_dirs([path], on_error=unreadable):
                 found = True
                 key = os.path.realpath(directory)
                 if key not in targets:
@@ -149,8 +162,11 @@ class Verify:
         gaps: bool = False,
         workers: int | None = None,
         mapper: SegmentMapper | None = None,
+        walk_problems: list[IndexProblem] | None = None,
     ) -> None:
         self.targets = targets
+        #: Directories :func:`select_partitions` could not read: problems of the run, reported first.
+        self.walk_problems = walk_problems or []
         self.sink = sink
         self.deep = deep
         self.gaps = gaps
@@ -163,6 +179,8 @@ class Verify:
         summary = Summary(deep=self.deep)
         files: set[str] = set()
         log_dirs: dict[str, tuple[LogDirCheckpoints | None, ClusterConfig | None]] = {}
+        for p in self.walk_problems:
+            self._problem(p, summary, files)
         for target, facts in self._checked_segments():
             log = target.log
             parent = os.path.dirname(os.path.abspath(log.directory))

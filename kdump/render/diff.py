@@ -7,7 +7,7 @@ from typing import Any
 from kdump.facts.diff import BatchHeader, PartitionDiff
 from kdump.render.json_lines import head, line
 from kdump.render.table_fit import Column
-from kdump.render.tables import Section, opt, partition_list
+from kdump.render.tables import Section, opt, partition_list, unique
 
 COPY_COLUMNS_SPEC = (
     Column("COPY", "COPY"),
@@ -116,7 +116,7 @@ def sections(facts: list[PartitionDiff]) -> list[Section]:
                 [str(i), c.directory, opt(c.log_start_offset), opt(c.log_end_offset), opt(c.high_watermark),
                  str(c.batches), _epochs(c.checkpoint_epochs), _epochs(c.batch_epochs)]
             )  # fmt: skip
-            copies.notes.extend(f"problem: copy {i}: {x}" for x in c.problems)
+            copies.notes.extend(f"problem: copy {i}: {x}" for x in unique(c.problems))
         pairs = Section("", PAIR_COLUMNS_SPEC)
         for n, d in enumerate(p.pairs):
             fd = d.first_divergence

@@ -73,6 +73,14 @@ def head(type_: str, /, **fields: Any) -> dict[str, Any]:
     return {"type": type_, "version": JSON_SCHEMA_VERSION, **fields}
 
 
+def unreadable_lines(walk_errors: list[tuple[str, str]]) -> str:
+    """One ``unreadable`` object per directory a walk could not read (``ls``, ``txn``, ``retention``,
+    ``diff``)."""
+    return "".join(
+        line({"type": "unreadable", "path": path, "message": message}) for path, message in walk_errors
+    )
+
+
 def put_bytes(obj: dict[str, Any], name: str, data: bytes | None) -> None:
     """``obj[name]`` = text when ``data`` is valid UTF-8, else base64 with ``obj[name + "Encoding"]``."""
     if data is None:

@@ -606,9 +606,9 @@ COMMAND_TYPES: dict[str, tuple[str, ...]] = {
     "verify-index": ("problem", "note", "summary"),
     "salvage": ("lost", "gap", "salvageSummary"),
     "rebuild-index": ("indexInterval", "orphanedIndex", "indexFile", "rebuildProblem", "rebuildSummary"),
-    "txn": ("txnPartition",),
-    "diff": ("diffPartition",),
-    "retention": ("retentionPartition",),
+    "txn": ("txnPartition", "unreadable"),
+    "diff": ("diffPartition", "unreadable"),
+    "retention": ("retentionPartition", "unreadable"),
 }
 
 _PY = {INT: int, NUM: float, STR: str, LIST: list, OBJ: dict}

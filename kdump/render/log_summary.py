@@ -79,6 +79,7 @@ def plain_table(
     log_dirs: Sequence[LogDir] | None = None,
     human_time: bool = False,
     tz: tzinfo | None = None,
+    verbose: bool = False,
 ) -> str:
     """Columns padded to their widest cell, two spaces apart, no trailing blanks; then one
     ``<directory>: <anomaly>`` line per anomaly.  ``columns``: only these (``DIR`` is ``LOG-DIR``);
@@ -111,8 +112,39 @@ def plain_table(
     widths = [max(len(r[i]) for r in rows) for i in range(len(names))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip() for r in rows]
     for s in summaries:
-        lines.extend(f"{s.directory}: {a}" for a in s.anomalies)
+        lines.extend(f"{s.directory}: {a}" for a in anomaly_texts(s.anomalies, verbose=verbose))
     return "\n".join(lines) + "\n"
+
+
+LEFT_OVER = "left-over file "
+
+
+def anomaly_texts(anomalies: Sequence[str], *, verbose: bool = False) -> list[str]:
+    """A partition's anomalies as lines: the left-over files of a deletion or cleaning (``.deleted``,
+    ``.cleaned``, ``.swap``; a broker deletes them ``file.delete.delay.ms`` later) counted by kind, one line
+    each with ``verbose``."""
+    if verbose:
+        return list(anomalies)
+    counts: dict[str, int] = {}
+    lines = []
+    for a in anomalies:
+        if a.startswith(LEFT_OVER):
+            suffix = "." + a.rsplit(".", 1)[-1]
+            if suffix not in counts:
+                lines.append(suffix)  # where the count goes, in the order first seen
+            counts[suffix] = counts.get(suffix, 0) + 1
+        else:
+            lines.append(a)
+    return [
+        (
+            f"{counts[line]} left-over {line} file{'s' if counts[line] > 1 else ''} (-v lists them)"
+            if counts[line] > 1
+            else next(a for a in anomalies if a.startswith(LEFT_OVER) and a.endswith(line))
+        )
+        if line in counts
+        else line
+        for line in lines
+    ]
 
 
 def summary_object(

@@ -54,8 +54,12 @@ class TerminalSink(_TableSink):
         columns: list[str] | None = None,
         use_color: bool = False,
         tz: tzinfo | None = None,
+        fold_empty: bool = True,
+        verbose: bool = False,
     ) -> None:
         super().__init__(out)
+        self.fold_empty = fold_empty
+        self.verbose = verbose
         self.width = width
         self.wide = wide
         self.columns = columns
@@ -71,6 +75,8 @@ class TerminalSink(_TableSink):
             columns=self.columns,
             use_color=self.use_color,
             tz=self.tz,
+            fold_empty=self.fold_empty,
+            verbose=self.verbose,
         )
 
 
@@ -85,8 +91,10 @@ class PlainSink(_TableSink):
         columns: list[str] | None = None,
         human_time: bool = False,
         tz: tzinfo | None = None,
+        verbose: bool = False,
     ) -> None:
         super().__init__(out)
+        self.verbose = verbose
         self.columns = columns
         self.human_time = human_time
         self.tz = tz
@@ -98,6 +106,7 @@ class PlainSink(_TableSink):
             log_dirs=self.dirs if len(self.dirs) > 1 else None,
             human_time=self.human_time,
             tz=self.tz,
+            verbose=self.verbose,
         )
 
 

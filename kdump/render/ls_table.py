@@ -17,9 +17,9 @@ from datetime import tzinfo
 from kdump.analysis.log_summary import PartitionSummary
 from kdump.facts.ls import LogDir
 from kdump.render import color
-from kdump.render.log_summary import human_size, iso_time
+from kdump.render.log_summary import anomaly_texts, human_size, iso_time
 from kdump.render.table_fit import Column, blocks, fit
-from kdump.render.tables import printable, wrap
+from kdump.render.tables import partition_list, printable, wrap
 
 #: Every column of ``kdump ls``, in order: full header, short header, order of leaving out (0 = never).
 COLUMNS: tuple[Column, ...] = (
@@ -42,6 +42,11 @@ COLUMNS: tuple[Column, ...] = (
 )
 
 NAMES = tuple(c.name for c in COLUMNS)
+
+
+def is_empty(s: PartitionSummary) -> bool:
+    """Nothing to look at: no records, no anomaly, no open transaction."""
+    return s.records == 0 and not s.anomalies and not s.open_transactions
 
 
 def log_dir_of(s: PartitionSummary) -> str:
@@ -95,8 +100,19 @@ def terminal_text(
     columns: Sequence[str] | None = None,
     use_color: bool = False,
     tz: tzinfo | None = None,
+    fold_empty: bool = False,
+    verbose: bool = False,
 ) -> str:
-    """The whole ``kdump ls`` output for a terminal of ``width`` columns."""
+    """The whole ``kdump ls`` output for a terminal of ``width`` columns.  ``fold_empty``: the partitions
+    without records, anomalies or open transactions are one line after the table rather than rows."""
+    folded: list[PartitionSummary] = []
+    if fold_empty:
+        folded = [s for s in summaries if is_empty(s)]
+        if len(folded) < 2:
+            folded = []
+        elif len(folded) == len(summaries):
+            folded = []  # nothing but empty partitions: the table is the answer
+        summaries = [s for s in summaries if not is_empty(s)] if folded else summaries
     numbers = {d.path: str(n) for n, d in enumerate(log_dirs, 1)}
     names = list(columns) if columns else [n for n in NAMES if n != "DIR" or len(log_dirs) > 1]
     chosen = [c for name in names for c in COLUMNS if c.name == name]
@@ -126,10 +142,16 @@ def terminal_text(
                 color.paint(line, "dim", use_color)
                 for line in textwrap.wrap(note, max(width, 20), break_on_hyphens=False)
             )
+    if folded:
+        empty = partition_list([(s.topic, s.partition, s.directory) for s in folded])
+        lines.extend(
+            color.paint(line, "dim", use_color)
+            for line in wrap(f"{len(folded)} partitions without records (--all lists them): {empty}", width)
+        )
     if len(log_dirs) > 1:
         lines.extend(f"DIR {numbers[d.path]}: {d.describe()}" for d in log_dirs)
     for s in summaries:
-        for a in s.anomalies:
+        for a in anomaly_texts(s.anomalies, verbose=verbose):
             name = printable(s.directory)
             first, *rest = wrap(f"{s.directory}: {a}", width)
             lines.append(color.paint(name, "red", use_color) + first[len(name) :])

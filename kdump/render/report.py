@@ -9,6 +9,7 @@ from typing import Generic, TypeVar
 
 from kdump.facts.output import Output
 from kdump.render import tables
+from kdump.render.json_lines import unreadable_lines
 
 F = TypeVar("F")
 
@@ -27,12 +28,17 @@ class TableSink(Generic[F]):
         self.terminal_width = terminal_width
         self.wide = wide
         self.facts: list[F] = []
+        self.unreadables: list[tuple[str, str]] = []
 
     def fact(self, fact: F) -> None:
         self.facts.append(fact)
 
+    def unreadable(self, path: str, message: str) -> None:
+        self.unreadables.append((path, message))
+
     def end(self) -> None:
-        tables.write(self.out, self.sections(self.facts), terminal_width=self.terminal_width, wide=self.wide)
+        sections = self.sections(self.facts) + tables.unreadable_section(self.unreadables)
+        tables.write(self.out, sections, terminal_width=self.terminal_width, wide=self.wide)
 
 
 class JsonSink(Generic[F]):
@@ -42,6 +48,9 @@ class JsonSink(Generic[F]):
 
     def fact(self, fact: F) -> None:
         self.out.write(self.json_lines([fact]))
+
+    def unreadable(self, path: str, message: str) -> None:
+        self.out.write(unreadable_lines([(path, message)]))
 
     def end(self) -> None:
         pass

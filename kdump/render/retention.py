@@ -9,7 +9,7 @@ from kdump.facts.retention import RetentionFacts
 from kdump.render.json_lines import head, line
 from kdump.render.log_summary import human_size
 from kdump.render.table_fit import Column
-from kdump.render.tables import Section, duration, iso_time, opt, partition_list
+from kdump.render.tables import Section, duration, iso_time, opt, partition_list, unique
 
 
 def segment_columns(human: bool) -> tuple[Column, ...]:
@@ -83,7 +83,7 @@ def sections(facts: list[RetentionFacts], *, human: bool, now_given: bool) -> li
                 )
             else:
                 s.notes.append(f"tombstones: {c.tombstones_with_horizon} with a delete horizon")
-        s.notes.extend(f"problem: {p}" for p in f.problems)
+        s.notes.extend(f"problem: {p}" for p in unique(f.problems))
         result.append(s)
         group.append(f)
         following = facts[n + 1] if n + 1 < len(facts) else None

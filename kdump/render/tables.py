@@ -115,6 +115,19 @@ def partition_list(partitions: list[tuple[str | None, int | None, str]]) -> str:
     return ", ".join(parts + others)
 
 
+def unreadable_section(walk_errors: list[tuple[str, str]]) -> list[Section]:
+    """The directories a walk could not read, one ``problem:`` line each, at the end (the one rule for what
+    cannot be read: named, and status 1)."""
+    if not walk_errors:
+        return []
+    return [Section("", notes=[f"problem: {path}: {message}" for path, message in walk_errors])]
+
+
+def unique(lines: list[str]) -> list[str]:
+    """``lines`` without repeats, in order (a file that cannot be read is named once)."""
+    return list(dict.fromkeys(lines))
+
+
 def plain(sections: list[Section]) -> str:
     """Each section: its title, the columns padded to their widest cell two spaces apart (no trailing blanks),
     its notes; a blank line between sections."""

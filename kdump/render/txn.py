@@ -9,7 +9,7 @@ from typing import Any
 from kdump.facts.txn import PartitionTxnFacts, summarize_durations
 from kdump.render.json_lines import head, line
 from kdump.render.table_fit import Column
-from kdump.render.tables import Section, Verbatim, duration, iso_time, opt, partition_list
+from kdump.render.tables import Section, Verbatim, duration, iso_time, opt, partition_list, unique
 
 
 #: The open transactions' columns (full header, short header, order of leaving out to fit a terminal). In a
@@ -110,7 +110,7 @@ def sections(facts: list[PartitionTxnFacts], *, human: bool) -> list[Section]:
                 s.notes.append(f"HANGING: producer {o.producer_id} from offset {o.first_offset}: {o.reason}")
                 if o.abort_command:
                     s.notes.append(Verbatim(f"  {o.abort_command}"))
-        s.notes.extend(f"problem: {p}" for p in f.problems)
+        s.notes.extend(f"problem: {p}" for p in unique(f.problems))
         result.append(s)
     if quiet:
         names = partition_list([(f.topic, f.partition, f.directory) for f in quiet])

@@ -25,7 +25,7 @@ import struct
 from collections.abc import Callable, Iterable, Iterator
 from typing import TypeVar
 
-from kdump.errors import CorruptRecordError, KdumpError
+from kdump.errors import CorruptRecordError, KdumpError, UnreadableFileError
 from kdump.storage import compression, sigbus_guard
 from kdump.storage.byte_source import ByteSource, InMemory, LocalFile, RangedSource, source_of
 from kdump.storage.legacy_record import LegacyRecordBatch
@@ -98,7 +98,7 @@ class FileRecords:
             except FileNotFoundError:
                 raise KdumpError("No such file", path=path) from None
             except OSError as e:
-                raise KdumpError(e.strerror or str(e), path=path) from None
+                raise UnreadableFileError(e.strerror or str(e), path=path) from None
             try:
                 st = os.fstat(fd)
                 self.file_size = st.st_size

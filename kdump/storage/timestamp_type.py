@@ -28,9 +28,17 @@ def parse_timestamp(text: str) -> int:
         )
     try:
         value = datetime.datetime.fromisoformat(text)
-    except ValueError:
+    except ValueError as e:
+        if text.isdigit() or not any(c.isdigit() for c in text):
+            raise ValueError(
+                f"{text}: not epoch milliseconds nor an ISO-8601 date and time (e.g. 2023-11-14T22:13:20Z)"
+            ) from None
+        # it looks like a date: say what is wrong with it and which ISO-8601 forms are read
+        reason = "" if str(e).startswith("Invalid isoformat") else f" ({e})"
         raise ValueError(
-            f"{text}: not epoch milliseconds nor an ISO-8601 date and time (e.g. 2023-11-14T22:13:20Z)"
+            f"{text}: not an ISO-8601 date and time{reason}; the forms read: 2023-11-14, 2023-11-14T22:13, "
+            "2023-11-14T22:13:20, 2023-11-14T22:13:20.5Z, 2023-11-14 22:13:20+01:00 (no zone means UTC), or "
+            "epoch milliseconds"
         ) from None
     if value.tzinfo is None:
         value = value.replace(tzinfo=datetime.UTC)
