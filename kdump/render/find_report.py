@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
+from kdump.errors import KdumpError
 from kdump.render import json_lines, kafka_text
 from kdump.render.decoders import DEFAULT_DECODER_CLASS, DecoderMessageParser, resolve_decoder
 from kdump.render.output import Output
@@ -155,7 +156,12 @@ class TextSink(_Sink):
             decoding = self.payload_decoding
             extra = text_hook(decoding.decoder_for(segment.log_path), decoding.keys, decoding.values)
         render = kafka_text.record_renderer(batch, True, False, _string_parser(), payload_extra=extra)
-        self.parts.append(render(record))
+        try:
+            self.parts.append(render(record))
+        except kafka_text.PartialLineError as e:
+            raise _located(location, e.cause) from None
+        except KdumpError as e:
+            raise _located(location, e) from None
 
     def end(self, location: Location) -> None:
         self.out.write("".join(self.parts))
@@ -239,7 +245,10 @@ class JsonSink(_Sink):
             payload_json=payload_json,
             context=json_lines.record_context(segment.log_path, os.path.abspath(segment.log_path)),
         )
-        self.obj["record"] = to_object(record)
+        try:
+            self.obj["record"] = to_object(record)
+        except KdumpError as e:
+            raise _located(location, e) from None
 
     def end(self, location: Location) -> None:
         result = location.search
@@ -249,6 +258,14 @@ class JsonSink(_Sink):
         obj["message"] = message(location)
         self.out.write(json_lines.line(obj))
         super().end(location)
+
+
+def _located(location: Location, error: KdumpError) -> KdumpError:
+    """A record that cannot be shown (a control record with a null or short key, an end-transaction value under
+    6 bytes, a field running past the end of its message) stops the run as it stops ``kdump files``: one
+    line naming the segment and the byte position of the record's batch (``kdump files``' ``located``)."""
+    segment = location.search.segment
+    return error.located(None if segment is None else segment.log_path, location.search.position)
 
 
 def _string_parser() -> DecoderMessageParser:
