@@ -15,6 +15,7 @@ from typing import BinaryIO
 from kdump.errors import KdumpError
 from kdump.exit_status import ExitStatus
 from kdump.render.output import Output, OutputError
+from kdump.render.safe_text import safe_text
 
 
 def run_guarded(
@@ -76,7 +77,7 @@ def _flush_quietly(out: Output) -> None:
 
 def _report(err: Output, message: str) -> None:
     try:
-        err.write(f"kdump: {message}\n")
+        err.write(f"kdump: {safe_text(message)}\n")  # names from disk never reach a terminal raw
         err.flush()
     except (BrokenPipeError, OutputError):
         pass

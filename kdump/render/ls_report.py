@@ -14,6 +14,7 @@ from kdump.commands.ls import LogDir
 from kdump.render import log_summary, ls_table
 from kdump.render.json_lines import line
 from kdump.render.output import Output
+from kdump.render.safe_text import safe_text
 from kdump.storage.log_summary import PartitionSummary
 
 
@@ -39,7 +40,7 @@ class _TableSink:
     def end(self) -> None:
         self.out.write(self.table())
         for path, message in self.unreadables:
-            self.out.write(f"{path}: {message}\n")
+            self.out.write(f"{safe_text(f'{path}: {message}')}\n")
 
 
 class TerminalSink(_TableSink):

@@ -17,6 +17,7 @@ from datetime import tzinfo
 from kdump.commands.ls import LogDir
 from kdump.render import color
 from kdump.render.log_summary import human_size, iso_time
+from kdump.render.safe_text import safe_text
 from kdump.render.table_fit import Column, blocks, fit
 from kdump.storage.log_summary import PartitionSummary
 
@@ -67,7 +68,7 @@ def cells(s: PartitionSummary, dir_number: str, tz: tzinfo | None = None) -> dic
 
     return {
         "DIR": dir_number,
-        "TOPIC": s.topic if s.topic is not None else s.directory,
+        "TOPIC": safe_text(s.topic if s.topic is not None else s.directory),
         "PARTITION": opt(s.partition),
         "SEGMENTS": str(s.segments),
         "SIZE": human_size(s.size_bytes),
@@ -126,8 +127,8 @@ def terminal_text(
                 for line in textwrap.wrap(note, max(width, 20), break_on_hyphens=False)
             )
     if len(log_dirs) > 1:
-        lines.extend(f"DIR {numbers[d.path]}: {d.describe()}" for d in log_dirs)
+        lines.extend(safe_text(f"DIR {numbers[d.path]}: {d.describe()}") for d in log_dirs)
     for s in summaries:
         for a in s.anomalies:
-            lines.append(color.paint(s.directory, "red", use_color) + f": {a}")
+            lines.append(color.paint(safe_text(s.directory), "red", use_color) + f": {safe_text(a)}")
     return "\n".join(lines) + "\n"

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from kdump.render.output import Output
+from kdump.render.safe_text import safe_text
 
 
 @dataclass
@@ -21,12 +22,8 @@ class Section:
     flagged: set[int] = field(default_factory=set)
 
 
-_CONTROL = {c: f"\\u{c:04x}" for c in (*range(0x20), 0x7F)}
-
-
-def printable(text: str) -> str:
-    """``text`` with control characters written as ``\\uXXXX`` (metadata strings may hold NULs)."""
-    return text.translate(_CONTROL)
+#: Cells, titles and notes with control characters escaped (names from disk, metadata strings holding NULs).
+printable = safe_text
 
 
 def opt(value: object) -> str:
@@ -69,12 +66,12 @@ def plain(sections: list[Section]) -> str:
     its notes; a blank line between sections."""
     chunks = []
     for s in sections:
-        lines = [s.title] if s.title else []
+        lines = [printable(s.title)] if s.title else []
         if s.columns:
             rows = [list(s.columns)] + [[printable(c) for c in r] for r in s.rows]
             widths = [max(len(r[i]) for r in rows) for i in range(len(s.columns))]
             lines.extend("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows)
-        lines.extend(s.notes)
+        lines.extend(map(printable, s.notes))
         chunks.append("\n".join(lines))
     return "\n\n".join(chunks) + "\n" if chunks else ""
 
@@ -89,7 +86,7 @@ def print_rich(sections: list[Section]) -> None:
         if i:
             console.print()
         if s.title:
-            console.print(Text(s.title, style="bold"), highlight=False)
+            console.print(Text(printable(s.title), style="bold"), highlight=False)
         if s.columns:
             table = Table(box=None, header_style="bold")
             for column in s.columns:
@@ -98,7 +95,7 @@ def print_rich(sections: list[Section]) -> None:
                 table.add_row(*(printable(c) for c in r), style="red" if n in s.flagged else None)
             console.print(table)
         for note in s.notes:
-            console.print(Text(note), highlight=False)
+            console.print(Text(printable(note)), highlight=False)
 
 
 def write(out: Output, sections: list[Section], *, rich_table: bool) -> None:

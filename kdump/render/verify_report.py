@@ -14,6 +14,7 @@ from kdump.commands.verify import RuleNote, Summary
 from kdump.render import plural
 from kdump.render import problems as index_report
 from kdump.render.json_lines import head, line
+from kdump.render.safe_text import safe_text
 from kdump.storage.index_verification import IndexProblem
 from kdump.storage.log_verification import Unchecked
 
@@ -26,7 +27,7 @@ class TextSink:
         self.out.write(index_report.problem_line(problem))
 
     def unchecked(self, item: Unchecked) -> None:
-        self.out.write(f"{item.path}: not checked: {item.message}\n")
+        self.out.write(safe_text(f"{item.path}: not checked: {item.message}") + "\n")
 
     def note(self, note: RuleNote | IndexProblem) -> None:
         if isinstance(note, IndexProblem):
