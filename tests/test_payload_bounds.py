@@ -21,7 +21,7 @@ import pytest
 
 from kdump.payload import bounds, wire
 from kdump.payload.decoder import PayloadDecoder
-from kdump.payload.registry import SchemaStore, load_source
+from kdump.payload.registry import Schema, SchemaStore, load_source
 from tests.test_schema_registry import schema_key, schema_value, write_segment
 
 fastavro = pytest.importorskip("fastavro", reason="the schema-registry extra is not installed")
@@ -315,3 +315,25 @@ def test_protobuf_payloads_past_a_bound(tmp_path: Path) -> None:
         "very deep": f"schema id 9 (PROTOBUF): {TOO_DEEP}",
         "many": f"schema id 9 (PROTOBUF): {TOO_MANY}",
     }
+
+
+def test_a_schema_nested_too_deep_is_a_note() -> None:
+    """The schema comes from disk too: one nested past what json and fastavro parse is an unusable schema (was a
+    RecursionError out of the decoder); one that parses but nests past the bound decodes shallow payloads."""
+    store = SchemaStore()
+    deep = mid = '"null"'
+    for _ in range(5000):
+        deep = '{"type": "array", "items": ' + deep + "}"
+    for _ in range(300):
+        mid = '{"type": "array", "items": ' + mid + "}"
+    store.add(Schema(1, "AVRO", deep, origin="deep.avsc"))
+    store.add(Schema(2, "AVRO", mid, origin="mid.avsc"))
+    decoder = PayloadDecoder(store)
+    assert (
+        decoder.decode(wire.frame(1, b"\x00")).note
+        == "schema id 1 (AVRO, deep.avsc): the schema is nested too deep"
+    )
+    assert decoder.decode(wire.frame(2, b"\x02" * 100 + b"\x00" * 101)).has_value  # 101 levels
+    assert (
+        decoder.decode(wire.frame(2, b"\x02" * 101 + b"\x00" * 102)).note == f"schema id 2 (AVRO): {TOO_DEEP}"
+    )
