@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -343,3 +344,27 @@ def test_a_schema_nested_too_deep_is_a_note() -> None:
     assert (
         decoder.decode(wire.frame(2, b"\x02" * 101 + b"\x00" * 102)).note == f"schema id 2 (AVRO): {TOO_DEEP}"
     )
+
+
+def test_sigint_stops_a_run_of_payloads_at_the_bound(tmp_path: Path) -> None:
+    """Ctrl-C (SIGINT to the process group) ends the run within a payload's bounded time: exit 130 and one
+    line.  Before: fastavro appending 2^62 nulls did not return to Python, and the run went on past 60 s."""
+    import signal
+    import time
+
+    _store(tmp_path)
+    log = write_segment(tmp_path / "many-0", [(b"k", wire.frame(5, AT_THE_BOUND))] * 12)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "kdump", "files", "--files", str(log), "--decode-values", "schema-registry"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # noqa: PLW1509 -- as a shell's child
+    )
+    time.sleep(2)
+    assert process.poll() is None  # still decoding (12 payloads of 500,000 values take longer)
+    sent = time.monotonic()
+    os.killpg(process.pid, signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+    assert time.monotonic() - sent < 5
+    assert (process.returncode, err) == (130, b"kdump: interrupted\n")
