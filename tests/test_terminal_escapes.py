@@ -107,6 +107,12 @@ def _check(
     return text
 
 
+@pytest.mark.parametrize("command", ["txn", "retention"])
+def test_other_tables_on_a_terminal(log_dir: Path, command: str) -> None:
+    text = _check(_in_pty(command, str(log_dir), cwd=log_dir.parent, columns=100))
+    assert "ev\\x1b]0;PWNED\\x07\\x1b[2J" in text and "new\\nline-0" in text
+
+
 def test_ls_table_on_a_terminal_and_in_a_pipe(log_dir: Path) -> None:
     text = _check(_in_pty("ls", str(log_dir), cwd=log_dir.parent))
     assert "ev\\x1b]0;PWNED\\x07\\x1b[2J" in text and "cr\\rret" in text and "new\\nline" in text
@@ -140,7 +146,7 @@ def test_problem_and_note_lines(log_dir: Path, command: list[str]) -> None:
         named = json.dumps(objs, ensure_ascii=False)
         assert all(json.dumps(name, ensure_ascii=False)[1:-1] in named for name in NAMES)
     else:
-        assert "ev\\x1b]0;PWNED\\x07\\x1b[2J-0" in text
+        assert "ev\\x1b]0;PWNED\\x07\\x1b[2J" in text and "new\\nline-0" in text
 
 
 def test_files_error_line_escaped_and_kafka_text_identical(log_dir: Path) -> None:
