@@ -39,6 +39,7 @@ from kdump.storage.time_index import TimeIndex
 from kdump.storage.timestamp_type import parse_timestamp
 from tests.builder import SimpleRecord, build_v2_batch
 from tests.corpus import CORPUS, FIXTURE_CORPUS
+from tests.differential.kafka import run_script, script_unavailable_reason
 from tests.partition_builder import BASE_TIMESTAMP, build_partition
 
 CORPUS_DIRS = [CORPUS / "data", CORPUS / "data-kafka39-zk"]
@@ -604,3 +605,75 @@ def test_offset_below_every_segment_is_looked_for_in_the_first(partition: Path) 
     assert r.returncode == 1
     assert r.stdout.splitlines()[0] == f"segment: {partition}/00000000000000000030.log baseOffset: 30"
     assert "the next record is offset 30" in r.stderr
+
+
+# -- a record that cannot be shown: the one line kdump files gives -------------------------------------------
+
+#: control records Kafka's tool cannot print (``ControlRecordType.parseTypeId``, ``EndTransactionMarker
+#: .deserializeValue``, the generated ``SnapshotHeaderRecord`` reader): (key, value)
+BAD_CONTROL_RECORDS = {
+    "null key": (None, b"\x00\x00\x00\x00\x00\x05"),
+    "key under 4 bytes": (b"\x00\x00", b"\x00\x00\x00\x00\x00\x05"),
+    "negative key version": (b"\xff\xff\x00\x01", b"\x00\x00\x00\x00\x00\x05"),
+    "end-transaction value under 6 bytes": (b"\x00\x00\x00\x01", b"\x00\x00\x00\x00"),
+    "end-transaction null value": (b"\x00\x00\x00\x01", None),
+    "a field past the end of the message": (b"\x00\x00\x00\x03", b"\x00\x00\x00"),  # SnapshotHeader v0, cut
+}
+
+
+def _bad_control_segment(directory: Path, case: str) -> Path:
+    key, value = BAD_CONTROL_RECORDS[case]
+    directory.mkdir(parents=True)
+    segment = directory / offset_to_filename(0)
+    segment.write_bytes(
+        build_v2_batch([SimpleRecord(b"v", key=b"k", timestamp=1)], base_offset=0)
+        + build_v2_batch(
+            [SimpleRecord(value, key=key, timestamp=2)],
+            base_offset=1,
+            is_control=True,
+            producer_id=7,
+            producer_epoch=0,
+            is_transactional=True,
+        )
+    )
+    return segment
+
+
+def _files(segment: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "kdump", "files", "--print-data-log", "--files", str(segment)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize("case", list(BAD_CONTROL_RECORDS))
+@pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])
+def test_an_unprintable_control_record_is_files_one_line_error(
+    tmp_path: Path, case: str, as_json: bool
+) -> None:
+    """Before: ``internal error (PartialLineError ...)`` (text) or the message without file and byte (JSON)."""
+    segment = _bad_control_segment(tmp_path / "t-0", case)
+    files = _files(segment)
+    assert files.returncode == 1 and files.stderr.startswith(f"kdump: {segment}: byte 70: ")
+    assert files.stderr.count("\n") == 1 and "internal error" not in files.stderr
+    found = _run(["--offset", "1", "--print-data-log", *(["--json"] if as_json else []), str(segment.parent)])
+    error_lines = [line for line in found.stderr.splitlines(True) if not line.startswith("kdump: note: ")]
+    assert (found.returncode, error_lines) == (files.returncode, [files.stderr])
+    assert found.stdout == ""  # find writes its answer at the end; an error stops it before
+
+
+@pytest.mark.kafka
+@pytest.mark.skipif(script_unavailable_reason() is not None, reason=str(script_unavailable_reason()))
+def test_the_real_tool_stops_at_the_same_control_records(tmp_path: Path) -> None:
+    """Kafka's tool prints what ``kdump files`` prints, then dies on the record (exit 1); where it throws
+    InvalidRecordException, with kdump's words (a null key or value is a NullPointerException there)."""
+    for i, case in enumerate(BAD_CONTROL_RECORDS):
+        segment = _bad_control_segment(tmp_path / str(i) / "t-0", case)
+        files = _files(segment)
+        kafka = run_script(["--files", str(segment), "--print-data-log"], cwd=tmp_path)
+        assert (kafka.code, kafka.out.decode()) == (1, files.stdout), case
+        message = files.stderr.split(": byte 70: ", 1)[1].strip()
+        if "InvalidRecordException" in kafka.err.decode():
+            assert f"InvalidRecordException: {message}" in kafka.err.decode(), case

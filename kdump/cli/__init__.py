@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, BinaryIO, NoReturn, TypeVar
 from kdump.errors import KdumpError
 from kdump.exit_status import ExitStatus
 from kdump.facts.output import Output, OutputError
+from kdump.render.safe_text import safe_text
 
 if TYPE_CHECKING:
     from kdump.facts.report import ReportSink
@@ -153,7 +154,7 @@ def _flush_quietly(out: Output) -> None:
 
 def _report(err: Output, message: str) -> None:
     try:
-        err.write(f"kdump: {message}\n")
+        err.write(f"kdump: {safe_text(message)}\n")  # names from disk never reach a terminal raw
         err.flush()
     except (BrokenPipeError, OutputError):
         pass

@@ -1,5 +1,6 @@
 """Avro payloads with fastavro: the writer's schema (and the schemas it references) parsed once per id, each
-payload read with ``schemaless_reader`` (the Confluent serializer writes one datum, no container header)."""
+payload read with ``schemaless_reader`` (the Confluent serializer writes one datum, no container header), once
+:mod:`kdump.payload.avro_bounds` has shown that what it builds stays within :mod:`kdump.payload.bounds`."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from kdump.payload.avro_bounds import AvroShape
+from kdump.payload.bounds import check_size
 from kdump.payload.registry import AVRO, Schema, SchemaStore
 
 
@@ -31,8 +34,9 @@ def compile_avro(schema: Schema, store: SchemaStore) -> Callable[[bytes, int], A
         text = json.loads(schema.text)
     except ValueError as e:
         raise ValueError(f"not a usable Avro schema: {e}") from None
+    parse_named = dict(named)
     try:
-        parsed = fastavro.parse_schema(text, named_schemas=dict(named))
+        parsed = fastavro.parse_schema(text, named_schemas=parse_named)
     except Exception as e:  # noqa: BLE001
         siblings = _siblings(schema, store)
         if not siblings:
@@ -46,10 +50,17 @@ def compile_avro(schema: Schema, store: SchemaStore) -> Callable[[bytes, int], A
             parsed = fastavro.parse_schema(text, named_schemas=named)
         except Exception as e2:  # noqa: BLE001
             raise ValueError(f"not a usable Avro schema: {e2}") from None
+        parse_named = named
+    shape = AvroShape(parsed, parse_named)
+    fast_limit = shape.fast_limit
+    scan = shape.scan
     reader = fastavro.schemaless_reader
     BytesIO = io.BytesIO
 
     def decode(data: bytes, start: int) -> Any:
+        if len(data) - start > fast_limit:
+            check_size(len(data) - start)
+            scan(data, start)
         body = data[start:]
         stream = BytesIO(body)
         value = reader(stream, parsed, None)

@@ -1,6 +1,7 @@
 """Bytes in, a :class:`Decoded` fact out: the schema id and the value as plain data, or one note saying why
 the payload was not decoded.  Bad data never raises: an unknown schema id, a wrong magic byte, a truncated
-payload, a schema that does not fit -- each is a note, and the record is shown as it would be without decoding.
+payload, a schema that does not fit, a payload that would build more than :mod:`kdump.payload.bounds` allows --
+each is a note, and the record is shown as it would be without decoding.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from kdump.payload.bounds import PayloadBound
 from kdump.payload.registry import AVRO, JSON, PROTOBUF, Schema, SchemaStore
 from kdump.payload.wire import HEADER_SIZE, FramingError, schema_id_of
 
@@ -72,6 +74,10 @@ class PayloadDecoder:
                 )
             except ValueError as e:
                 found = _Unusable(f"schema id {schema_id} ({schema.schema_type}, {schema.origin}): {e}")
+            except RecursionError:
+                found = _Unusable(
+                    f"schema id {schema_id} ({schema.schema_type}, {schema.origin}): the schema is nested too deep"
+                )
         self._compiled[schema_id] = found
         return found
 
@@ -99,6 +105,8 @@ class PayloadDecoder:
             return Decoded(schema_id, schema_type, decode(data, HEADER_SIZE), None, True)
         except FramingError as e:
             return Decoded(schema_id, schema_type, note=e.message)
+        except PayloadBound as e:
+            return Decoded(schema_id, schema_type, note=f"schema id {schema_id} ({schema_type}): {e.message}")
         except RecursionError:
             return Decoded(
                 schema_id, schema_type, note=f"does not fit schema id {schema_id}: nested too deep"

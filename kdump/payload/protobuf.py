@@ -5,7 +5,8 @@ to a ``FileDescriptorSet`` by the real protoc that grpcio-tools bundles (``pytho
 in a child process so its messages are captured): the same parser the Schema Registry's own tooling agrees
 with, including ``google/protobuf/*.proto`` well-known types, which grpcio-tools ships.  The descriptors go into
 a private ``DescriptorPool``; the message type is the one the payload's message indexes name, and the message
-is shown as the protobuf JSON mapping (``MessageToDict``, field names as in the ``.proto``).
+is shown as the protobuf JSON mapping (``MessageToDict``, field names as in the ``.proto``), within the bounds
+of :mod:`kdump.payload.bounds` (:mod:`kdump.payload.protobuf_bounds`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ import tempfile
 from collections.abc import Callable
 from typing import Any
 
+from kdump.payload.bounds import MAX_VALUES, check_size, too_deep
+from kdump.payload.protobuf_bounds import scan
 from kdump.payload.registry import Schema, SchemaStore
 from kdump.payload.wire import message_indexes
 
@@ -69,7 +72,18 @@ def compile_protobuf(schema: Schema, store: SchemaStore) -> Callable[[bytes, int
 
     def decode(data: bytes, start: int) -> Any:
         indexes, pos = message_indexes(data, start)
-        message = message_class(indexes).FromString(data[pos:])
+        cls = message_class(indexes)
+        if len(data) - pos > MAX_VALUES:
+            check_size(len(data) - pos)
+            scan(cls.DESCRIPTOR, data, pos)
+        try:
+            message = cls.FromString(data[pos:])
+        except Exception as e:
+            if "MaxDepth" in str(e) or "levels of nesting" in str(
+                e
+            ):  # upb's recursion limit, the pure-Python one's
+                raise too_deep() from None
+            raise
         value = to_dict(message, preserving_proto_field_name=True)
         unknown = _unknown_field_numbers(message)
         if unknown:

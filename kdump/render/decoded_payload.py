@@ -24,6 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kdump.payload.decoder import Decoded, PayloadDecoder
+from kdump.render.safe_text import safe_text
 from kdump.storage.record import Record
 
 
@@ -93,9 +94,9 @@ def text_fields(part: str, d: Decoded) -> str:
         id_label, value_label = _LABELS[part]
         out = f" {id_label}: {d.schema_id} {value_label}: {to_json(d.value)}"
         if d.note is not None:
-            out += f" kdumpNote: {part}: {d.note}"
+            out += f" kdumpNote: {part}: {safe_text(d.note)}"
         return out
-    return f" kdumpNote: {part} not decoded: {d.note}"
+    return f" kdumpNote: {part} not decoded: {safe_text(d.note or '')}"
 
 
 def json_fields(obj: dict[str, Any], part: str, d: Decoded) -> None:

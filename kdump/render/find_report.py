@@ -12,9 +12,11 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from kdump.analysis.log_search import BELOW_START, BEYOND_END, EMPTY, FOUND, GAP, NOT_FOUND
+from kdump.errors import KdumpError
 from kdump.facts.output import Output
 from kdump.render import json_lines, kafka_text
 from kdump.render.decoders import DEFAULT_DECODER_CLASS, DecoderMessageParser, resolve_decoder
+from kdump.render.safe_text import safe_text
 
 if TYPE_CHECKING:
     from kdump.facts.find import Location
@@ -71,43 +73,41 @@ def message(location: Location) -> str | None:
 
 def location_lines(location: Location) -> str:
     """The lines before the batch line: the record found (for a timestamp), the segment and the index entries
-    used."""
+    used (kdump's own lines: control characters in the paths escaped)."""
     result = location.search
     assert result.segment is not None
     lines = []
     if result.kind == "timestamp" and result.record is not None:
-        lines.append(f"offset: {result.record.offset} timestamp: {result.record.timestamp}\n")
-    lines.append(f"segment: {result.segment.log_path} baseOffset: {result.segment.base_offset}\n")
+        lines.append(f"offset: {result.record.offset} timestamp: {result.record.timestamp}")
+    lines.append(f"segment: {result.segment.log_path} baseOffset: {result.segment.base_offset}")
     if result.kind == "timestamp":
         entry = result.time_index_entry
         if entry is None:
-            lines.append(
-                "timeIndexEntry: none (no usable time index: scanned from the segment's first byte)\n"
-            )
+            lines.append("timeIndexEntry: none (no usable time index: scanned from the segment's first byte)")
         elif entry.slot < 0:
             lines.append(
                 f"timeIndexEntry: none ({result.segment.time_index_path} has no entry at or below the "
-                f"timestamp: scan from offset {entry.offset})\n"
+                f"timestamp: scan from offset {entry.offset})"
             )
         else:
             lines.append(
                 f"timeIndexEntry: {result.segment.time_index_path} slot: {entry.slot} timestamp: "
-                f"{entry.timestamp} offset: {entry.offset}\n"
+                f"{entry.timestamp} offset: {entry.offset}"
             )
     index = result.index_entry
     if index is None:
-        lines.append("indexEntry: none (no usable offset index: scanned from the segment's first byte)\n")
+        lines.append("indexEntry: none (no usable offset index: scanned from the segment's first byte)")
     elif index.slot < 0:
         lines.append(
             f"indexEntry: none ({result.segment.index_path} has no entry at or below the offset: scan from "
-            "position 0)\n"
+            "position 0)"
         )
     else:
         lines.append(
             f"indexEntry: {result.segment.index_path} slot: {index.slot} offset: {index.offset} position: "
-            f"{index.position}\n"
+            f"{index.position}"
         )
-    return "".join(lines)
+    return "".join(safe_text(line) + "\n" for line in lines)
 
 
 class _Sink:
@@ -121,10 +121,10 @@ class _Sink:
         """The notes and the line explaining a miss, on standard error after standard output."""
         self.out.flush()
         for note in location.search.notes:
-            self.err.write(f"kdump: note: {note}\n")
+            self.err.write(f"kdump: note: {safe_text(note)}\n")
         text = message(location)
         if text is not None:
-            self.err.write(f"kdump: {text}\n")
+            self.err.write(f"kdump: {safe_text(text)}\n")
         self.err.flush()
 
 
@@ -155,7 +155,12 @@ class TextSink(_Sink):
             decoding = self.payload_decoding
             extra = text_hook(decoding.decoder_for(segment.log_path), decoding.keys, decoding.values)
         render = kafka_text.record_renderer(batch, True, False, _string_parser(), payload_extra=extra)
-        self.parts.append(render(record))
+        try:
+            self.parts.append(render(record))
+        except kafka_text.PartialLineError as e:
+            raise _located(location, e.cause) from None
+        except KdumpError as e:
+            raise _located(location, e) from None
 
     def end(self, location: Location) -> None:
         self.out.write_lines(self.parts)  # a record of many headers is a LargeLine, written in pieces
@@ -239,7 +244,10 @@ class JsonSink(_Sink):
             payload_json=payload_json,
             context=json_lines.record_context(segment.log_path, os.path.abspath(segment.log_path)),
         )
-        self.obj["record"] = to_object(record)
+        try:
+            self.obj["record"] = to_object(record)
+        except KdumpError as e:
+            raise _located(location, e) from None
 
     def end(self, location: Location) -> None:
         result = location.search
@@ -249,6 +257,14 @@ class JsonSink(_Sink):
         obj["message"] = message(location)
         self.out.write(json_lines.line(obj))
         super().end(location)
+
+
+def _located(location: Location, error: KdumpError) -> KdumpError:
+    """A record that cannot be shown (a control record with a null or short key, an end-transaction value under
+    6 bytes, a field running past the end of its message) stops the run as it stops ``kdump files``: one
+    line naming the segment and the byte position of the record's batch (``kdump files``' ``located``)."""
+    segment = location.search.segment
+    return error.located(None if segment is None else segment.log_path, location.search.position)
 
 
 def _string_parser() -> DecoderMessageParser:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from kdump.analysis.log_summary import PartitionSummary
 from kdump.render.human_time import iso
 from kdump.render.json_lines import head, line
+from kdump.render.safe_text import safe_text
 
 if TYPE_CHECKING:
     from kdump.facts.ls import LogDir
@@ -108,11 +109,11 @@ def plain_table(
                 "MAX-TIME": iso_time(s.max_timestamp, tz),
             }
         )
-        rows.append([cells[n] for n in names])
+        rows.append([safe_text(cells[n]) for n in names])
     widths = [max(len(r[i]) for r in rows) for i in range(len(names))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip() for r in rows]
     for s in summaries:
-        lines.extend(f"{s.directory}: {a}" for a in anomaly_texts(s.anomalies, verbose=verbose))
+        lines.extend(safe_text(f"{s.directory}: {a}") for a in anomaly_texts(s.anomalies, verbose=verbose))
     return "\n".join(lines) + "\n"
 
 

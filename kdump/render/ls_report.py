@@ -15,6 +15,7 @@ from kdump.facts.ls import LogDir
 from kdump.facts.output import Output
 from kdump.render import log_summary, ls_table
 from kdump.render.json_lines import line
+from kdump.render.safe_text import safe_text
 
 
 class _TableSink:
@@ -39,7 +40,7 @@ class _TableSink:
     def end(self) -> None:
         self.out.write(self.table())
         for path, message in self.unreadables:
-            self.out.write(f"{path}: {message}\n")
+            self.out.write(f"{safe_text(f'{path}: {message}')}\n")
 
 
 class TerminalSink(_TableSink):

@@ -18,6 +18,7 @@ from kdump.analysis.log_summary import PartitionSummary
 from kdump.facts.ls import LogDir
 from kdump.render import color
 from kdump.render.log_summary import anomaly_texts, human_size, iso_time
+from kdump.render.safe_text import safe_text
 from kdump.render.table_fit import Column, blocks, fit
 from kdump.render.tables import partition_list, printable, wrap
 
@@ -73,7 +74,7 @@ def cells(s: PartitionSummary, dir_number: str, tz: tzinfo | None = None) -> dic
 
     return {
         "DIR": dir_number,
-        "TOPIC": s.topic if s.topic is not None else s.directory,
+        "TOPIC": safe_text(s.topic if s.topic is not None else s.directory),
         "PARTITION": opt(s.partition),
         "SEGMENTS": str(s.segments),
         "SIZE": human_size(s.size_bytes),
@@ -149,7 +150,7 @@ def terminal_text(
             for line in wrap(f"{len(folded)} partitions without records (--all lists them): {empty}", width)
         )
     if len(log_dirs) > 1:
-        lines.extend(f"DIR {numbers[d.path]}: {d.describe()}" for d in log_dirs)
+        lines.extend(safe_text(f"DIR {numbers[d.path]}: {d.describe()}") for d in log_dirs)
     for s in summaries:
         for a in anomaly_texts(s.anomalies, verbose=verbose):
             name = printable(s.directory)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from kdump.analysis.index_verification import IndexProblem
 from kdump.render import plural
 from kdump.render.json_lines import head, line
+from kdump.render.safe_text import safe_text
 
 if TYPE_CHECKING:
     from kdump.facts.verify_index import IndexSummary, RuleNote
@@ -23,7 +24,7 @@ def problem_line(problem: IndexProblem, label: str = "") -> str:
         )
     elif problem.position is not None:
         where.append(f"byte {problem.position}")
-    return f"{': '.join(where)}: {label}{problem.kind}: {problem.message}\n"
+    return safe_text(f"{': '.join(where)}: {label}{problem.kind}: {problem.message}") + "\n"
 
 
 def note_line(note: IndexProblem) -> str:
@@ -58,7 +59,7 @@ TIME_INDEX_RULES = {
 def rule_note_line(path: str, rule: str) -> str:
     """``<file>: note: time-index rule <rule>: <what it means>``: said of a time index that follows the
     pre-3.8 rule, so that nobody takes it for a damaged one."""
-    return f"{path}: note: time-index rule {rule}: {TIME_INDEX_RULES[rule]}\n"
+    return safe_text(f"{path}: note: time-index rule {rule}: {TIME_INDEX_RULES[rule]}") + "\n"
 
 
 def rule_note_json(path: str, rule: str) -> str:

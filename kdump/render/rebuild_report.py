@@ -34,6 +34,7 @@ from kdump.facts.rebuild_index import (
 )
 from kdump.render import plural
 from kdump.render.json_lines import head, line
+from kdump.render.safe_text import safe_text
 from kdump.storage import naming
 from kdump.storage.offset_index import OffsetIndex, OffsetPosition
 from kdump.storage.time_index import TimeIndex, TimestampOffset
@@ -89,7 +90,7 @@ class TextSink:
 
     def problem(self, problem: RebuildProblem) -> None:
         self.out.flush()
-        self.err.write(f"kdump: {problem_text(problem)}\n")
+        self.err.write(f"kdump: {safe_text(problem_text(problem))}\n")
         self.err.flush()
 
     def summary(self, c: RebuildSummary) -> None:

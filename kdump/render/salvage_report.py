@@ -5,6 +5,7 @@ from __future__ import annotations
 from kdump.analysis.salvage import LostRange, OffsetGap, SalvageResult
 from kdump.render import plural
 from kdump.render.json_lines import head, line
+from kdump.render.safe_text import safe_text
 
 
 def lost_line(source: str, lost: LostRange) -> str:
@@ -114,4 +115,6 @@ def report(result: SalvageResult, *, as_json: bool = False) -> str:
         if g is not None:
             parts.append(gap(result.source, g))
     parts.append(summary(result))
+    if not as_json:  # each part is one line of kdump's own: names in it escaped
+        parts = [safe_text(p[:-1]) + "\n" for p in parts]
     return "".join(parts)

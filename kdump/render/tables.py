@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from kdump.facts.output import Output
 from kdump.render import color
 from kdump.render.human_time import iso
+from kdump.render.safe_text import safe_text
 from kdump.render.table_fit import Column, blocks, fit
 
 
@@ -43,12 +44,9 @@ class Section:
         return [c if isinstance(c, Column) else Column(c, c, right=False) for c in self.columns]
 
 
-_CONTROL = {c: f"\\u{c:04x}" for c in (*range(0x20), 0x7F)}
-
-
-def printable(text: str) -> str:
-    """``text`` with control characters written as ``\\uXXXX`` (metadata strings may hold NULs)."""
-    return text.translate(_CONTROL)
+#: Cells, titles and notes with control characters escaped (names from disk, metadata strings holding NULs):
+#: the one rule of kdump's own text, :func:`kdump.render.safe_text.safe_text`.
+printable = safe_text
 
 
 def opt(value: object) -> str:

@@ -17,6 +17,7 @@ from kdump.facts.verify_index import RuleNote
 from kdump.render import plural
 from kdump.render import problems as index_report
 from kdump.render.json_lines import head, line
+from kdump.render.safe_text import safe_text
 
 
 class TextSink:
@@ -27,7 +28,7 @@ class TextSink:
         self.out.write(index_report.problem_line(problem))
 
     def unchecked(self, item: Unchecked) -> None:
-        self.out.write(f"{item.path}: not checked: {item.message}\n")
+        self.out.write(safe_text(f"{item.path}: not checked: {item.message}") + "\n")
 
     def note(self, note: RuleNote | IndexProblem) -> None:
         if isinstance(note, IndexProblem):
