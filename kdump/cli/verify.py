@@ -38,17 +38,23 @@ def command(
         from kdump.cli import verify_index
 
         verify_index.run(paths, as_json=as_json, no_progress=no_progress)
-    from kdump.commands.verify import Verify, select_partitions
+    from kdump.commands.verify import Verify, select
     from kdump.render.verify_report import JsonSink, TextSink
 
     try:
-        partitions_ = select_partitions(paths)
+        partitions_, log_dirs = select(paths)
     except ValueError as e:
         raise click.UsageError(str(e)) from None
     sys.exit(
         run_guarded(
             lambda out, err: int(
-                Verify(partitions_, JsonSink(out) if as_json else TextSink(out), deep=deep, gaps=gaps).run()
+                Verify(
+                    partitions_,
+                    JsonSink(out) if as_json else TextSink(out),
+                    deep=deep,
+                    gaps=gaps,
+                    log_dirs=log_dirs,
+                ).run()
             )
         )
     )

@@ -25,13 +25,20 @@ from kdump.errors import KdumpError
 from kdump.exit_status import ExitStatus
 from kdump.storage import naming
 from kdump.storage.index_verification import IndexProblem, verify_segment
-from kdump.storage.local_log import LOG_DIR_FILES, LocalLog, find_partition_dirs, no_kafka_data
+from kdump.storage.local_log import (
+    LOG_DIR_FILES,
+    LocalLog,
+    find_partition_dirs,
+    holds_log_dir_files,
+    no_kafka_data,
+)
 from kdump.storage.log_segment import LogSegment
 from kdump.storage.log_verification import (
     LogDirCheckpoints,
     SegmentFacts,
     Unchecked,
     check_log,
+    check_log_dir,
     check_partition,
     cleanup_policy,
     snapshot_wanted_offsets,
@@ -100,13 +107,35 @@ def select_partitions(paths: Iterable[str]) -> list[PartitionTarget]:
     """The partitions named by ``paths`` (a directory: every partition directory at or below it; a segment
     file: that segment of its partition), each once, in argument order.  ValueError when a path holds no Kafka
     data or names no segment."""
+    return select(paths)[0]
+
+
+def select(paths: Iterable[str]) -> tuple[list[PartitionTarget], list[str]]:
+    """:func:`select_partitions`' partitions, and the log directories given whole (a path at or above them):
+    their own files are checked too (:func:`kdump.storage.log_verification.check_log_dir`).  A log directory
+    with no partition (only ``bootstrap.checkpoint`` and checkpoints) is Kafka data."""
     targets: dict[str, PartitionTarget] = {}
+    log_dirs: dict[str, str] = {}
     for path in paths:
         if os.path.isdir(path):
             found = False
+            root = os.path.realpath(path)
+            try:
+                if holds_log_dir_files(os.listdir(path)):
+                    found = True
+                    log_dirs.setdefault(root, path)
+            except OSError:
+                pass
             for directory in find_partition_dirs([path]):
                 found = True
                 key = os.path.realpath(directory)
+                if key != root:
+                    parent = os.path.dirname(directory)
+                    try:
+                        if holds_log_dir_files(os.listdir(parent)):
+                            log_dirs.setdefault(os.path.realpath(parent), parent)
+                    except OSError:
+                        pass
                 if key not in targets:
                     targets[key] = PartitionTarget(LocalLog.scan(directory))
                 else:
@@ -124,7 +153,7 @@ def select_partitions(paths: Iterable[str]) -> list[PartitionTarget]:
                 target = targets[key] = PartitionTarget(LocalLog.scan(segment.directory), set())
             if target.base_offsets is not None:
                 target.base_offsets.add(segment.base_offset)
-    return list(targets.values())
+    return list(targets.values()), list(log_dirs.values())
 
 
 #: One segment to check: the segment, ``deep``, the last offsets producer snapshots name, and whether it is the
@@ -185,8 +214,11 @@ class Verify:
         gaps: bool = False,
         workers: int | None = None,
         mapper: SegmentMapper | None = None,
+        log_dirs: Iterable[str] = (),
     ) -> None:
         self.targets = targets
+        #: Log directories given whole, whose own files are checked (:func:`select`).
+        self.log_dirs = list(log_dirs)
         self.sink = sink
         self.deep = deep
         self.gaps = gaps
@@ -250,6 +282,17 @@ class Verify:
             summary.checkpoint_values += partition.checkpoint_values
             summary.leader_epochs += partition.leader_epochs
             summary.kraft_snapshots += partition.kraft_snapshots
+        for log_dir in self.log_dirs:
+            key = os.path.dirname(os.path.join(os.path.abspath(log_dir), ""))
+            if key not in log_dirs:
+                log_dirs[key] = _log_dir_state(key)
+            own = check_log_dir(log_dir, log_dirs[key][0])
+            summary.kraft_snapshots += own.bootstrap_checkpoints  # the same format, counted with them
+            for p in own.problems:
+                self._problem(p, summary, files)
+            for u in own.unchecked:
+                summary.unchecked += 1
+                self.sink.unchecked(u)
         summary.files_with_problems = len(files)
         self.sink.summary(summary)
         return ExitStatus.PROBLEMS if summary.problems else ExitStatus.OK
@@ -349,5 +392,6 @@ __all__ = [
     "Summary",
     "Verify",
     "segment_task",
+    "select",
     "select_partitions",
 ]
