@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from kdump.errors import KdumpError
+from kdump.storage import naming
 from kdump.storage.leader_epoch_checkpoint import read_leader_epoch_checkpoint
 from kdump.storage.local_log import LocalLog, find_partition_dirs
 from kdump.storage.log_summary import read_log_dir_checkpoints
@@ -43,6 +44,8 @@ class BatchHeader(NamedTuple):
     records: int
     file: str
     position: int
+    #: Whether the stored CRC matches the batch's bytes (``RecordBatch.isValid``).
+    valid: bool = True
 
 
 @dataclass
@@ -87,10 +90,20 @@ class PairDiff:
     only_in_b: list[tuple[int, int]] = field(default_factory=list)
     offsets_only_in_a: int = 0
     offsets_only_in_b: int = 0
+    #: Offsets one copy lacks between offsets both hold (a hole, not a shorter end or a later log start).
+    inner_offsets_only: int = 0
 
     @property
     def identical(self) -> bool:
         return not (self.diverged_batches or self.offsets_only_in_a or self.offsets_only_in_b)
+
+    @property
+    def diverged(self) -> bool:
+        """Whether the copies disagree: batches that differ (or whose CRC fails), or offsets one lacks between
+        offsets both hold.  A copy that only ends earlier (a follower behind) or starts later (retention ran
+        on it) has not diverged: as a follower it truncates nothing
+        (``AbstractFetcherThread``'s leader-epoch truncation ends at or after its log end)."""
+        return bool(self.diverged_batches or self.inner_offsets_only)
 
 
 @dataclass
@@ -112,16 +125,29 @@ class PartitionDiff:
 
     @property
     def diverged(self) -> bool:
-        return any(not p.identical for p in self.pairs)
+        return any(p.diverged for p in self.pairs)
+
+    @property
+    def identical(self) -> bool:
+        return all(p.identical for p in self.pairs)
 
 
-def headers(log: LocalLog, problems: list[str]) -> Iterator[BatchHeader]:
+def headers(
+    log: LocalLog, problems: list[str], crc_problems: list[str] | None = None
+) -> Iterator[BatchHeader]:
+    """Every batch's header, in offset order; a batch whose CRC fails is told to ``crc_problems``."""
+    if crc_problems is None:
+        crc_problems = problems
+    yield from _headers(log, problems, crc_problems)
+
+
+def _headers(log: LocalLog, errors: list[str], problems: list[str] | None) -> Iterator[BatchHeader]:
     for segment in log.log_segments:
         try:
             with segment.open_log() as records:
                 for batch in records.batches():
                     count = batch.count_or_none
-                    yield BatchHeader(
+                    header = BatchHeader(
                         batch.base_offset,
                         batch.last_offset,
                         batch.partition_leader_epoch,
@@ -129,9 +155,17 @@ def headers(log: LocalLog, problems: list[str]) -> Iterator[BatchHeader]:
                         1 if count is None else count,  # a legacy entry: one message (or one wrapper)
                         segment.log_path,
                         batch.position,
+                        batch.is_valid(),
                     )
+                    if not header.valid and problems is not None:
+                        problems.append(
+                            f"{segment.log_path}: byte {batch.position}: offsets {batch.base_offset}.."
+                            f"{batch.last_offset}: stored CRC {batch.checksum}, computed "
+                            f"{batch.compute_checksum()} (the batch's bytes were changed)"
+                        )
+                    yield header
         except KdumpError as e:
-            problems.append(e.describe())
+            errors.append(e.describe())
 
 
 def read_copy(directory: str) -> Copy:
@@ -177,17 +211,21 @@ def _add_range(ranges: list[tuple[int, int]], first: int, last: int) -> None:
 
 def compare(a_dir: str, b_dir: str, pair: PairDiff, problems: list[str]) -> None:
     """Stream both copies' batch headers in offset order and fill ``pair``."""
-    ia = headers(LocalLog.scan(a_dir), problems)
-    ib = headers(LocalLog.scan(b_dir), problems)
+    ia = headers(LocalLog.scan(a_dir), problems, [])  # read_copy tells each copy's CRC failures
+    ib = headers(LocalLog.scan(b_dir), problems, [])
     x = next(ia, None)
     y = next(ib, None)
+    a_started = b_started = False
     while x is not None or y is not None:
         if x is not None and y is not None and x.base_offset == y.base_offset:
+            a_started = b_started = True
             kind = None
             if x.last_offset != y.last_offset:
                 kind = "batch boundaries"
             elif x.crc != y.crc:
                 kind = "crc"
+            elif not (x.valid and y.valid):
+                kind = "corrupt"  # the same stored CRC, but one copy's bytes no longer match it
             elif x.leader_epoch != y.leader_epoch:
                 kind = "leader epoch"
             if kind is None:
@@ -197,11 +235,19 @@ def compare(a_dir: str, b_dir: str, pair: PairDiff, problems: list[str]) -> None
             x, y = next(ia, None), next(ib, None)
         elif y is None or (x is not None and x.last_offset < y.base_offset):
             assert x is not None
-            pair.offsets_only_in_a += x.last_offset - x.base_offset + 1
+            a_started = True
+            n = x.last_offset - x.base_offset + 1
+            pair.offsets_only_in_a += n
+            if b_started and y is not None:
+                pair.inner_offsets_only += n
             _add_range(pair.only_in_a, x.base_offset, x.last_offset)
             x = next(ia, None)
         elif x is None or y.last_offset < x.base_offset:
-            pair.offsets_only_in_b += y.last_offset - y.base_offset + 1
+            b_started = True
+            n = y.last_offset - y.base_offset + 1
+            pair.offsets_only_in_b += n
+            if a_started and x is not None:
+                pair.inner_offsets_only += n
             _add_range(pair.only_in_b, y.base_offset, y.last_offset)
             y = next(ib, None)
         else:  # overlapping batches with different base offsets
@@ -345,6 +391,17 @@ class DiffCommand:
         self.groups = group_copies(paths)
         if not self.groups:
             raise ValueError("no partition is present in two of the given directories")
+        for _, dirs in self.groups:
+            names = {
+                n
+                for n in (naming.parse_partition_dir(os.path.basename(os.path.normpath(d))) for d in dirs)
+                if n
+            }
+            if len({(n.topic, n.partition) for n in names}) > 1:
+                raise ValueError(
+                    "these are different partitions, not copies of one: "
+                    + ", ".join(sorted({f"{n.topic}-{n.partition}" for n in names}))
+                )
 
     def facts(self) -> list[PartitionDiff]:
         result = []

@@ -53,7 +53,15 @@ def sections(facts: list[PartitionDiff]) -> list[Section]:
     result = []
     for p in facts:
         copies = Section(
-            f"{p.name}: {len(p.copies)} copies" + (" DIVERGED" if p.diverged else " identical"), COPY_COLUMNS
+            f"{p.name}: {len(p.copies)} copies"
+            + (
+                " DIVERGED"
+                if p.diverged
+                else " identical"
+                if p.identical
+                else " consistent (one ends earlier or starts later; nothing diverged)"
+            ),
+            COPY_COLUMNS,
         )
         for i, c in enumerate(p.copies):
             copies.rows.append(
