@@ -42,7 +42,8 @@ def command(
     from kdump.render.verify_report import JsonSink, TextSink
 
     try:
-        partitions_, log_dirs = select(paths)
+        unreadable: list = []
+        partitions_, log_dirs = select(paths, unreadable)
     except ValueError as e:
         raise click.UsageError(str(e)) from None
     sys.exit(
@@ -54,6 +55,7 @@ def command(
                     deep=deep,
                     gaps=gaps,
                     log_dirs=log_dirs,
+                    unreadable=unreadable,
                 ).run()
             )
         )

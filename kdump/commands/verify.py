@@ -45,6 +45,7 @@ from kdump.storage.log_verification import (
     verify_log_segment,
     with_index_checks,
 )
+from kdump.storage.regular_file import walk_error
 
 #: Below this much log in all, segments are checked in this process (a pool costs more than it saves).
 MIN_PARALLEL_BYTES = 64 << 20
@@ -110,12 +111,23 @@ def select_partitions(paths: Iterable[str]) -> list[PartitionTarget]:
     return select(paths)[0]
 
 
-def select(paths: Iterable[str]) -> tuple[list[PartitionTarget], list[str]]:
+def select(
+    paths: Iterable[str], unreadable: list[IndexProblem] | None = None
+) -> tuple[list[PartitionTarget], list[str]]:
     """:func:`select_partitions`' partitions, and the log directories given whole (a path at or above them):
     their own files are checked too (:func:`kdump.storage.log_verification.check_log_dir`).  A log directory
-    with no partition (only ``bootstrap.checkpoint`` and checkpoints) is Kafka data."""
+    with no partition (only ``bootstrap.checkpoint`` and checkpoints) is Kafka data.  Directories the walk
+    cannot read go to ``unreadable`` when given (as ``verify-index`` reports them: problems, never a clean
+    bill)."""
     targets: dict[str, PartitionTarget] = {}
     log_dirs: dict[str, str] = {}
+
+    def on_error(path: str, error: OSError) -> None:
+        if unreadable is not None:
+            unreadable.append(
+                IndexProblem(path, "unreadable", f"cannot read the directory: {walk_error(error)}")
+            )
+
     for path in paths:
         if os.path.isdir(path):
             found = False
@@ -126,7 +138,7 @@ def select(paths: Iterable[str]) -> tuple[list[PartitionTarget], list[str]]:
                     log_dirs.setdefault(root, path)
             except OSError:
                 pass
-            for directory in find_partition_dirs([path]):
+            for directory in find_partition_dirs([path], on_error=on_error):
                 found = True
                 key = os.path.realpath(directory)
                 if key != root:
@@ -137,10 +149,13 @@ def select(paths: Iterable[str]) -> tuple[list[PartitionTarget], list[str]]:
                     except OSError:
                         pass
                 if key not in targets:
-                    targets[key] = PartitionTarget(LocalLog.scan(directory))
+                    try:
+                        targets[key] = PartitionTarget(LocalLog.scan(directory))
+                    except OSError as e:
+                        on_error(directory, e)
                 else:
                     targets[key].base_offsets = None
-            if not found:
+            if not found and not (unreadable and os.path.realpath(path) == root):
                 raise ValueError(no_kafka_data(path))
         else:
             try:
@@ -215,8 +230,11 @@ class Verify:
         workers: int | None = None,
         mapper: SegmentMapper | None = None,
         log_dirs: Iterable[str] = (),
+        unreadable: Iterable[IndexProblem] = (),
     ) -> None:
         self.targets = targets
+        #: What the selection could not read (:func:`select`): reported as problems.
+        self.unreadable = list(unreadable)
         #: Log directories given whole, whose own files are checked (:func:`select`).
         self.log_dirs = list(log_dirs)
         self.sink = sink
@@ -282,6 +300,8 @@ class Verify:
             summary.checkpoint_values += partition.checkpoint_values
             summary.leader_epochs += partition.leader_epochs
             summary.kraft_snapshots += partition.kraft_snapshots
+        for problem in self.unreadable:
+            self._problem(problem, summary, files)
         for log_dir in self.log_dirs:
             key = os.path.dirname(os.path.join(os.path.abspath(log_dir), ""))
             if key not in log_dirs:

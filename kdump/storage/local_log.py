@@ -377,16 +377,22 @@ def find_partition_dirs(
             if in_log_dir:
                 # Below a log directory Kafka loads only the directories directly in it (LogManager.loadLogs):
                 # what lies deeper (a Spark state store's ``state/0/3/11.snapshot``, an IDE's ``.metadata/0.log``)
-                # is not Kafka's.
+                # is not Kafka's.  One that cannot be read may be a partition: said.
+                try:
+                    with os.scandir(path):
+                        pass
+                except OSError as e:
+                    if on_error is not None:
+                        on_error(path, e)
                 continue
             try:
                 with os.scandir(path) as entries:
                     subdirs = []
                     log_dir = False
-                    for e in entries:
-                        if _is_dir(e):
-                            subdirs.append(e.name)
-                        elif e.name in LOG_DIR_FILES:
+                    for entry in entries:
+                        if _is_dir(entry):
+                            subdirs.append(entry.name)
+                        elif entry.name in LOG_DIR_FILES:
                             log_dir = True
             except OSError as e:
                 if on_error is not None and not (
