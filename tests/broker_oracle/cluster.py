@@ -149,13 +149,14 @@ class Cluster:
                 env=self._env(i),
             )
 
-    def start(self, timeout: float = 120.0) -> None:
-        """Start every node (on the data already in ``root``) and wait until each listens."""
-        for i in range(1, self.nodes + 1):
-            if self.broker_port(i) in (p for p in ()) or _port_open(self.broker_port(i)):
+    def start(self, timeout: float = 120.0, nodes: list[int] | None = None) -> None:
+        """Start every node (or ``nodes``) on the data already in ``root`` and wait until each listens."""
+        chosen = nodes or list(range(1, self.nodes + 1))
+        for i in chosen:
+            if _port_open(self.broker_port(i)):
                 raise RuntimeError(f"port {self.broker_port(i)} is in use")
         self.write_configs()
-        for i in range(1, self.nodes + 1):
+        for i in chosen:
             (self.root / f"logs{i}").mkdir(parents=True, exist_ok=True)
             out = open(self.root / f"node{i}.out", "ab")  # noqa: SIM115 - held for the node's lifetime
             self.procs[i] = subprocess.Popen(
@@ -166,7 +167,7 @@ class Cluster:
                 start_new_session=True,
             )
         deadline = time.monotonic() + timeout
-        for i in range(1, self.nodes + 1):
+        for i in chosen:
             while not _port_open(self.broker_port(i)):
                 if self.procs[i].poll() is not None:
                     raise RuntimeError(
@@ -184,6 +185,13 @@ class Cluster:
             os.killpg(proc.pid, sig)  # the launcher script and its JVM: the session this class started
         except ProcessLookupError:
             pass
+
+    def kill(self, node: int) -> None:
+        """SIGKILL one node and wait for it."""
+        self._signal(node, signal.SIGKILL)
+        proc = self.procs.pop(node, None)
+        if proc is not None:
+            proc.wait()
 
     def stop(self, *, kill: bool = False, timeout: float = 180.0) -> None:
         """Stop every node: SIGTERM (a clean shutdown, all at once so the quorum stays up while they leave) or

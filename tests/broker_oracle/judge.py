@@ -76,9 +76,40 @@ def truncated_by(answers: dict[str, Any]) -> list[dict[str, Any]]:
     return [r for r in answers.get("repairs", []) if r["what"] == "truncate" and r.get("partition")]
 
 
+def judge_unclean(answers: dict[str, Any], data: Path, v: Verdict) -> Verdict:
+    """Diverged replicas: each copy is healthy; ``diff`` names the divergence and the offset the old leader
+    truncates to as a follower of the new one, which is where the real broker truncated."""
+    old, new = data / "old-leader", data / "new-leader"
+    for copy in (old, new):
+        _, out = run("verify", "--json", str(copy))
+        found = [o for o in json_lines(out) if o.get("type") == "problem"]
+        v.verify_problems += len(found)
+        v.expect(
+            not found,
+            f"{copy.name}: healthy copy, kdump verify reports {[(o['file'], o['kind']) for o in found][:5]}",
+        )
+    code, out = run("diff", "--json", str(old / "split-0"), str(new / "split-0"))
+    (p,) = [o for o in json_lines(out) if o.get("type") == "diffPartition"]
+    v.expect(
+        p["diverged"] is True and code == 1,
+        f"diff of the diverged replicas: diverged {p['diverged']}, exit {code}",
+    )
+    ours = {(t["follower"], t["leader"]): t["truncateTo"] for t in p["truncations"]}
+    truth = answers["truncatedTo"] or answers["fetcherTruncation"]
+    v.expect(bool(truth), "the old leader's log names no truncation")
+    if truth:
+        v.expect(
+            ours.get((0, 1)) == truth[-1],
+            f"diff: the old leader truncates to {ours.get((0, 1))} as a follower; the broker truncated to {truth[-1]}",
+        )
+    return v
+
+
 def judge(answers: dict[str, Any], data: Path, work: Path) -> Verdict:
     v = Verdict(answers["scenario"], answers["kind"], answers["version"])
     kind = answers["kind"]
+    if kind == "unclean":
+        return judge_unclean(answers, data, v)
     damaged_partitions = {d["file"].split("/")[0] for d in answers.get("damage", [])}
     code, out = run("verify", "--json", str(data))
     found = [o for o in json_lines(out) if o.get("type") == "problem"]

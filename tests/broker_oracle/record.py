@@ -425,12 +425,14 @@ def main() -> None:
     parser.add_argument("--versions", default=",".join(VERSIONS))
     parser.add_argument("--work", type=Path, default=Path("/tmp/kdump-broker-oracle"))
     parser.add_argument("--out", type=Path, default=FIXTURES)
+    parser.add_argument("--only-unclean", action="store_true", help="only the diverged-replicas scenario")
     args = parser.parse_args()
     from .judge import judge_fixture
 
     for version in args.versions.split(","):
         t = time.time()
-        names = run_version(version, args.work, args.out)
+        names = [] if args.only_unclean else run_version(version, args.work, args.out)
+        names.append(unclean_scenario(version, args.work, args.out))
         print(f"{version}: {len(names)} scenarios in {time.time() - t:.0f} s", flush=True)
         for name in names:
             verdict = judge_fixture(args.out / f"{name}.json", _fresh(args.work / "judge" / name))
@@ -445,3 +447,116 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+
+
+def _leader(bootstrap: str, topic: str) -> int | None:
+    client = produce.admin(bootstrap)
+    try:
+        for t in client.describe_topics([topic]):
+            for p in t.get("partitions", []):
+                leader = p.get("leader_id", p.get("leader"))
+                return None if leader is None or leader < 0 else int(leader)
+    finally:
+        client.close()
+    return None
+
+
+def _wait_leader(bootstrap: str, topic: str, among: list[int], seconds: float = 90) -> int:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            leader = _leader(bootstrap, topic)
+        except Exception:
+            leader = None
+        if leader in among:
+            assert leader is not None
+            return leader
+        time.sleep(2)
+    raise TimeoutError(f"no leader of {topic} among {among}")
+
+
+def unclean_scenario(version: str, work: Path, out: Path) -> str:
+    """Replicas that diverge: the leader keeps appending (acks=1) after both followers died, dies too; the
+    followers come back and one of them leads from its shorter log and takes new records; the old leader comes
+    back and truncates what the new leader does not have.  Kept: the old leader's directory as it died and the
+    new leader's as it ran; the truth: the offset the old leader truncated to (its log)."""
+    work = _fresh(work / f"{version}-unclean")
+    cluster = Cluster(version, work / "cluster", extra=CLUSTER_EXTRA)
+    cluster.format()
+    name = f"{version}-unclean"
+    with cluster:
+        cluster.start()
+        client = produce.admin(cluster.bootstrap)
+        try:
+            from kafka.admin import NewTopic
+
+            client.create_topics(
+                [
+                    NewTopic(
+                        "split",
+                        1,
+                        3,
+                        topic_configs={"min.insync.replicas": "1", "unclean.leader.election.enable": "true"},
+                    )
+                ]
+            )
+        finally:
+            client.close()
+        time.sleep(2)
+        from kafka import KafkaProducer
+
+        producer = KafkaProducer(bootstrap_servers=cluster.bootstrap, acks="all", linger_ms=5)
+        for i in range(50):
+            producer.send("split", value=b"common-%d" % i)
+        producer.flush()
+        producer.close()
+        old = _wait_leader(cluster.bootstrap, "split", [1, 2, 3])
+        followers = [i for i in (1, 2, 3) if i != old]
+        for f in followers:
+            cluster.kill(f)
+        producer = KafkaProducer(
+            bootstrap_servers=f"127.0.0.1:{cluster.broker_port(old)}", acks=1, linger_ms=5, retries=0
+        )
+        for i in range(30):
+            producer.send("split", value=b"only-on-the-old-leader-%d" % i)
+        producer.flush(timeout=30)
+        producer.close(timeout=5)
+        time.sleep(1)
+        cluster.kill(old)
+        copy_tree(cluster.data(old), work / "kept" / "old-leader")
+        cluster.start(nodes=followers)
+        bootstrap = ",".join(f"127.0.0.1:{cluster.broker_port(f)}" for f in followers)
+        new = _wait_leader(bootstrap, "split", followers, 120)
+        producer = KafkaProducer(bootstrap_servers=bootstrap, acks=1, linger_ms=5)
+        for i in range(20):
+            producer.send("split", value=b"new-leader-%d" % i)
+        producer.flush(timeout=30)
+        producer.close(timeout=5)
+        time.sleep(2)
+        copy_tree(cluster.data(new), work / "kept" / "new-leader")
+        cluster.start(nodes=[old])
+        _wait_quiet(cluster, r"partition=split-0.*Truncating to offset|Truncating partition split-0", 60)
+        time.sleep(3)
+        text = cluster.log_text(old)
+        cluster.stop()
+    truncated = [int(m) for m in re.findall(r"partition=split-0[^\]]*\] Truncating to offset (\d+)", text)]
+    fetcher = [
+        int(m) for m in re.findall(r"Truncating partition split-0 with TruncationState\(offset=(\d+)", text)
+    ]
+    archive(work / "kept", out / f"{name}.tar.xz")
+    (out / f"{name}.json").write_text(
+        json.dumps(
+            {
+                "scenario": name,
+                "version": version,
+                "kind": "unclean",
+                "oldLeader": old,
+                "newLeader": new,
+                "truncatedTo": truncated,
+                "fetcherTruncation": fetcher,
+            },
+            indent=1,
+        )
+        + "\n"
+    )
+    return name
