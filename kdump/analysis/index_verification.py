@@ -4,8 +4,11 @@ For each segment (:class:`~kdump.storage.log_segment.LogSegment`) :func:`verify_
 checks (the ones a broker runs at start-up to decide whether to rebuild an index), then checks every entry of
 the offset and time indexes against the batches of the ``.log``, in one shallow pass over the log:
 
-* an offset-index entry ``(offset, position)`` must name a position where a batch starts, and that batch's last
-  offset must be ``offset`` (what Kafka writes, and what DumpLogSegments checks);
+* an offset-index entry ``(offset, position)`` must name a position where a batch starts, and ``offset`` must be
+  the last offset of that batch, or of a later batch of the same append (Kafka 4.0's ``LogSegment.append`` indexes
+  an append of several batches, a follower's fetch or the cleaner's copy, once: its largest offset at the
+  position of its first batch; 4.1 and ``LogSegment.recover`` index each batch), that starts before the next
+  entry's position;
 * a time-index entry ``(timestamp, offset)`` must name an offset of a batch whose max timestamp is
   ``timestamp``: its last offset (Kafka 3.8+, KAFKA-16310) or, as brokers before 3.8 wrote for uncompressed
   batches, the first record holding that timestamp (checked by decoding that one batch); which rule each
@@ -381,10 +384,18 @@ def _without_zero_tail(
     """The index's entries up to a zero-filled tail, which is reported.  The tail is found from the end of the
     file in pieces first, so a huge preallocated (or sparse) index costs only its written entries."""
     count = index.entry_count
-    head_end = min(max(index.zero_tail_start(), 1), count)
+    zero_from = index.zero_tail_start()
+    head_end = min(max(zero_from, 1), count)
     entries: list[Any] = list(islice(index, head_end))  # OffsetPosition or TimestampOffset
-    if head_end < count and not any(e.offset == index.base_offset for e in islice(entries, 1, None)):
-        tail: int | None = head_end
+    tail: int | None
+    if zero_from == 0 and count > 0:
+        # Every slot is zero: no entry was written.  Slot 0's zeros would read (base offset, position 0), an
+        # entry Kafka never writes: LogSegment.append indexes only once more than index.interval.bytes were
+        # appended since the last entry (the count starts at 0, so a segment's first batch is never indexed),
+        # and LogSegment.recover the same.
+        tail = 0
+    elif head_end < count and not any(e.offset == index.base_offset for e in islice(entries, 1, None)):
+        tail = head_end
     else:
         if head_end < count:
             entries = list(index)
@@ -433,12 +444,22 @@ class _OffsetIndexChecker(_Checker):
                     cur.offset,
                 )
         self.pending = sorted(((e.position, i, e.offset) for i, e in enumerate(entries)), reverse=True)
+        #: An entry naming a later batch of the append that starts at its position: (slot, offset, position,
+        #: the next entry's position), until that batch is reached.
+        self.open_append: tuple[int, int, int, int] | None = None
 
     def _problem(self, i: int, kind: str, message: str, offset: int | None) -> None:
         self.problems.append(IndexProblem(self.path, kind, message, i, i * OFFSET_ENTRY_SIZE, offset))
 
     def batch(self, b: _Batch) -> None:
         pending = self.pending
+        opened = self.open_append
+        if opened is not None:
+            i, offset, position, limit = opened
+            if b.last_offset >= offset or b.position >= limit:
+                self.open_append = None
+                if b.last_offset != offset or b.position >= limit:
+                    self._append_mismatch(i, offset, position, b)
         while pending and pending[-1][0] < b.position + b.size:
             position, i, offset = pending.pop()
             if position != b.position:
@@ -449,9 +470,14 @@ class _OffsetIndexChecker(_Checker):
                     f"position {b.position}, offsets {b.base_offset}..{b.last_offset})",
                     offset,
                 )
-            elif offset != b.last_offset and not (b.magic < 2 and offset > b.last_offset):
-                # Brokers index the last offset of each *append*; for v0/v1 messages without a wrapper an
-                # append is several "batches", so the entry may name a later offset of the same message set.
+            elif offset > b.last_offset:
+                # One append of several batches (a follower's fetch, the cleaner, a produce request carrying
+                # several batches, a v0/v1 message set) gets one entry: the append's largest offset at the
+                # position of its first batch (Kafka 4.0's LogSegment.append).  The entry must then name the
+                # last offset of a later batch that starts before the next entry's position.
+                limit = pending[-1][0] if pending else 1 << 63
+                self.open_append = (i, offset, position, limit)
+            elif offset != b.last_offset:
                 self._problem(
                     i,
                     "offset-mismatch",
@@ -460,7 +486,25 @@ class _OffsetIndexChecker(_Checker):
                     offset,
                 )
 
+    def _append_mismatch(self, i: int, offset: int, position: int, b: _Batch | None) -> None:
+        self._problem(
+            i,
+            "offset-mismatch",
+            f"offset {offset} position {position}: no batch from that position on, before the next entry's, "
+            "ends at that offset (an entry names the last offset of the batch, or of the append, starting there)"
+            + (
+                ""
+                if b is None
+                else f"; the batch at position {b.position} has offsets {b.base_offset}..{b.last_offset}"
+            ),
+            offset,
+        )
+
     def finish(self, valid_bytes: int, end_offset: int | None) -> None:
+        if self.open_append is not None:
+            i, offset, position, _ = self.open_append
+            self.open_append = None
+            self._append_mismatch(i, offset, position, None)
         for position, i, offset in reversed(self.pending):
             self._problem(
                 i,

@@ -42,6 +42,7 @@ from kdump.storage.record_batch import (
     CONTROL_FLAG_MASK,
     DELETE_HORIZON_FLAG_MASK,
     RECORD_BATCH_OVERHEAD,
+    TRANSACTIONAL_FLAG_MASK,
     DefaultRecordBatch,
 )
 from kdump.storage.transaction_index import AbortedTxn, TransactionIndex
@@ -61,13 +62,17 @@ PROBLEM_KINDS = {
     "decode": "a batch whose records cannot be decoded (with --deep)",
     "producer-snapshot": "a producer snapshot that cannot be read, lies beyond the log end, or names a batch the "
     "log contradicts",
-    "txn-index-mismatch": "a .txnindex entry without its ABORT marker in the log, or an ABORT marker without a "
+    "txn-index-mismatch": "a .txnindex entry without its ABORT marker in the log, or an ABORT marker of a transaction that wrote here without a "
     ".txnindex entry",
     "checkpoint": "a log-directory checkpoint (recovery point, high watermark, log start, cleaner) beyond the "
     "log end",
     "leader-epoch": "a leader-epoch-checkpoint that cannot be read, whose entries do not increase or point beyond "
     "the log end, or that lacks an epoch the batches carry",
     "kraft-snapshot": "a KRaft snapshot (.checkpoint) with a corrupt batch or not readable to its end",
+    "bootstrap-checkpoint": "a bootstrap.checkpoint (the metadata kafka-storage format writes) with a corrupt batch "
+    "or not readable to its end",
+    "absent-partition": "a partition the log directory's recovery-point or log-start checkpoint names, whose "
+    "directory is absent",
 }
 
 #: ``{file name: {(topic, partition): offset}}``: a log directory's offset checkpoints, as read.
@@ -90,6 +95,10 @@ class Unchecked:
 
     path: str
     message: str
+
+
+#: What :attr:`SegmentFacts.txn_events` records.
+TXN_DATA, TXN_COMMIT, TXN_ABORT = 0, 1, 2
 
 
 @dataclass
@@ -119,6 +128,10 @@ class SegmentFacts:
     gaps: list[tuple[int, int]] = field(default_factory=list)
     #: ABORT markers: (producer id, offset).
     aborts: list[tuple[int, int]] = field(default_factory=list)
+    #: The transactions' course, in log order: (offset, producer id, what), ``what`` one of ``TXN_DATA`` (the
+    #: first transactional batch of a producer after its last marker in this segment), ``TXN_COMMIT``,
+    #: ``TXN_ABORT`` (its markers).
+    txn_events: list[tuple[int, int, int]] = field(default_factory=list)
     #: Batches that producer snapshots name, by last offset: (producer id, epoch, last sequence).
     wanted_batches: dict[int, tuple[int, int, int]] = field(default_factory=dict)
     #: The ``.log`` could not be read (reported once, as ``unreadable``): the log end offset is not known.
@@ -146,6 +159,8 @@ class _LogChecker:
         name = naming.parse_partition_dir(os.path.basename(os.path.normpath(segment.directory)))
         self.decoder = TOPIC_DECODERS.get(name.topic) if deep and name is not None else None
         self.newer: dict[str, list[int]] = {}
+        #: Producers with transactional data after their last marker in this segment.
+        self.open_producers: set[int] = set()
 
     def _problem(self, kind: str, message: str, batch: RecordBatch) -> None:
         self.facts.problems.append(
@@ -214,6 +229,11 @@ class _LogChecker:
                 facts.wanted_batches[last] = (batch.producer_id, batch.producer_epoch, batch.last_sequence)
             if attributes & CONTROL_FLAG_MASK:
                 self._control(batch)
+            elif attributes & TRANSACTIONAL_FLAG_MASK:
+                pid = batch.producer_id
+                if pid not in self.open_producers:
+                    self.open_producers.add(pid)
+                    facts.txn_events.append((base, pid, TXN_DATA))
         if self.deep:
             try:
                 if self.decoder is not None and not batch.is_control_batch:
@@ -268,8 +288,15 @@ class _LogChecker:
     def _control(self, batch: RecordBatch) -> None:
         try:
             for record in batch.records():
-                if ControlRecordType.from_type_id(parse_type_id(record.key)) is ControlRecordType.ABORT:
+                kind = ControlRecordType.from_type_id(parse_type_id(record.key))
+                if kind is ControlRecordType.ABORT:
                     self.facts.aborts.append((batch.producer_id, record.offset))
+                    self.facts.txn_events.append((record.offset, batch.producer_id, TXN_ABORT))
+                elif kind is ControlRecordType.COMMIT:
+                    self.facts.txn_events.append((record.offset, batch.producer_id, TXN_COMMIT))
+                else:
+                    continue
+                self.open_producers.discard(batch.producer_id)
         except KdumpError as e:
             self._problem("decode", f"control batch: {e.message}", batch)
 
@@ -496,7 +523,25 @@ def check_partition(
         log_start = log_dir_checkpoints.get("log-start-offset-checkpoint", {}).get(
             (log.name.topic, log.name.partition)
         )
-    _check_leader_epochs(log, with_log, leo, log_start, out)
+    if log.topic == "__cluster_metadata" and log.kraft_snapshots:
+        # The metadata log's start moves to a snapshot (KafkaMetadataLog.deleteBeforeSnapshot ->
+        # UnifiedLog.maybeIncrementLogStartOffset, which truncates the epoch cache's first entry to it:
+        # LeaderEpochFileCache.truncateFromStart) and forgets the snapshots before it; no checkpoint records it
+        # and older batches stay in the segment that spans it.  It may lie anywhere up to the earliest snapshot.
+        earliest = min(int(os.path.basename(p)[:20]) for p in log.kraft_snapshots)
+        log_start = max(log_start or 0, earliest)
+    if log.name is not None and log.name.kind == "delete":
+        # LogManager.loadLog loads a directory renamed for deletion only to delete it (addLogToBeDeleted): its
+        # leader-epoch cache, emptied when the partition was deleted, is never used again.
+        out.unchecked.append(
+            Unchecked(
+                log.directory,
+                "pending deletion (a -delete directory: a broker loads it only to delete it): its "
+                "leader-epoch-checkpoint was not compared with the batches",
+            )
+        )
+    else:
+        _check_leader_epochs(log, with_log, leo, log_start, out)
     _check_kraft_snapshots(log, out)
     return out
 
@@ -618,19 +663,49 @@ def _check_txn_indexes(log: LocalLog, segments: list[SegmentFacts], out: Partiti
                 "or their .log is missing)",
             )
         )
-    for offset, pid in sorted(aborts.items()):
-        if offset not in indexed:
-            holder = log.segment_for(offset)
-            path = holder.txn_index_path if holder is not None else log.directory
-            out.problems.append(
-                IndexProblem(
-                    path,
-                    "txn-index-mismatch",
-                    f"the ABORT marker of producer {pid} at offset {offset} has no .txnindex entry (consumers "
-                    "reading committed data would see the aborted records)",
-                    offset=offset,
-                )
+    # An ABORT marker needs an entry only when its transaction wrote to this partition: Kafka's
+    # ProducerAppendInfo.appendEndTxnMarker completes (and LogSegment.updateTxnIndex indexes) only a transaction
+    # with a first offset, and the log cleaner (LogCleaner's CleanedTransactionMetadata.onControlBatchRead) keeps
+    # an entry only while batches of the transaction remain.
+    open_producers: set[int] = set()
+    seen: set[int] = set()
+    log_first = next((s.first_offset for s in segments if s.first_offset is not None), None)
+    not_judged = 0
+    for offset, pid, what in (e for s in segments for e in s.txn_events):
+        if what == TXN_DATA:
+            open_producers.add(pid)
+            seen.add(pid)
+            continue
+        had_data = pid in open_producers
+        open_producers.discard(pid)
+        known = pid in seen
+        seen.add(pid)
+        if what != TXN_ABORT or offset in indexed or aborts.get(offset) != pid:
+            continue
+        if not had_data:
+            if not known and log_first is not None and log_first > 0:
+                not_judged += 1  # its transaction may have begun in data no longer in the log
+            continue
+        holder = log.segment_for(offset)
+        path = holder.txn_index_path if holder is not None else log.directory
+        out.problems.append(
+            IndexProblem(
+                path,
+                "txn-index-mismatch",
+                f"the ABORT marker of producer {pid} at offset {offset} has no .txnindex entry, and its transaction "
+                "wrote to this partition (consumers reading committed data would see the aborted records)",
+                offset=offset,
             )
+        )
+    if not_judged:
+        out.unchecked.append(
+            Unchecked(
+                log.directory,
+                f"{not_judged} ABORT marker{'s' if not_judged != 1 else ''} without a .txnindex entry not judged: "
+                f"no batch of the producer is left before it (the log starts at offset {log_first}), so whether "
+                "its transaction wrote here, and needed an entry, is not known",
+            )
+        )
 
 
 def _check_log_dir_checkpoints(
@@ -751,42 +826,124 @@ def _check_leader_epochs(
 def _check_kraft_snapshots(log: LocalLog, out: PartitionFacts) -> None:
     for path in log.kraft_snapshots:
         out.kraft_snapshots += 1
-        valid = 0
-        position = 0
-        try:
-            with FileRecords(path) as records:
-                for batch in records.batches():
-                    position = batch.position
-                    if not batch.is_valid():
-                        out.problems.append(
-                            IndexProblem(
-                                path,
-                                "kraft-snapshot",
-                                f"stored CRC {batch.checksum}, computed {batch.compute_checksum()}",
-                                position=batch.position,
-                                offset=batch.base_offset,
-                            )
+        _check_snapshot_file(path, "kraft-snapshot", out.problems)
+
+
+def _check_snapshot_file(path: str, kind: str, problems: list[IndexProblem]) -> None:
+    """A KRaft snapshot or ``bootstrap.checkpoint`` (the same format, ``BatchFileReader``): every batch's CRC,
+    and whole batches to the end."""
+    valid = 0
+    position = 0
+    try:
+        with FileRecords(path) as records:
+            for batch in records.batches():
+                position = batch.position
+                if not batch.is_valid():
+                    problems.append(
+                        IndexProblem(
+                            path,
+                            kind,
+                            f"stored CRC {batch.checksum}, computed {batch.compute_checksum()}",
+                            position=batch.position,
+                            offset=batch.base_offset,
                         )
-                    valid = batch.position + batch.size_in_bytes
-                invalid = records.invalid_bytes(valid)
-        except KdumpError as e:
-            out.problems.append(
-                IndexProblem(path, "kraft-snapshot", e.message, position=e.position or position)
+                    )
+                valid = batch.position + batch.size_in_bytes
+            invalid = records.invalid_bytes(valid)
+    except KdumpError as e:
+        problems.append(IndexProblem(path, kind, e.message, position=e.position or position))
+        return
+    except OSError as e:
+        problems.append(IndexProblem(path, "unreadable", e.strerror or str(e)))
+        return
+    if invalid > 0:
+        problems.append(
+            IndexProblem(
+                path,
+                kind,
+                f"the last {invalid} bytes are not a whole batch (a torn or truncated file)",
+                position=valid,
             )
-            continue
-        if invalid > 0:
-            out.problems.append(
-                IndexProblem(
-                    path,
-                    "kraft-snapshot",
-                    f"the last {invalid} bytes are not a whole batch (a torn or truncated snapshot)",
-                    position=valid,
+        )
+
+
+#: The file ``kafka-storage format`` writes in the metadata log directory (``BootstrapDirectory``).
+BOOTSTRAP_CHECKPOINT = "bootstrap.checkpoint"
+#: Checkpoints Kafka rewrites with exactly the log directory's partitions (``LogManager``'s
+#: checkpointLogRecoveryOffsetsInDir and checkpointLogStartOffsetsInDir, every flush-offset-checkpoint interval,
+#: even for a log directory left with no partition); ReplicaManager.checkpointHighWatermarks and the cleaner
+#: (LogCleanerManager.updateCheckpoints) rewrite theirs only for log directories that still hold partitions, so
+#: in a log directory left with none an entry there may outlive its directory.
+REWRITTEN_CHECKPOINTS = ("recovery-point-offset-checkpoint", "log-start-offset-checkpoint")
+
+
+@dataclass
+class LogDirFacts:
+    """What :func:`check_log_dir` found in a log directory's own files."""
+
+    directory: str
+    problems: list[IndexProblem] = field(default_factory=list)
+    unchecked: list[Unchecked] = field(default_factory=list)
+    bootstrap_checkpoints: int = 0
+
+
+def check_log_dir(log_dir: str, checkpoints: LogDirCheckpoints | None) -> LogDirFacts:
+    """The checks of a log directory itself: its ``bootstrap.checkpoint`` batch by batch, and the partitions its
+    checkpoints name against the partition directories it holds (LogManager.loadLogs loads only the
+    directories present: an entry without one is data that is gone)."""
+    out = LogDirFacts(log_dir)
+    bootstrap = os.path.join(log_dir, BOOTSTRAP_CHECKPOINT)
+    if os.path.isfile(bootstrap):
+        out.bootstrap_checkpoints += 1
+        _check_snapshot_file(bootstrap, "bootstrap-checkpoint", out.problems)
+    if not checkpoints:
+        return out
+    try:
+        present = {e.name for e in os.scandir(log_dir) if e.is_dir(follow_symlinks=False)}
+    except OSError:
+        return out
+    held: set[tuple[str, int]] = set()
+    for name in present:
+        parsed = naming.parse_partition_dir(name)
+        if parsed is not None:
+            held.add((parsed.topic, parsed.partition))
+    # the partitions ReplicaManager and the cleaner know (the metadata log is the raft layer's own)
+    replicated = any(topic != "__cluster_metadata" for topic, _ in held)
+    stale: list[str] = []
+    for file_name, what in LOG_DIR_CHECKPOINTS.items():
+        for (topic, partition), value in sorted(checkpoints.get(file_name, {}).items()):
+            if (topic, partition) in held:
+                continue
+            if file_name in REWRITTEN_CHECKPOINTS or replicated:
+                out.problems.append(
+                    IndexProblem(
+                        os.path.join(log_dir, file_name),
+                        "absent-partition",
+                        f"{topic}-{partition}: {what} {value}, but the log directory has no {topic}-{partition} "
+                        "directory (a broker ignores the entry: its data are gone)",
+                        offset=value,
+                    )
                 )
+            else:
+                stale.append(f"{topic}-{partition} ({what} {value}, {file_name})")
+    if stale:
+        out.unchecked.append(
+            Unchecked(
+                log_dir,
+                f"{len(stale)} checkpoint entr{'ies' if len(stale) != 1 else 'y'} for partitions without a directory "
+                f"not judged: {', '.join(stale[:3])}{', ...' if len(stale) > 3 else ''}; Kafka rewrites the high "
+                "watermark and cleaner checkpoints only while the log directory holds partitions (this one holds "
+                "none), so an entry there may outlive a deleted partition",
             )
+        )
+    return out
 
 
 __all__ = [
+    "BOOTSTRAP_CHECKPOINT",
     "PROBLEM_KINDS",
+    "LogDirFacts",
+    "check_log_dir",
     "PartitionFacts",
     "SegmentFacts",
     "Unchecked",

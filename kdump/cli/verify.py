@@ -39,13 +39,12 @@ def command(
         from kdump.cli import verify_index
 
         verify_index.run(paths or (".",), as_json=as_json, no_progress=no_progress)
-    from kdump.commands.verify import Verify, select_partitions
+    from kdump.commands.verify import Verify, select
     from kdump.render.verify_report import JsonSink, TextSink
-    from kdump.storage.index_verification import IndexProblem
 
-    walk_problems: list[IndexProblem] = []
     try:
-        partitions_ = select_partitions(paths or (".",), walk_problems)
+        unreadable: list = []
+        partitions_, log_dirs = select(paths or (".",), unreadable)
     except ValueError as e:
         raise click.UsageError(str(e)) from None
     sys.exit(
@@ -56,7 +55,8 @@ def command(
                     JsonSink(out) if as_json else TextSink(out),
                     deep=deep,
                     gaps=gaps,
-                    walk_problems=walk_problems,
+                    log_dirs=log_dirs,
+                    unreadable=unreadable,
                 ).run()
             )
         )

@@ -25,6 +25,7 @@ from kdump.errors import KdumpError, UnreadableFileError, names_unreadable, prob
 from kdump.exit_status import ExitStatus
 from kdump.facts.diff import BatchHeader, Copy, Divergence, PairDiff, PartitionDiff, Truncation
 from kdump.facts.report import ReportSink
+from kdump.storage import naming
 from kdump.storage.leader_epoch_checkpoint import read_leader_epoch_checkpoint
 from kdump.storage.local_log import LocalLog, find_partition_dirs
 from kdump.storage.regular_file import walk_error
@@ -37,13 +38,22 @@ MAX_RANGES = 100
 MAX_RECORDS = 5
 
 
-def headers(log: LocalLog, problems: list[str]) -> Iterator[BatchHeader]:
+def headers(
+    log: LocalLog, problems: list[str], crc_problems: list[str] | None = None
+) -> Iterator[BatchHeader]:
+    """Every batch's header, in offset order; a batch whose CRC fails is told to ``crc_problems``."""
+    if crc_problems is None:
+        crc_problems = problems
+    yield from _headers(log, problems, crc_problems)
+
+
+def _headers(log: LocalLog, errors: list[str], problems: list[str] | None) -> Iterator[BatchHeader]:
     for segment in log.log_segments:
         try:
             with segment.open_log() as records:
                 for batch in records.batches():
                     count = batch.count_or_none
-                    yield BatchHeader(
+                    header = BatchHeader(
                         batch.base_offset,
                         batch.last_offset,
                         batch.partition_leader_epoch,
@@ -51,9 +61,17 @@ def headers(log: LocalLog, problems: list[str]) -> Iterator[BatchHeader]:
                         1 if count is None else count,  # a legacy entry: one message (or one wrapper)
                         segment.log_path,
                         batch.position,
+                        batch.is_valid(),
                     )
+                    if not header.valid and problems is not None:
+                        problems.append(
+                            f"{segment.log_path}: byte {batch.position}: offsets {batch.base_offset}.."
+                            f"{batch.last_offset}: stored CRC {batch.checksum}, computed "
+                            f"{batch.compute_checksum()} (the batch's bytes were changed)"
+                        )
+                    yield header
         except KdumpError as e:
-            problems.append(problem_text(e))
+            errors.append(problem_text(e))
 
 
 def read_copy(directory: str) -> Copy:
@@ -103,17 +121,21 @@ def _add_range(ranges: list[tuple[int, int]], first: int, last: int) -> None:
 
 def compare(a_dir: str, b_dir: str, pair: PairDiff, problems: list[str]) -> None:
     """Stream both copies' batch headers in offset order and fill ``pair``."""
-    ia = headers(LocalLog.scan(a_dir), problems)
-    ib = headers(LocalLog.scan(b_dir), problems)
+    ia = headers(LocalLog.scan(a_dir), problems, [])  # read_copy tells each copy's CRC failures
+    ib = headers(LocalLog.scan(b_dir), problems, [])
     x = next(ia, None)
     y = next(ib, None)
+    a_started = b_started = False
     while x is not None or y is not None:
         if x is not None and y is not None and x.base_offset == y.base_offset:
+            a_started = b_started = True
             kind = None
             if x.last_offset != y.last_offset:
                 kind = "batch boundaries"
             elif x.crc != y.crc:
                 kind = "crc"
+            elif not (x.valid and y.valid):
+                kind = "corrupt"  # the same stored CRC, but one copy's bytes no longer match it
             elif x.leader_epoch != y.leader_epoch:
                 kind = "leader epoch"
             if kind is None:
@@ -123,11 +145,19 @@ def compare(a_dir: str, b_dir: str, pair: PairDiff, problems: list[str]) -> None
             x, y = next(ia, None), next(ib, None)
         elif y is None or (x is not None and x.last_offset < y.base_offset):
             assert x is not None
-            pair.offsets_only_in_a += x.last_offset - x.base_offset + 1
+            a_started = True
+            n = x.last_offset - x.base_offset + 1
+            pair.offsets_only_in_a += n
+            if b_started and y is not None:
+                pair.inner_offsets_only += n
             _add_range(pair.only_in_a, x.base_offset, x.last_offset)
             x = next(ia, None)
         elif x is None or y.last_offset < x.base_offset:
-            pair.offsets_only_in_b += y.last_offset - y.base_offset + 1
+            b_started = True
+            n = y.last_offset - y.base_offset + 1
+            pair.offsets_only_in_b += n
+            if a_started and x is not None:
+                pair.inner_offsets_only += n
             _add_range(pair.only_in_b, y.base_offset, y.last_offset)
             y = next(ib, None)
         else:  # overlapping batches with different base offsets
@@ -281,6 +311,17 @@ class DiffCommand:
         self.groups = group_copies(paths, self.walk_errors)
         if not self.groups:
             raise ValueError("no partition is present in two of the given directories")
+        for _, dirs in self.groups:
+            names = {
+                n
+                for n in (naming.parse_partition_dir(os.path.basename(os.path.normpath(d))) for d in dirs)
+                if n
+            }
+            if len({(n.topic, n.partition) for n in names}) > 1:
+                raise ValueError(
+                    "these are different partitions, not copies of one: "
+                    + ", ".join(sorted({f"{n.topic}-{n.partition}" for n in names}))
+                )
 
     def run(self, sink: ReportSink[PartitionDiff]) -> ExitStatus:
         """Each partition's comparison, then each directory the walk could not read, to ``sink``."""

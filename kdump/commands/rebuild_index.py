@@ -231,16 +231,19 @@ class RebuildIndex:
                 lock = os.path.join(log_dir, ".lock")
                 self.problem(RebuildProblem(LOCKED_LOG_DIR, lock, directory=target.directory, holder=holder))
                 return
+        active = log.active_base_offset
         for segment in segments:
             if not segment.has(naming.LOG_FILE_SUFFIX):
                 self._orphans(segment)
                 continue
-            self.rebuild_segment(segment, interval)
+            self.rebuild_segment(segment, interval, active=segment.base_offset == active)
 
     def _orphans(self, segment: LogSegment) -> None:
         self.sink.orphans(Orphans(segment))
 
-    def rebuild_segment(self, segment: LogSegment, interval: int) -> None:
+    def rebuild_segment(self, segment: LogSegment, interval: int, *, active: bool = False) -> None:
+        """Rebuild one segment's indexes.  ``active``: it is the partition's active segment, whose preallocated
+        index files (a running broker's, or a copy of one) are sound, not damage (``verify_segment``)."""
         self.counts.segments += 1
         try:
             with segment.open_log() as records:
@@ -267,7 +270,7 @@ class RebuildIndex:
             if not soundness:
                 from kdump.analysis.index_verification import verify_segment
 
-                problems = {p.path for p in verify_segment(segment).problems}
+                problems = {p.path for p in verify_segment(segment, active=active).problems}
                 for name in (segment.index_path, segment.time_index_path):
                     soundness[name] = name not in problems
             return soundness.get(path, False)

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 
 from kdump.analysis.consumer_view import ongoing_transactions
 from kdump.analysis.log_summary import read_log_dir_checkpoints
@@ -50,6 +51,15 @@ DEFAULTS: dict[str, tuple[str, str]] = {
     "delete.retention.ms": ("log.cleaner.delete.retention.ms", "86400000"),
     "min.compaction.lag.ms": ("log.cleaner.min.compaction.lag.ms", "0"),
     "max.compaction.lag.ms": ("log.cleaner.max.compaction.lag.ms", "9223372036854775807"),
+}
+
+
+METADATA_TOPIC = "__cluster_metadata"
+#: The broker configs of the metadata log's snapshot retention, with their Kafka 4.0 defaults
+#: (``KRaftConfigs``: metadata.max.retention.ms 7 days, metadata.max.retention.bytes 100 MiB).
+METADATA_SNAPSHOT_DEFAULTS = {
+    "metadata.max.retention.ms": "604800000",
+    "metadata.max.retention.bytes": "104857600",
 }
 
 
@@ -181,10 +191,16 @@ class RetentionCommand:
         hw = ckpt("replication-offset-checkpoint")
         if hw is None and log_end is not None:
             hw = log_end
-            problems.append("no high watermark in replication-offset-checkpoint: the log end offset is used")
+            if log.topic != METADATA_TOPIC:  # the raft layer's high watermark is never checkpointed
+                problems.append(
+                    "no high watermark in replication-offset-checkpoint: the log end offset is used"
+                )
         size_total = sum(s.size for s in segments)
         policy = {p.strip() for p in config["cleanup.policy"].split(",")}
-        self._apply_delete(segments, policy, config, log_start, hw, log_end, size_total, problems)
+        if log.topic == METADATA_TOPIC:
+            log_start = self._metadata_retention(log, segments, config, sources, log_start, hw, problems)
+        else:
+            self._apply_delete(segments, policy, config, log_start, hw, log_end, size_total, problems)
         remaining = [s for s in segments if s.deleted_by is None]
         if log_start is None:
             after = None
@@ -213,6 +229,82 @@ class RetentionCommand:
             compaction,
             problems,
         )
+
+    def _metadata_retention(
+        self,
+        log: LocalLog,
+        segments: list[SegmentFate],
+        config: dict[str, str],
+        sources: dict[str, str],
+        log_start: int | None,
+        hw: int | None,
+        problems: list[str],
+    ) -> int | None:
+        """The KRaft metadata log: no time or size retention of its own (``KafkaMetadataLog.apply`` sets
+        retention.ms and retention.bytes to -1); ``KafkaMetadataLog.maybeClean`` deletes old snapshots -- while
+        the log and snapshots exceed metadata.max.retention.bytes, then while a snapshot's
+        LastContainedLogTimestamp is older than metadata.max.retention.ms -- each time moving the log start to
+        the next snapshot (``deleteBeforeSnapshot``), never past the latest; segments wholly below the log
+        start then go (``UnifiedLog.deleteOldSegments``).  Returns the log start offset before that."""
+        for name, why in (
+            ("retention.ms", "the metadata log has no time retention (KafkaMetadataLog)"),
+            ("retention.bytes", "the metadata log has no size retention (KafkaMetadataLog)"),
+        ):
+            config[name], sources[name] = "-1", why
+        for name, default in METADATA_SNAPSHOT_DEFAULTS.items():
+            if name in self.overrides:
+                config[name], sources[name] = self.overrides[name], "--config"
+            else:
+                config[name], sources[name] = default, "Kafka default (a broker config: not in the data)"
+        retention_ms = _int(config["metadata.max.retention.ms"], problems, "metadata.max.retention.ms")
+        retention_bytes = _int(
+            config["metadata.max.retention.bytes"], problems, "metadata.max.retention.bytes"
+        )
+        snapshots = _metadata_snapshots(log, problems)
+        start = log_start
+        if start is None or len(snapshots) < 2:
+            return start
+        latest = snapshots[-1][0]
+        kept = list(snapshots)
+
+        def log_size() -> int:
+            return sum(s.size for s in segments if s.next_offset > new_start[0])
+
+        new_start = [start]
+
+        def clean(should: Callable[[tuple[int, int | None, int]], bool]) -> None:
+            while len(kept) >= 2:
+                if not should(kept[0]):
+                    return
+                nxt = kept[1][0]
+                if not (new_start[0] < nxt <= latest):
+                    return
+                new_start[0] = nxt
+                kept.pop(0)
+
+        total = [sum(size for _, _, size in kept)]
+        if retention_bytes >= 0:
+
+            def over(snapshot: tuple[int, int | None, int]) -> bool:
+                if log_size() + total[0] > retention_bytes:
+                    total[0] -= snapshot[2]
+                    return True
+                return False
+
+            clean(over)
+        if retention_ms >= 0:
+            clean(lambda snap: snap[1] is not None and self.now - snap[1] > retention_ms)
+        moved = new_start[0]
+        for i, seg in enumerate(segments):
+            if (
+                i + 1 < len(segments)
+                and segments[i + 1].base_offset <= moved
+                and (hw is None or hw >= seg.next_offset)
+            ):
+                seg.deleted_by = "snapshot"
+            else:
+                break
+        return start
 
     def _apply_delete(
         self,
@@ -355,6 +447,35 @@ class RetentionCommand:
                 problems.append(problem_text(e))
         facts.distinct_keys = len(latest)
         facts.live_tombstones = sum(latest.values())
+
+
+def _metadata_snapshots(log: LocalLog, problems: list[str]) -> list[tuple[int, int | None, int]]:
+    """The metadata log's snapshots (``<offset>-<epoch>.checkpoint``) in (offset, epoch) order: offset, the
+    header's LastContainedLogTimestamp (``Snapshots.lastContainedLogTimestamp``; None when unreadable) and
+    size."""
+    from kdump.storage.control_record import ControlRecordType, decode_control_record
+    from kdump.storage.file_records import FileRecords
+
+    found = []
+    for path in sorted(log.kraft_snapshots, key=lambda p: os.path.basename(p)):
+        name = os.path.basename(path)
+        timestamp = None
+        try:
+            size = os.path.getsize(path)
+            with FileRecords(path) as records:
+                for batch in records.batches():
+                    for record in batch.records():
+                        control = decode_control_record(record.key, record.value)
+                        if control.control_type is ControlRecordType.SNAPSHOT_HEADER and control.message:
+                            timestamp = int(control.message["LastContainedLogTimestamp"])
+                        break
+                    break
+        except (KdumpError, OSError) as e:
+            problems.append(f"{path}: {getattr(e, 'message', None) or e}")
+            continue
+        found.append((int(name[:20]), int(name[21:31]), timestamp, size))
+    found.sort()
+    return [(offset, timestamp, size) for offset, _, timestamp, size in found]
 
 
 def _segments_between(segments: list[SegmentFate], start: int, end: int) -> list[SegmentFate]:

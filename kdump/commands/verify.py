@@ -25,6 +25,7 @@ from kdump.analysis.log_verification import (
     LogDirCheckpoints,
     SegmentFacts,
     check_log,
+    check_log_dir,
     check_partition,
     cleanup_policy,
     snapshot_wanted_offsets,
@@ -36,7 +37,13 @@ from kdump.exit_status import ExitStatus
 from kdump.facts.verify import Summary, VerifySink
 from kdump.facts.verify_index import RuleNote
 from kdump.storage import naming
-from kdump.storage.local_log import LOG_DIR_FILES, LocalLog, find_partition_dirs, no_kafka_data
+from kdump.storage.local_log import (
+    LOG_DIR_FILES,
+    LocalLog,
+    find_partition_dirs,
+    holds_log_dir_files,
+    no_kafka_data,
+)
 from kdump.storage.log_segment import LogSegment
 from kdump.storage.regular_file import walk_error
 
@@ -66,29 +73,57 @@ def select_partitions(
 ) -> list[PartitionTarget]:
     """The partitions named by ``paths`` (a directory: every partition directory at or below it; a segment
     file: that segment of its partition), each once, in argument order.  ValueError when a path holds no Kafka
-    data or names no segment.  Directories the walk cannot read go to ``problems`` (kind ``unreadable``, as
-    ``verify-index`` reports them) when given."""
+    data or names no segment."""
+    return select(paths)[0]
 
-    def unreadable(path: str, error: OSError) -> None:
-        if problems is not None:
-            problems.append(
+
+def select(
+    paths: Iterable[str], unreadable: list[IndexProblem] | None = None
+) -> tuple[list[PartitionTarget], list[str]]:
+    """:func:`select_partitions`' partitions, and the log directories given whole (a path at or above them):
+    their own files are checked too (:func:`kdump.analysis.log_verification.check_log_dir`).  A log directory
+    with no partition (only ``bootstrap.checkpoint`` and checkpoints) is Kafka data.  Directories the walk
+    cannot read go to ``unreadable`` when given (as ``verify-index`` reports them: problems, never a clean
+    bill)."""
+    targets: dict[str, PartitionTarget] = {}
+    log_dirs: dict[str, str] = {}
+
+    def on_error(path: str, error: OSError) -> None:
+        if unreadable is not None:
+            unreadable.append(
                 IndexProblem(path, "unreadable", f"cannot read the directory: {walk_error(error)}")
             )
 
-    targets: dict[str, PartitionTarget] = {}
     for path in paths:
         if os.path.isdir(path):
             if os.path.basename(os.path.normpath(path)) in (".", "..", ""):
                 path = os.path.abspath(path)  # `.` in a partition directory: the partition has its name
             found = False
-            for directory in find_partition_dirs([path], on_error=unreadable):
+            root = os.path.realpath(path)
+            try:
+                if holds_log_dir_files(os.listdir(path)):
+                    found = True
+                    log_dirs.setdefault(root, path)
+            except OSError:
+                pass
+            for directory in find_partition_dirs([path], on_error=on_error):
                 found = True
                 key = os.path.realpath(directory)
+                if key != root:
+                    parent = os.path.dirname(directory)
+                    try:
+                        if holds_log_dir_files(os.listdir(parent)):
+                            log_dirs.setdefault(os.path.realpath(parent), parent)
+                    except OSError:
+                        pass
                 if key not in targets:
-                    targets[key] = PartitionTarget(LocalLog.scan(directory))
+                    try:
+                        targets[key] = PartitionTarget(LocalLog.scan(directory))
+                    except OSError as e:
+                        on_error(directory, e)
                 else:
                     targets[key].base_offsets = None
-            if not found:
+            if not found and not (unreadable and os.path.realpath(path) == root):
                 raise ValueError(no_kafka_data(path))
         else:
             try:
@@ -101,7 +136,7 @@ def select_partitions(
                 target = targets[key] = PartitionTarget(LocalLog.scan(segment.directory), set())
             if target.base_offsets is not None:
                 target.base_offsets.add(segment.base_offset)
-    return list(targets.values())
+    return list(targets.values()), list(log_dirs.values())
 
 
 #: One segment to check: the segment, ``deep``, the last offsets producer snapshots name, and whether it is the
@@ -162,11 +197,14 @@ class Verify:
         gaps: bool = False,
         workers: int | None = None,
         mapper: SegmentMapper | None = None,
-        walk_problems: list[IndexProblem] | None = None,
+        log_dirs: Iterable[str] = (),
+        unreadable: Iterable[IndexProblem] = (),
     ) -> None:
         self.targets = targets
-        #: Directories :func:`select_partitions` could not read: problems of the run, reported first.
-        self.walk_problems = walk_problems or []
+        #: What the selection could not read (:func:`select`): reported as problems.
+        self.unreadable = list(unreadable)
+        #: Log directories given whole, whose own files are checked (:func:`select`).
+        self.log_dirs = list(log_dirs)
         self.sink = sink
         self.deep = deep
         self.gaps = gaps
@@ -179,8 +217,6 @@ class Verify:
         summary = Summary(deep=self.deep)
         files: set[str] = set()
         log_dirs: dict[str, tuple[LogDirCheckpoints | None, ClusterConfig | None]] = {}
-        for p in self.walk_problems:
-            self._problem(p, summary, files)
         for target, facts in self._checked_segments():
             log = target.log
             parent = os.path.dirname(os.path.abspath(log.directory))
@@ -232,6 +268,19 @@ class Verify:
             summary.checkpoint_values += partition.checkpoint_values
             summary.leader_epochs += partition.leader_epochs
             summary.kraft_snapshots += partition.kraft_snapshots
+        for problem in self.unreadable:
+            self._problem(problem, summary, files)
+        for log_dir in self.log_dirs:
+            key = os.path.dirname(os.path.join(os.path.abspath(log_dir), ""))
+            if key not in log_dirs:
+                log_dirs[key] = _log_dir_state(key)
+            own = check_log_dir(log_dir, log_dirs[key][0])
+            summary.kraft_snapshots += own.bootstrap_checkpoints  # the same format, counted with them
+            for p in own.problems:
+                self._problem(p, summary, files)
+            for u in own.unchecked:
+                summary.unchecked += 1
+                self.sink.unchecked(u)
         summary.files_with_problems = len(files)
         self.sink.summary(summary)
         return ExitStatus.PROBLEMS if summary.problems else ExitStatus.OK
@@ -331,5 +380,6 @@ __all__ = [
     "Summary",
     "Verify",
     "segment_task",
+    "select",
     "select_partitions",
 ]

@@ -16,6 +16,8 @@ class BatchHeader(NamedTuple):
     records: int
     file: str
     position: int
+    #: Whether the stored CRC matches the batch's bytes (``RecordBatch.isValid``).
+    valid: bool = True
 
 
 @dataclass
@@ -60,10 +62,20 @@ class PairDiff:
     only_in_b: list[tuple[int, int]] = field(default_factory=list)
     offsets_only_in_a: int = 0
     offsets_only_in_b: int = 0
+    #: Offsets one copy lacks between offsets both hold (a hole, not a shorter end or a later log start).
+    inner_offsets_only: int = 0
 
     @property
     def identical(self) -> bool:
         return not (self.diverged_batches or self.offsets_only_in_a or self.offsets_only_in_b)
+
+    @property
+    def diverged(self) -> bool:
+        """Whether the copies disagree: batches that differ (or whose CRC fails), or offsets one lacks between
+        offsets both hold.  A copy that only ends earlier (a follower behind) or starts later (retention ran
+        on it) has not diverged: as a follower it truncates nothing
+        (``AbstractFetcherThread``'s leader-epoch truncation ends at or after its log end)."""
+        return bool(self.diverged_batches or self.inner_offsets_only)
 
 
 @dataclass
@@ -85,4 +97,8 @@ class PartitionDiff:
 
     @property
     def diverged(self) -> bool:
-        return any(not p.identical for p in self.pairs)
+        return any(p.diverged for p in self.pairs)
+
+    @property
+    def identical(self) -> bool:
+        return all(p.identical for p in self.pairs)

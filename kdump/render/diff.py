@@ -76,15 +76,17 @@ def summary(facts: list[PartitionDiff]) -> Section:
     """What a reader wants first: how many partitions were compared, which diverged and where."""
     diverged = [p for p in facts if p.diverged]
     copies = max((len(p.copies) for p in facts), default=0)
+    consistent = sum(1 for p in facts if not p.diverged and not p.identical)
     s = Section(
         f"{len(facts)} partition(s) compared across {copies} copies: {len(diverged)} diverged, "
-        f"{len(facts) - len(diverged)} identical"
+        f"{len(facts) - len(diverged) - consistent} identical"
+        + (f", {consistent} consistent (one copy behind or starting later)" if consistent else "")
     )
     if diverged:
         s.columns = SUMMARY_COLUMNS
         for p in diverged:
             for d in p.pairs:
-                if d.identical:
+                if not d.diverged:
                     continue
                 fd = d.first_divergence
                 s.rows.append(
@@ -94,7 +96,12 @@ def summary(facts: list[PartitionDiff]) -> Section:
                 s.flagged.add(len(s.rows) - 1)
     same = [p for p in facts if not p.diverged]
     if same and len(facts) > 1:
-        s.notes.append(f"identical: {partition_list([_topic_partition(p.name) for p in same])}")
+        identical = [_topic_partition(p.name) for p in same if p.identical]
+        behind = [_topic_partition(p.name) for p in same if not p.identical]
+        if identical:
+            s.notes.append(f"identical: {partition_list(identical)}")
+        if behind:
+            s.notes.append(f"consistent: {partition_list(behind)}")
     if len(facts) > 1:
         s.notes.append("details of the partitions that diverged follow" if diverged else "")
     s.notes = [n for n in s.notes if n]
@@ -108,7 +115,14 @@ def sections(facts: list[PartitionDiff]) -> list[Section]:
         if len(facts) > 1 and not p.diverged:
             continue
         copies = Section(
-            f"{p.name}: {len(p.copies)} copies" + (" DIVERGED" if p.diverged else " identical"),
+            f"{p.name}: {len(p.copies)} copies"
+            + (
+                " DIVERGED"
+                if p.diverged
+                else " identical"
+                if p.identical
+                else " consistent (one ends earlier or starts later; nothing diverged)"
+            ),
             COPY_COLUMNS_SPEC,
         )
         for i, c in enumerate(p.copies):

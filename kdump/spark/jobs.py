@@ -91,10 +91,10 @@ def verify(
     driver.  Prints what ``kdump verify`` prints (and writes its JSON lines to ``report``); returns the number
     of problems."""
     from kdump.analysis.log_verification import SegmentFacts
-    from kdump.commands.verify import SegmentTask, Verify, segment_task, select_partitions
+    from kdump.commands.verify import SegmentTask, Verify, segment_task, select
     from kdump.render.verify_report import JsonSink, TeeSink, TextSink
 
-    targets = select_partitions(expand_paths(paths))
+    targets, log_dirs = select(expand_paths(paths))
 
     def spark_map(tasks: list[SegmentTask]) -> list[SegmentFacts]:
         if not tasks:
@@ -108,7 +108,7 @@ def verify(
                 spark.stop()
 
     counted = _CountingSink(TextSink(out) if report is None else TeeSink(TextSink(out), JsonSink(report)))
-    Verify(targets, counted, deep=deep, gaps=gaps, mapper=spark_map).run()
+    Verify(targets, counted, deep=deep, gaps=gaps, mapper=spark_map, log_dirs=log_dirs).run()
     return counted.problems
 
 

@@ -261,7 +261,8 @@ def _java_long_or_none(digits: str) -> int | None:
 
 
 #: Files only a log directory (a ``log.dirs`` entry) holds, never a partition directory: Kafka's
-#: ``meta.properties``, the per-log-directory checkpoints and the clean-shutdown marker.
+#: ``meta.properties``, the per-log-directory checkpoints, the clean-shutdown marker and the metadata log
+#: directory's ``bootstrap.checkpoint`` (``BootstrapDirectory``).
 LOG_DIR_FILES = (
     "meta.properties",
     "recovery-point-offset-checkpoint",
@@ -269,6 +270,7 @@ LOG_DIR_FILES = (
     "log-start-offset-checkpoint",
     "cleaner-offset-checkpoint",
     ".kafka_cleanshutdown",
+    "bootstrap.checkpoint",
 )
 _TRANSIENT_SEGMENT_FILE = re.compile(
     r"^[0-9]+\.(log|index|timeindex|txnindex|snapshot)(\.deleted|\.cleaned|\.swap)$"
@@ -365,22 +367,41 @@ def find_partition_dirs(
     ``on_error(path, error)`` is told, and the walk goes on.
     """
     for root in paths:
-        stack = [os.fspath(root)]
+        # (path, whether its parent is a log directory)
+        stack = [(os.fspath(root), False)]
         while stack:
-            path = stack.pop()
+            path, in_log_dir = stack.pop()
             if is_partition_dir(path):
                 yield path
                 continue
+            if in_log_dir:
+                # Below a log directory Kafka loads only the directories directly in it (LogManager.loadLogs):
+                # what lies deeper (a Spark state store's ``state/0/3/11.snapshot``, an IDE's ``.metadata/0.log``)
+                # is not Kafka's.  One that cannot be read may be a partition: said.
+                try:
+                    with os.scandir(path):
+                        pass
+                except OSError as e:
+                    if on_error is not None:
+                        on_error(path, e)
+                continue
             try:
                 with os.scandir(path) as entries:
-                    subdirs = sorted((e.name for e in entries if _is_dir(e)), reverse=True)
+                    subdirs = []
+                    log_dir = False
+                    for entry in entries:
+                        if _is_dir(entry):
+                            subdirs.append(entry.name)
+                        elif entry.name in LOG_DIR_FILES:
+                            log_dir = True
             except OSError as e:
                 if on_error is not None and not (
                     path != os.fspath(root) and isinstance(e, NotADirectoryError)
                 ):
                     on_error(path, e)
                 continue
-            stack.extend(os.path.join(path, name) for name in subdirs)
+            subdirs.sort(reverse=True)
+            stack.extend((os.path.join(path, name), log_dir) for name in subdirs)
 
 
 def _is_dir(entry: os.DirEntry[str]) -> bool:

@@ -56,7 +56,12 @@ class LogSegment:
         return segment
 
     def path(self, suffix: str) -> str:
-        """The path of this segment's file with ``suffix``, whether or not it exists."""
+        """The path of this segment's file with ``suffix``, whether or not it exists: the file the scan found
+        (another spelling of the base offset, ``42.index``, is the file read and named), else the name Kafka
+        writes (``LogFileUtils.filenamePrefixFromOffset``: 20 digits)."""
+        found = self.files.get(suffix)
+        if found is not None:
+            return found
         return os.path.join(self.directory, naming.offset_to_filename(self.base_offset, suffix))
 
     def has(self, suffix: str) -> bool:
