@@ -16,9 +16,9 @@ def command(ctx: click.Context, command_name: str | None) -> None:
     """Show the options of COMMAND (for `files`: kafka-dump-log.sh's options and kdump's own)."""
     group = ctx.parent.command if ctx.parent is not None else None
     if command_name == "files":
-        from kdump.cli.files import kdump_help_text
+        from kdump.cli.files import chosen_release, kdump_help_text
 
-        click.echo(kdump_help_text(), nl=False)
+        click.echo(kdump_help_text(chosen_release([])), nl=False)
         return
     if not isinstance(group, click.Group):  # pragma: no cover - always run below the kdump group
         raise click.UsageError("kdump help runs as a subcommand of kdump")

@@ -30,8 +30,9 @@ from kdump.render.decoders import (
     resolve_decoder,
 )
 from kdump.render.output import Output
-from kdump.storage import checkpoint, naming
+from kdump.storage import checkpoint, kafka_release, naming
 from kdump.storage.file_records import INT_MAX, FileRecords, RecordBatch
+from kdump.storage.kafka_release import KafkaRelease
 from kdump.storage.offset_index import OffsetIndex
 from kdump.storage.producer_snapshot import ProducerSnapshotEntry, read_producer_snapshot
 from kdump.storage.record import Record
@@ -98,6 +99,8 @@ class DumpOptions:
     #: ``--human-time``: ISO-8601 after every timestamp of the text, in ``tz`` (None: UTC).
     human_time: bool = False
     tz: tzinfo | None = None
+    #: The Kafka release whose tool's text to reproduce (``--kafka-version``; kdump's own outputs ignore it).
+    release: KafkaRelease = field(default_factory=kafka_release.release)
     #: Integer options whose argument does not convert: Kafka converts them lazily, where it first uses them
     #: (``--max-bytes`` for each .log/.checkpoint, ``--max-message-size`` for each .index), and dies there.
     option_errors: dict[str, str] = field(default_factory=dict)
@@ -322,7 +325,7 @@ class DumpLogSegments:
     def _message_parser(self) -> MessageParser:
         opts = self.options
         if opts.internal_decoders:  # in Kafka's order of precedence: the first one wins
-            return internal_topic_parser(opts.internal_decoders[0])
+            return internal_topic_parser(opts.internal_decoders[0], opts.release)
         # Kafka's messageParser: the value decoder is read (and loaded) first, then the key decoder
         opts.check_option("value-decoder-class")
         value_decoder = resolve_decoder(_or_default(opts.value_decoder_class))

@@ -14,11 +14,14 @@ from __future__ import annotations
 import itertools
 import struct
 from collections.abc import Callable
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from kdump.errors import KdumpError, UsageError
 from kdump.jdk.text import decode_utf8_jdk
 from kdump.storage.record import Record
+
+if TYPE_CHECKING:
+    from kdump.storage.kafka_release import KafkaRelease
 
 Decoder = Callable[[bytes], str]
 
@@ -88,13 +91,14 @@ class MessageParser(Protocol):
         ...
 
 
-def internal_topic_parser(decoder: str) -> MessageParser:
+def internal_topic_parser(decoder: str, release: KafkaRelease | None = None) -> MessageParser:
     """The parser of an internal-topic decoder flag (``offsets``, ``transaction-log``, ``cluster-metadata``,
-    ``remote-log-metadata``, ``share-group-state``, with or without the ``-decoder`` suffix)."""
+    ``remote-log-metadata``, ``share-group-state``, with or without the ``-decoder`` suffix), as ``release``'s
+    tool has it (None: Kafka 4.0's)."""
     from kdump.render.internal_topics import InternalTopicParser  # its schemas load only when asked for
 
     try:
-        return InternalTopicParser(decoder.removeprefix("--").removesuffix("-decoder"))
+        return InternalTopicParser(decoder.removeprefix("--").removesuffix("-decoder"), release)
     except ValueError as e:
         raise UsageError(str(e)) from None
 

@@ -149,6 +149,7 @@ class TextLog:
         self.skip_metadata = options.skip_record_metadata
         self.header_values = options.print_header_values
         self.payload_extra = _payload_text_hook(options, file)
+        self.control = kafka_text.control_describer(options.release)
 
     def segment_renderer(self, records: FileRecords, deep: bool) -> RenderChunk | None:
         """:meth:`render_batches` on ``records``; None where lines are not Kafka's alone (``--human-time``,
@@ -171,6 +172,7 @@ class TextLog:
         skip_metadata = self.skip_metadata
         parser = self.parser
         payload_extra = self.payload_extra
+        control = self.control
         # big keys and values as views of the segment, their text written in pieces (Output.write_lines)
         views = payload_extra is None
         valid_bytes = start
@@ -183,7 +185,12 @@ class TextLog:
                 out.write(kafka_text.batch_line_tail(batch, valid_bytes))
                 if deep:
                     render = kafka_text.record_renderer(
-                        batch, print_contents, skip_metadata, parser, payload_extra=payload_extra
+                        batch,
+                        print_contents,
+                        skip_metadata,
+                        parser,
+                        payload_extra=payload_extra,
+                        control=control,
                     )
                     lines: list[str] = []
                     tracked = see(batch.records(views=views))
@@ -228,6 +235,7 @@ class TextLog:
             self.parser,
             header_values=self.header_values,
             payload_extra=self.payload_extra,
+            control=self.control,
         )
         lines: list[str] = []
         head_written = False

@@ -21,7 +21,9 @@ from kdump.storage.internal_topics import (
     RecordDecodeError,
     UnknownRecordTypeError,
     decode_key_value,
+    decode_release_record,
 )
+from kdump.storage.kafka_release import KafkaRelease
 from kdump.storage.legacy_record import LegacyFieldError
 from kdump.storage.message_schema import Struct
 from kdump.storage.record import Record
@@ -32,6 +34,8 @@ _MISSING_KEY_NAMES = {
     "offsets": "offset topic decoder",
     "share-group-state": "share group state topic decoder",
 }
+#: The decoders 4.1 made one ``CoordinatorRecordMessageParser`` (KAFKA-18207/18616).
+_COORDINATOR_41 = ("offsets", "transaction-log", "share-group-state")
 #: The name of the version member of the value wrapper (Kafka 4.0's share decoder still says "type").
 _VALUE_WRAPPER = {"offsets": "version", "share-group-state": "type"}
 
@@ -42,10 +46,13 @@ class InternalTopicParser:
 
     is_string_parser = False
 
-    def __init__(self, decoder: str) -> None:
+    def __init__(self, decoder: str, release: KafkaRelease | None = None) -> None:
         if decoder not in DECODERS:
             raise ValueError(f"unknown internal-topic decoder {decoder!r}")
         self.decoder = decoder
+        self.line = "4.0" if release is None else release.line
+        if release is not None and release.coordinator_parser and decoder in _COORDINATOR_41:
+            self.parse = self._parse_coordinator_41  # type: ignore[method-assign]
 
     def parse(self, record: Record) -> tuple[str | None, str | None]:
         """The key and payload texts of one record (None: not printed)."""
@@ -80,12 +87,32 @@ class InternalTopicParser:
                 "(message had a missing key)"
             )
         try:
-            decoded = decode_key_value(self.decoder, record.key, record.value)
+            decoded = decode_release_record(self.decoder, self.line, record.key, record.value)
         except UnknownRecordTypeError as e:
             return f"Unknown record type {e.record_type} at offset {record.offset}, skipping.", None
         except (RecordDecodeError, LegacyFieldError) as e:
             return f"Error at offset {record.offset}, skipping. {e.java_text}", None
         return coordinator_record_texts(decoded)
+
+    def _parse_coordinator_41(self, record: Record) -> tuple[str | None, str | None]:
+        """Kafka 4.1's ``CoordinatorRecordMessageParser`` (the offsets, transaction-log and share-group-state
+        decoders): ``{"type":"<record type>","data":{key}}`` and ``{"version":"<v>","data":{value}}``."""
+        if record.key_size < 0:  # Record.hasKey: the key's size only
+            raise FatalDecodeError(
+                f"Failed to decode message at offset {record.offset} using the specified decoder "
+                "(message had a missing key)"
+            )
+        try:
+            decoded = decode_release_record(self.decoder, self.line, record.key, record.value)
+        except UnknownRecordTypeError as e:
+            return f"Unknown record type {e.record_type} at offset {record.offset}, skipping.", None
+        except (RecordDecodeError, LegacyFieldError) as e:
+            return f"Error at offset {record.offset}, skipping. {e.java_text}", None
+        assert decoded.key is not None
+        key = f'{{"type":"{decoded.key_version}","data":{struct_to_json(decoded.key)}}}'
+        if decoded.value is None:
+            return key, "<DELETE>"
+        return key, f'{{"version":"{decoded.value_version}","data":{struct_to_json(decoded.value)}}}'
 
 
 # -- the texts Kafka prints ----------------------------------------------------------------------------------

@@ -30,6 +30,7 @@ from kdump.storage.schemas import (
     NEWEST_KAFKA_SOURCE,
     group_coordinator,
     metadata,
+    release_schemas,
     remote_log_metadata,
     share_coordinator,
     transaction_log,
@@ -115,6 +116,46 @@ class DecodedRecord:
     @property
     def is_tombstone(self) -> bool:
         return self.key is not None and self.value is None
+
+
+def coordinator_tables(
+    decoder: str, line: str
+) -> tuple[dict[int, tuple[str, str]], dict[str, MessageSchema]]:
+    """The record types and schemas release ``line``'s tool decodes coordinator topic ``decoder`` with
+    (``offsets``, ``share-group-state``; ``transaction-log`` from 4.1 on, when it became a coordinator serde)."""
+    cached = _TABLES.get((decoder, line))
+    if cached is None:
+        module = {
+            "offsets": group_coordinator,
+            "share-group-state": share_coordinator,
+            "transaction-log": transaction_log,
+        }[decoder]
+        types = module.RELEASE_RECORD_TYPES[line]
+        cached = _TABLES[(decoder, line)] = (
+            types,
+            release_schemas(module.SCHEMAS, module.RELEASE_SCHEMA_TEXT, line),
+        )
+    return cached
+
+
+_TABLES: dict[tuple[str, str], tuple[dict[int, tuple[str, str]], dict[str, MessageSchema]]] = {}
+
+
+def decode_release_record(decoder: str, line: str, key: bytes | None, value: bytes | None) -> DecodedRecord:
+    """Decode one record as release ``line``'s ``--<decoder>-decoder`` does (``kdump files --kafka-version``):
+    with that release's schemas, and for the transaction log from 4.1 on as a coordinator record (4.1's
+    ``TransactionCoordinatorRecordSerde``: its failures are reported and skipped, no longer fatal)."""
+    if (
+        decoder == "offsets"
+        or decoder == "share-group-state"
+        or (decoder == "transaction-log" and line in transaction_log.RELEASE_RECORD_TYPES)
+    ):
+        types, schemas = coordinator_tables(decoder, line)
+        decoded = decode_coordinator_record(decoder, types, schemas, key, value)
+        if decoded.kind == "GroupMetadata" and decoded.value is not None:
+            decoded.value = expand_consumer_protocol(decoded.value)
+        return decoded
+    return decode_key_value(decoder, key, value)
 
 
 def decode_key_value(

@@ -5,6 +5,7 @@
     python -m tests.differential --seed 7 --start 1234 -n 1 -v    # one case again, with both outputs
     python -m tests.differential --kind mutated --kind multi -n 500
     python -m tests.differential --check-server                   # the resident JVM against the corpus
+    python -m tests.differential --record 4.1                     # the 4.1 tool's outputs of the corpus
 
 Exits 1 when a case diverges (each is listed with its seed and number; --save keeps its files and both
 outputs), 2 when the real tool is not available.
@@ -58,6 +59,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--check-server", action="store_true", help="replay the corpus through the resident JVM and compare"
     )
+    parser.add_argument(
+        "--record",
+        choices=["4.1"],
+        help="run every corpus run through this release's real tool and store what differs from the corpus's "
+        "outputs (tests/fixtures/kafka-<release>)",
+    )
     args = parser.parse_args(argv)
     full = None if args.no_corpus else args.corpus
     kinds = tuple(args.kind or ())
@@ -70,6 +77,13 @@ def main(argv: list[str] | None = None) -> int:
     if reason:
         print(f"cannot run the real tool: {reason}", file=sys.stderr)
         return 2
+    if args.record:
+        from .record_release import RELEASES, record
+
+        if (reason := unavailable_reason(args.record)) is not None:
+            print(f"cannot run the real tool: {reason}", file=sys.stderr)
+            return 2
+        return record(args.record, args.corpus, REPO / "tests" / "fixtures" / RELEASES[args.record])
     if args.check_server:
         from .server_check import check_server
 
