@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.corpus import CORPUS, FIXTURE_CORPUS, corpus_available, release_runs, supported_runs
+from tests.corpus import CORPUS, FIXTURE_CORPUS, corpus_available, load_manifest, release_runs, supported_runs
 from tests.replay import assert_replays
 
 FIXTURE_RUNS = supported_runs(FIXTURE_CORPUS)
@@ -108,3 +108,21 @@ def test_compat_version_names_the_releases() -> None:
     from kdump.storage.kafka_release import LINES
 
     assert KAFKA_COMPAT_VERSION == ", ".join(LINES)
+
+
+# -- Kafka 3.9: the corpus's 3.9 runs (its own data and 15 runs on 4.0 files), every category ----------------
+
+RELEASE_39_RUNS = (
+    [r for r in load_manifest(CORPUS) if r.tool == "kafka-3.9.0" and r.category != "state-file"]
+    if corpus_available()
+    else []
+)
+
+
+@pytest.mark.corpus
+@pytest.mark.skipif(not RELEASE_39_RUNS, reason=f"reference corpus not found at {CORPUS}")
+@pytest.mark.parametrize("run", _params(RELEASE_39_RUNS) or [pytest.param(None, id="no-corpus")])
+def test_corpus_replay_kafka_39(run) -> None:  # noqa: ANN001
+    """Every 3.9.0 run of the corpus in 3.9 mode (help, decoders included: 3.9 has no share-group-state decoder
+    and knows group record types 0-8)."""
+    assert_replays(CORPUS, run)

@@ -24,8 +24,10 @@ from kdump.exit_status import ExitStatus
 from kdump.jdk.collections import scala_hashmap_order
 from kdump.render.decoders import (
     DEFAULT_DECODER_CLASS,
+    Decoder,
     DecoderMessageParser,
     MessageParser,
+    deprecated_decoder_replacement,
     internal_topic_parser,
     resolve_decoder,
 )
@@ -204,6 +206,11 @@ class Sink(Protocol):
         """A file of an unknown suffix, not read (as Kafka ignores it)."""
         ...
 
+    def deprecated_decoder(self, file: JavaFile, old: str, new: str) -> None:
+        """Kafka 3.9 loaded decoder class ``old`` (a pre-3.8 ``kafka.serializer`` name) as ``new`` and said so on
+        standard output, before the log's header (``DumpLogSegments.convertDeprecatedDecoderClass``)."""
+        ...
+
     def log(self, file: JavaFile, parser: MessageParser) -> LogSink:
         """The sink of a ``.log``/``.checkpoint``'s batches, whose keys and values ``parser`` decodes."""
         ...
@@ -322,22 +329,31 @@ class DumpLogSegments:
 
     # -- .log and .checkpoint ----------------------------------------------------------------------------
 
-    def _message_parser(self) -> MessageParser:
+    def _message_parser(self, file: JavaFile) -> MessageParser:
         opts = self.options
         if opts.internal_decoders:  # in Kafka's order of precedence: the first one wins
             return internal_topic_parser(opts.internal_decoders[0], opts.release)
         # Kafka's messageParser: the value decoder is read (and loaded) first, then the key decoder
         opts.check_option("value-decoder-class")
-        value_decoder = resolve_decoder(_or_default(opts.value_decoder_class))
+        value_decoder = self._decoder(file, _or_default(opts.value_decoder_class))
         opts.check_option("key-decoder-class")
-        key_decoder = resolve_decoder(_or_default(opts.key_decoder_class))
+        key_decoder = self._decoder(file, _or_default(opts.key_decoder_class))
         return DecoderMessageParser(key_decoder, value_decoder)
+
+    def _decoder(self, file: JavaFile, class_name: str) -> Decoder:
+        """The decoder of ``class_name``; Kafka 3.9 still took the ``kafka.serializer`` names, and said so."""
+        if self.options.release.deprecated_decoders:
+            replacement = deprecated_decoder_replacement(class_name)
+            if replacement is not None:
+                self.sink.deprecated_decoder(file, class_name, replacement)
+                class_name = replacement
+        return resolve_decoder(class_name)
 
     def dump_log(self, file: JavaFile) -> None:
         opts = self.options
         sink = self.sink
         try:  # Kafka creates the parser (loading the decoder classes) for each log it dumps, before reading it
-            parser = self._message_parser()
+            parser = self._message_parser(file)
         except KdumpError as e:
             raise e.located(file.path) from None
         opts.check_option("max-bytes")  # DumpLogSegments' arguments of dumpLog, in their order

@@ -79,6 +79,14 @@ def resolve_decoder(class_name: str) -> Decoder:
     )
 
 
+def deprecated_decoder_replacement(class_name: str) -> str | None:
+    """Kafka 3.9's ``DumpLogSegments.convertDeprecatedDecoderClass``: the ``org.apache.kafka.tools.api`` decoder
+    that stands for a pre-3.8 ``kafka.serializer`` stock decoder name (None for any other name).  4.0 removed it."""
+    if class_name.startswith(OLD_PACKAGE) and class_name[len(OLD_PACKAGE) :] in STOCK_DECODERS:
+        return NEW_PACKAGE + class_name[len(OLD_PACKAGE) :]
+    return None
+
+
 class MessageParser(Protocol):
     """What the tool's record printer needs from a parser (Kafka's ``MessageParser``)."""
 

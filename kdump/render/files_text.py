@@ -80,6 +80,9 @@ class KafkaTextSink:
     def ignored(self, file: JavaFile) -> None:
         self._to_err(f"Ignoring unknown file {file.path}\n")
 
+    def deprecated_decoder(self, file: JavaFile, old: str, new: str) -> None:
+        self._header_line(f"{old} is deprecated. Please use {new} instead\n")
+
     def _to_err(self, text: str) -> None:
         self.out.flush()
         self.err.write(text)

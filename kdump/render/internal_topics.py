@@ -66,9 +66,9 @@ class InternalTopicParser:
                     "(--transaction-log-decoder reads only that topic)",
                     "java.lang.NullPointerException",
                 )
-            return transaction_log_texts(decode_key_value(decoder, record.key, record.value))
+            return transaction_log_texts(decode_release_record(decoder, self.line, record.key, record.value))
         try:  # these read the value only, inside their try (a legacy message's value may be cut short)
-            decoded = decode_key_value(decoder, None, record.value)
+            decoded = decode_release_record(decoder, self.line, None, record.value)
         except (RecordDecodeError, LegacyFieldError) as e:
             if decoder == "cluster-metadata":
                 return None, f"Error at {record.offset}, skipping. {e.java_text}"

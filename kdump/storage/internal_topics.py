@@ -155,6 +155,11 @@ def decode_release_record(decoder: str, line: str, key: bytes | None, value: byt
         if decoded.kind == "GroupMetadata" and decoded.value is not None:
             decoded.value = expand_consumer_protocol(decoded.value)
         return decoded
+    if line == "3.9":
+        if decoder == "cluster-metadata":
+            return decode_framed(decoder, metadata.BY_API_KEY_39, value)
+        if decoder == "transaction-log":
+            return decode_transaction_log(key, value, client_version=False)
     return decode_key_value(decoder, key, value)
 
 
@@ -320,8 +325,12 @@ def _decode_embedded(schema: MessageSchema, data: bytes) -> Struct | None:
 # -- __transaction_state ---------------------------------------------------------------------------------------
 
 
-def decode_transaction_log(key: bytes | None, value: bytes | None, *, newest: bool = False) -> DecodedRecord:
-    """Kafka 4.0's ``TransactionLog.readTxnRecordKey``/``readTxnRecordValue`` (its failures are fatal)."""
+def decode_transaction_log(
+    key: bytes | None, value: bytes | None, *, newest: bool = False, client_version: bool = True
+) -> DecodedRecord:
+    """Kafka 4.0's ``TransactionLog.readTxnRecordKey``/``readTxnRecordValue`` (its failures are fatal).
+    ``client_version=False``: Kafka 3.9's, which does not read ``ClientTransactionVersion`` (so does not fail on
+    a level ``TransactionVersion.fromFeatureLevel`` does not know)."""
     if key is None:
         raise FatalDecodeError(
             'Cannot invoke "java.nio.ByteBuffer.getShort()" because "buffer" is null',
@@ -352,10 +361,10 @@ def decode_transaction_log(key: bytes | None, value: bytes | None, *, newest: bo
             f"Unknown transaction state id {status} from the transaction status message",
             "java.lang.IllegalStateException",
         )
-    client_version = value_struct.get("ClientTransactionVersion", 0)
-    if client_version not in (0, 1, 2):
+    level = value_struct.get("ClientTransactionVersion", 0)
+    if client_version and level not in (0, 1, 2):
         raise FatalDecodeError(
-            f"No feature:transaction.version with feature level {client_version}",
+            f"No feature:transaction.version with feature level {level}",
             "java.lang.IllegalArgumentException",
         )
     if status != 0 and value_struct["TransactionPartitions"] is None:
