@@ -76,7 +76,7 @@ class InternalTopicParser:
         if decoder == "cluster-metadata":
             return None, metadata_record_json(decoded)
         try:
-            return None, remote_log_metadata_text(decoded)
+            return None, remote_log_metadata_text(decoded, txn_idx_empty=self.line != "3.9")
         except RecordDecodeError as e:
             return None, f"Error at offset {record.offset}, skipping. {e.java_text}"
 
@@ -162,9 +162,11 @@ def transaction_log_texts(decoded: DecodedRecord) -> tuple[str, str | None]:
     return key, payload
 
 
-def remote_log_metadata_text(decoded: DecodedRecord) -> str:
+def remote_log_metadata_text(decoded: DecodedRecord, *, txn_idx_empty: bool = True) -> str:
     """The ``toString`` of the object Kafka's ``RemoteLogMetadataSerde`` builds from the record, with the checks
-    its constructors make (a failed check raises :class:`RecordDecodeError` with Kafka's message)."""
+    its constructors make (a failed check raises :class:`RecordDecodeError` with Kafka's message).
+    ``txn_idx_empty=False``: Kafka 3.9's, whose ``RemoteLogSegmentMetadata`` and ``...Snapshot`` had no
+    ``txnIdxEmpty`` (added in 4.0; unchanged since, to 4.2.0-rc1)."""
     r = decoded.value
     assert r is not None
     kind = decoded.kind
@@ -187,7 +189,9 @@ def remote_log_metadata_text(decoded: DecodedRecord) -> str:
             f"customMetadata={custom}, state={state}, eventTimestampMs={r['EventTimestampMs']}, "
             f"brokerId={r['BrokerId']}}}"
         )
-    txn_empty = "true" if r.get("TxnIndexEmpty", False) else "false"
+    txn_empty = (
+        ", txnIdxEmpty=" + ("true" if r.get("TxnIndexEmpty", False) else "false") if txn_idx_empty else ""
+    )
     if kind == "RemoteLogSegmentMetadataSnapshotRecord":
         if state is None:
             raise RecordDecodeError("state can not be null")
@@ -196,7 +200,7 @@ def remote_log_metadata_text(decoded: DecodedRecord) -> str:
             f"RemoteLogSegmentMetadataSnapshot{{segmentId={kafka_uuid(r['SegmentId'])}, "
             f"startOffset={r['StartOffset']}, endOffset={r['EndOffset']}, maxTimestampMs={r['MaxTimestampMs']}, "
             f"segmentLeaderEpochs={epochs}, segmentSizeInBytes={r['SegmentSizeInBytes']}, "
-            f"customMetadata={custom}, state={state}, txnIdxEmpty={txn_empty}}}"
+            f"customMetadata={custom}, state={state}{txn_empty}}}"
         )
     # RemoteLogSegmentMetadataRecord: RemoteLogSegmentMetadata(...).createWithUpdates(update)
     start, end = r["StartOffset"], r["EndOffset"]
@@ -215,8 +219,7 @@ def remote_log_metadata_text(decoded: DecodedRecord) -> str:
         f"RemoteLogSegmentMetadata{{remoteLogSegmentId={_segment_id(r['RemoteLogSegmentId'])}, "
         f"startOffset={start}, endOffset={end}, brokerId={r['BrokerId']}, maxTimestampMs={r['MaxTimestampMs']}, "
         f"eventTimestampMs={r['EventTimestampMs']}, segmentLeaderEpochs={epochs}, "
-        f"segmentSizeInBytes={r['SegmentSizeInBytes']}, customMetadata={custom}, state={state}, "
-        f"txnIdxEmpty={txn_empty}}}"
+        f"segmentSizeInBytes={r['SegmentSizeInBytes']}, customMetadata={custom}, state={state}{txn_empty}}}"
     )
 
 
