@@ -198,7 +198,7 @@ KDUMP_HELP_OPTIONS = ("-h", "--kdump-help")
 
 def kdump_help_text(release: KafkaRelease | None = None) -> str:
     """``kdump help files``: Kafka's option table, then kdump's own options in the same form."""
-    release = release or kafka_release.release()
+    release = release or chosen_release([])
     own = [dataclasses.replace(s, hidden=False) for s in KDUMP_OPTIONS]
     return (
         "Usage: kdump files [OPTIONS] [--files] FILE[,FILE...]\n\n"
@@ -242,7 +242,8 @@ def asks_kdump_help(argv: list[str]) -> bool:
 
 
 def usage_text(release: KafkaRelease | None = None) -> str:
-    return jopt.help_table(kafka_options(release or kafka_release.release()))
+    """Kafka's option table of ``release`` (None: the release the environment names, else the newest)."""
+    return jopt.help_table(kafka_options(release or chosen_release([])))
 
 
 def chosen_release(argv: list[str], environ: Mapping[str, str] | None = None) -> KafkaRelease:
