@@ -10,6 +10,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = Path(os.environ.get("KDUMP_CORPUS", REPO.parent / "shared" / "kafka-corpus"))
 FIXTURE_CORPUS = REPO / "tests" / "fixtures" / "corpus"
+#: What the real tools of other releases printed for the corpus's runs (``python -m tests.differential --record
+#: 4.1``): a manifest of every run and only the outputs that differ from the corpus's.
+RELEASE_OUTPUTS = {"kafka-4.1.0": REPO / "tests" / "fixtures" / "kafka-4.1.0"}
+#: The ``--kafka-version`` of each tool's runs.
+TOOL_VERSION = {"kafka-3.9.0": "3.9", "kafka-4.0.0": "4.0", "kafka-4.1.0": "4.1", "kafka-4.2.0": "4.2"}
 
 DECODER_FLAGS = {
     "--offsets-decoder",
@@ -85,6 +90,11 @@ class Run:
         return b"" if self.stderr_file is None else (root / self.stderr_file).read_bytes()
 
     @property
+    def kafka_version(self) -> str:
+        """The ``--kafka-version`` kdump reproduces this run's tool with."""
+        return TOOL_VERSION[self.tool]
+
+    @property
     def kafka_died(self) -> bool:
         """True when the real tool ended with a JVM exception (its stderr is a stack trace)."""
         return self.exit_code != 0 and self.stderr_file is not None and "Exception" in self._stderr_head
@@ -93,11 +103,35 @@ class Run:
     def _stderr_head(self) -> str:
         if self.stderr_file is None:
             return ""
-        path = CORPUS / self.stderr_file
-        if not path.exists():
-            path = FIXTURE_CORPUS / self.stderr_file
-        with open(path, "rb") as f:
-            return f.readline().decode("utf-8", "replace")
+        return (
+            self.expected_stderr(CORPUS if (CORPUS / "MANIFEST.tsv").is_file() else FIXTURE_CORPUS)
+            .split(b"\n", 1)[0]
+            .decode("utf-8", "replace")
+        )
+
+
+@dataclass(frozen=True)
+class ReleaseRun(Run):
+    """A corpus run as another release's real tool printed it (:mod:`tests.release_outputs`): ``stdout_file`` and
+    ``stderr_file`` are the corpus row's, the release's outputs are those applied to ``out_entry``/``err_entry``."""
+
+    out_entry: str = "="
+    err_entry: str = "="
+    directory: Path = Path()
+
+    def expected_stdout(self, root: Path) -> bytes:
+        from tests.release_outputs import decode
+
+        return decode(self.directory, self.out_entry, super().expected_stdout(root))
+
+    def expected_stderr(self, root: Path) -> bytes:
+        from tests.release_outputs import decode
+
+        return decode(self.directory, self.err_entry, super().expected_stderr(root))
+
+    @property
+    def kafka_died(self) -> bool:
+        return self.exit_code != 0 and "Exception" in self._stderr_head
 
 
 def load_manifest(root: Path = CORPUS) -> list[Run]:
@@ -105,7 +139,7 @@ def load_manifest(root: Path = CORPUS) -> list[Run]:
     with open(root / "MANIFEST.tsv", encoding="utf-8") as f:
         next(f)
         for n, line in enumerate(f, start=2):
-            tool, code, out, err, cmd = line.rstrip("\n").split("\t")
+            tool, code, out, err, cmd = line.rstrip("\n").split("\t")[:5]
             argv = shlex.split(cmd)[1:]
             runs.append(Run(tool, int(code), out, None if err == "-" else err, tuple(argv), n))
     return runs
@@ -126,3 +160,24 @@ def supported_runs(root: Path) -> list[Run]:
     if not (root / "MANIFEST.tsv").is_file():
         return []
     return [r for r in load_manifest(root) if r.category in SUPPORTED.get(r.tool, set())]
+
+
+def release_runs(tool: str, root: Path = CORPUS) -> list[Run]:
+    """Every run of the corpus at ``root`` as release ``tool``'s real tool printed it (``RELEASE_OUTPUTS``; none
+    when the corpus is absent), all categories but the state files' (which Kafka crashes on or ignores and kdump
+    parses, in every release)."""
+    from tests.release_outputs import read_manifest
+
+    directory = RELEASE_OUTPUTS[tool]
+    if not (root / "MANIFEST.tsv").is_file() or not (directory / "MANIFEST.tsv").is_file():
+        return []
+    by_line = {r.line: r for r in load_manifest(root)}
+    runs: list[Run] = []
+    for number, code, out, err in read_manifest(directory):
+        base = by_line[number]
+        run = ReleaseRun(
+            tool, code, base.stdout_file, base.stderr_file, base.argv, number, out, err, directory
+        )
+        if run.category != "state-file":
+            runs.append(run)
+    return runs

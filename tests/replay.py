@@ -77,8 +77,9 @@ def _names_file(trace: bytes, line: bytes, dumped: bytes) -> bool:
     return stem in line
 
 
-def assert_replays(root: Path, run: Run) -> None:
-    """Run ``kdump files`` with the run's arguments in ``root`` and compare with the stored output.
+def assert_replays(root: Path, run: Run, version: str | None = None) -> None:
+    """Run ``kdump files --kafka-version V`` with the run's arguments in ``root`` and compare with the stored
+    output (V: ``version``, else the release of the run's tool).
 
     stdout and the exit status must be identical.  stderr too, except where the real tool died with a JVM
     exception: there kdump prints exactly one line, ``kdump: <file>: ...``, instead of the stack trace.
@@ -87,7 +88,7 @@ def assert_replays(root: Path, run: Run) -> None:
     os.chdir(root)
     try:
         cwd = os.getcwd().encode()
-        code, out, err = run_kdump(list(run.argv))
+        code, out, err = run_kdump(["--kafka-version", version or run.kafka_version, *run.argv])
     finally:
         os.chdir(previous)
     expected_out = run.expected_stdout(root).replace(b"${CORPUS_ROOT}", cwd)

@@ -58,7 +58,7 @@ class RecordingSink:
     def summaries(self, findings: Findings) -> None:
         self.findings = findings
 
-    def message_parser(self) -> MessageParser:
+    def message_parser(self, file: object) -> MessageParser:
         return message_parser(DumpOptions())
 
     def error(self, error: Exception) -> None:

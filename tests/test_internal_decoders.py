@@ -24,6 +24,7 @@ from kdump.render.internal_topics import (
     scala_topic_partition_set_order,
 )
 from kdump.render.kafka_json import struct_to_json
+from kdump.storage import kafka_release
 from kdump.storage.control_record import CONTROL_SCHEMAS
 from kdump.storage.internal_topics import (
     DECODERS,
@@ -536,6 +537,16 @@ def test_remote_log_metadata_texts_match_kafkas_own_test() -> None:
         "maxTimestampMs=5, segmentLeaderEpochs={0=0, 3=50}, segmentSizeInBytes=1024, customMetadata=Optional.empty, "
         "state=COPY_SEGMENT_STARTED, txnIdxEmpty=true}"
     )
+    # Kafka 3.9's toString had no txnIdxEmpty (RemoteLogSegmentMetadata and ...Snapshot of the tag 3.9.1)
+    remote_39 = InternalTopicParser("remote-log-metadata", kafka_release.release("3.9"))
+    assert remote_39.parse(_record(None, snapshot))[1] == (
+        "RemoteLogSegmentMetadataSnapshot{segmentId=ASNFZ4mrze8BI0VniavN7w, startOffset=0, endOffset=99, "
+        "maxTimestampMs=5, segmentLeaderEpochs={0=0, 3=50}, segmentSizeInBytes=1024, customMetadata=Optional.empty, "
+        "state=COPY_SEGMENT_STARTED}"
+    )
+    assert remote_39.parse(
+        _record(None, _remote("RemoteLogSegmentMetadataRecord", {**common, "RemoteLogSegmentId": segment}))
+    )[1].endswith("customMetadata=Optional.empty, state=COPY_SEGMENT_STARTED}")
     bad = _remote(
         "RemoteLogSegmentMetadataRecord", {**common, "RemoteLogSegmentId": segment, "StartOffset": 100}
     )

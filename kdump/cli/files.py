@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 import sys
 import textwrap
+from collections.abc import Mapping
 from datetime import tzinfo
 from typing import TYPE_CHECKING
 
-from kdump import KAFKA_COMPAT_VERSION
 from kdump.analysis.record_filter import RecordFilter
 from kdump.cli import jopt
 from kdump.commands.files import INTERNAL_DECODERS, DumpLogSegments
@@ -19,8 +20,9 @@ from kdump.facts.files import DEFAULT_MAX_MESSAGE_SIZE, DumpOptions, FilesSink
 from kdump.facts.output import Output
 from kdump.jdk.text import string_split
 from kdump.render.decoders import DEFAULT_DECODER_CLASS
-from kdump.storage import naming
+from kdump.storage import kafka_release, naming
 from kdump.storage.file_records import INT_MAX
+from kdump.storage.kafka_release import KafkaRelease
 from kdump.storage.timestamp_type import parse_timestamp
 
 if TYPE_CHECKING:
@@ -105,13 +107,36 @@ OPTIONS: list[jopt.OptionSpec] = [
         "share-group-state-decoder",
         "If set, log data will be parsed as share group state data from the __share_group_state topic.",
     ),
-    jopt.OptionSpec("skip-record-metadata", "Whether to skip printing metadata for each record."),
+    jopt.OptionSpec("skip-record-metadata", kafka_release.SKIP_RECORD_METADATA_HELP),
     jopt.OptionSpec("help", "Print usage information."),
     jopt.OptionSpec("version", "Display Kafka version."),
 ]
 
+
+def kafka_options(release: KafkaRelease) -> list[jopt.OptionSpec]:
+    """The options of ``release``'s tool, with its help texts (``DumpLogSegmentsOptions`` of that release): 3.9
+    has no ``--share-group-state-decoder``, 4.2 words ``--skip-record-metadata`` differently."""
+    options = []
+    for spec in OPTIONS:
+        if spec.name == "share-group-state-decoder" and not release.share_decoder:
+            continue
+        if spec.name == "skip-record-metadata":
+            spec = dataclasses.replace(spec, description=release.skip_record_metadata_help)
+        options.append(spec)
+    return options
+
+
 #: kdump's own options (man kdump-files, KDUMP OPTIONS); not in Kafka's help table.
 KDUMP_OPTIONS: list[jopt.OptionSpec] = [
+    jopt.OptionSpec(
+        "kafka-version",
+        "The Kafka release whose kafka-dump-log.sh to reproduce: "
+        f"{', '.join(kafka_release.LINES)} (default: ${kafka_release.ENVIRONMENT_VARIABLE}, else "
+        f"{kafka_release.NEWEST}).",
+        arg="required",
+        arg_type="String: version",
+        hidden=True,
+    ),
     jopt.OptionSpec("json", "One JSON object per line instead of Kafka's text.", hidden=True),
     jopt.OptionSpec("print-header-values", "Also print record header values.", hidden=True),
     *(
@@ -166,20 +191,32 @@ KDUMP_OPTIONS: list[jopt.OptionSpec] = [
 KDUMP_HELP_OPTIONS = ("-h", "--kdump-help")
 
 
-def kdump_help_text() -> str:
+def kdump_help_text(release: KafkaRelease | None = None) -> str:
     """``kdump help files``: Kafka's option table, then kdump's own options in the same form."""
+    release = release or chosen_release([])
     own = [dataclasses.replace(s, hidden=False) for s in KDUMP_OPTIONS]
     return (
         "Usage: kdump files [OPTIONS] [--files] FILE[,FILE...]\n\n"
         f"{textwrap.fill(DESCRIPTION, jopt.OVERALL_WIDTH)}\n\n"
-        "Kafka's options (kafka-dump-log.sh 4.0); with these alone the output is Kafka's,\n"
-        "byte for byte:\n"
-        f"{jopt.help_table(OPTIONS)}\n"
+        f"Kafka's options (kafka-dump-log.sh {release.version}); with these alone the output is\n"
+        "Kafka's, byte for byte:\n"
+        f"{jopt.help_table(kafka_options(release))}\n"
         "kdump's own options (opt-in; man kdump-files, KDUMP OPTIONS); files may also be\n"
         "given as arguments:\n"
         f"{jopt.help_table(own)}\n"
         "kdump files --help prints Kafka's table alone, on standard error with status 1,\n"
-        "as kafka-dump-log.sh does.\n"
+        "as kafka-dump-log.sh does.\n\n"
+        "Kafka release: kdump files reproduces the kafka-dump-log.sh of Kafka "
+        f"{', '.join(kafka_release.LINES)};\n"
+        f"the newest, {kafka_release.NEWEST}, unless --kafka-version or ${kafka_release.ENVIRONMENT_VARIABLE} "
+        "names another\n"
+        "(a patch release such as 4.1.1 means its line). What differs: 4.1 prints\n"
+        "LEADER_CHANGE control records as 'LeaderChange: {json}' and the transaction log\n"
+        "as JSON, and reads the 4.1 coordinator schemas (streams groups; 4.0's\n"
+        "early-access share-group records no longer decode); 4.2 reads the 4.2 share\n"
+        "and streams schemas and rewords --skip-record-metadata's help; 3.9 has no\n"
+        "--share-group-state-decoder, knows group record types 0-8 only and still loads\n"
+        "the kafka.serializer decoder names. man kdump-files, KAFKA VERSIONS.\n"
     )
 
 
@@ -199,8 +236,40 @@ def asks_kdump_help(argv: list[str]) -> bool:
     return False
 
 
-def usage_text() -> str:
-    return jopt.help_table(OPTIONS)
+def usage_text(release: KafkaRelease | None = None) -> str:
+    """Kafka's option table of ``release`` (None: the release the environment names, else the newest)."""
+    return jopt.help_table(kafka_options(release or chosen_release([])))
+
+
+def chosen_release(argv: list[str], environ: Mapping[str, str] | None = None) -> KafkaRelease:
+    """The release ``--kafka-version`` names (the last one given), else ``$KDUMP_KAFKA_VERSION``, else the
+    newest; decided once, before the options are parsed (the release decides which options exist)."""
+    text = None
+    takes_argument = {f"--{s.name}" for s in OPTIONS + KDUMP_OPTIONS if s.arg == "required"}
+    i = 0
+    while i < len(argv):
+        token = argv[i]
+        i += 1
+        if token == "--":
+            break
+        if token == "--kafka-version":
+            if i >= len(argv):
+                raise KdumpUsageError("--kafka-version needs a version: " + ", ".join(kafka_release.LINES))
+            text = argv[i]
+            i += 1
+        elif token.startswith("--kafka-version="):
+            text = token.partition("=")[2]
+        elif token in takes_argument:
+            i += 1
+    where = "--kafka-version"
+    if text is None:
+        env = os.environ if environ is None else environ
+        text = env.get(kafka_release.ENVIRONMENT_VARIABLE) or None
+        where = kafka_release.ENVIRONMENT_VARIABLE
+    try:
+        return kafka_release.release(text)
+    except ValueError as e:
+        raise KdumpUsageError(f"{where}: {e}") from None
 
 
 #: ``--files``' separator, for Java's ``String.split(",")``.
@@ -220,7 +289,21 @@ def _int_option(parsed: jopt.ParsedArgs, name: str, default: int) -> int:
     return value
 
 
-def build_options(parsed: jopt.ParsedArgs) -> DumpOptions:
+def _kafka_arguments(argv: list[str]) -> list[str]:
+    """``argv`` without ``--kafka-version`` and its value (which Kafka's tool never sees)."""
+    out = []
+    skip = False
+    for token in argv:
+        if skip:
+            skip = False
+        elif token == "--kafka-version":
+            skip = True
+        elif not token.startswith("--kafka-version="):
+            out.append(token)
+    return out
+
+
+def build_options(parsed: jopt.ParsedArgs, release: KafkaRelease | None = None) -> DumpOptions:
     files_value = parsed.value("files")
     # Kafka reads --files only and ignores other arguments; files given without --files are kdump's
     # convenience, where Kafka would stop with 'Missing required argument "[files]"'
@@ -261,6 +344,7 @@ def build_options(parsed: jopt.ParsedArgs) -> DumpOptions:
         payload_decoding=build_payload_decoding(parsed),
         human_time=parsed.has("human-time") or parsed.has("tz"),
         tz=_zone(parsed.value("tz")),
+        release=release or kafka_release.release(),
     )
 
 
@@ -345,19 +429,21 @@ def build_filter(parsed: jopt.ParsedArgs) -> RecordFilter | None:
 
 def run(argv: list[str], out: Output, err: Output) -> int:
     """Run ``kdump files`` with ``argv``; returns the exit status (errors propagate as KdumpError)."""
+    release = chosen_release(argv)
     if asks_kdump_help(argv):
-        out.write(kdump_help_text())
+        out.write(kdump_help_text(release))
         return 0
-    parsed = jopt.parse(OPTIONS + KDUMP_OPTIONS, argv)
-    if not argv or parsed.has("help"):
-        err.write(DESCRIPTION + "\n" + usage_text())
+    parsed = jopt.parse(kafka_options(release) + KDUMP_OPTIONS, argv)
+    # a run without Kafka's arguments is Kafka's run without arguments (kdump's own options aside)
+    if not _kafka_arguments(argv) or parsed.has("help"):
+        err.write(DESCRIPTION + "\n" + usage_text(release))
         return ExitStatus.PROBLEMS  # Kafka's CommandLineUtils.printUsageAndExit: status 1
     if parsed.has("version"):
-        out.write(KAFKA_COMPAT_VERSION + "\n")
+        out.write(release.version + "\n")
         return ExitStatus.OK
-    options = build_options(parsed)
+    options = build_options(parsed, release)
     if not parsed.has("files") and not parsed.non_options:
-        err.write('Missing required argument "[files]"\n' + usage_text())
+        err.write('Missing required argument "[files]"\n' + usage_text(release))
         return ExitStatus.PROBLEMS
     return DumpLogSegments(options, make_sink(options, out, err)).run()
 

@@ -33,9 +33,9 @@ def command(ctx: click.Context, command_name: str | None, manual: bool) -> None:
             )
         sys.exit(man_pages.show(page))
     if command_name == "files":
-        from kdump.cli.files import kdump_help_text
+        from kdump.cli.files import chosen_release, kdump_help_text
 
-        click.echo(kdump_help_text(), nl=False)
+        click.echo(kdump_help_text(chosen_release([])), nl=False)
         return
     if not isinstance(group, click.Group):  # pragma: no cover - always run below the kdump group
         raise click.UsageError("kdump help runs as a subcommand of kdump")

@@ -155,7 +155,7 @@ class DumpLogSegments:
         opts = self.options
         sink = self.sink
         try:  # Kafka creates the parser (loading the decoder classes) for each log it dumps, before reading it
-            parser = sink.message_parser()
+            parser = sink.message_parser(file)
         except KdumpError as e:
             raise e.located(file.path) from None
         opts.check_option("max-bytes")  # DumpLogSegments' arguments of dumpLog, in their order

@@ -15,12 +15,13 @@ from kdump.analysis.offset_gaps import OffsetGaps
 from kdump.analysis.record_filter import RecordFilter
 from kdump.errors import KdumpError, UsageError
 from kdump.facts.output import Output
-from kdump.storage import naming
+from kdump.storage import kafka_release, naming
 from kdump.storage.file_records import (
     INT_MAX,
     FileRecords,
     RecordBatch,
 )
+from kdump.storage.kafka_release import KafkaRelease
 from kdump.storage.producer_snapshot import ProducerSnapshotEntry
 from kdump.storage.record import Record
 from kdump.storage.transaction_index import AbortedTxn
@@ -80,6 +81,8 @@ class DumpOptions:
     #: ``--human-time``: ISO-8601 after every timestamp of the text, in ``tz`` (None: UTC).
     human_time: bool = False
     tz: tzinfo | None = None
+    #: The Kafka release whose tool's text to reproduce (``--kafka-version``; kdump's own outputs ignore it).
+    release: KafkaRelease = field(default_factory=kafka_release.release)
     #: Integer options whose argument does not convert: Kafka converts them lazily, where it first uses them
     #: (``--max-bytes`` for each .log/.checkpoint, ``--max-message-size`` for each .index), and dies there.
     option_errors: dict[str, str] = field(default_factory=dict)
@@ -184,10 +187,11 @@ class FilesSink(Protocol):
         """A file of an unknown suffix, not read (as Kafka ignores it)."""
         ...
 
-    def message_parser(self) -> MessageParser:
-        """A new parser of keys and values for the next log (:func:`kdump.render.decoders.message_parser`:
-        Kafka loads the decoder classes for each log it dumps, before reading it).  Raises a KdumpError where
-        Kafka's tool would die."""
+    def message_parser(self, file: JavaFile) -> MessageParser:
+        """A new parser of keys and values for the log ``file`` (:func:`kdump.render.decoders.message_parser`:
+        Kafka loads the decoder classes for each log it dumps, before reading it; Kafka 3.9 says so on standard
+        output when it takes a pre-3.8 ``kafka.serializer`` name).  Raises a KdumpError where Kafka's tool would
+        die."""
         ...
 
     def log(self, file: JavaFile, parser: MessageParser) -> LogSink:

@@ -14,11 +14,15 @@ from __future__ import annotations
 import itertools
 import struct
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from kdump.errors import KdumpError, UsageError
 from kdump.facts.files import DumpOptions, MessageParser
 from kdump.jdk.text import decode_utf8_jdk
 from kdump.storage.record import Record
+
+if TYPE_CHECKING:
+    from kdump.storage.kafka_release import KafkaRelease
 
 Decoder = Callable[[bytes], str]
 
@@ -76,13 +80,22 @@ def resolve_decoder(class_name: str) -> Decoder:
     )
 
 
-def internal_topic_parser(decoder: str) -> MessageParser:
+def deprecated_decoder_replacement(class_name: str) -> str | None:
+    """Kafka 3.9's ``DumpLogSegments.convertDeprecatedDecoderClass``: the ``org.apache.kafka.tools.api`` decoder
+    that stands for a pre-3.8 ``kafka.serializer`` stock decoder name (None for any other name).  4.0 removed it."""
+    if class_name.startswith(OLD_PACKAGE) and class_name[len(OLD_PACKAGE) :] in STOCK_DECODERS:
+        return NEW_PACKAGE + class_name[len(OLD_PACKAGE) :]
+    return None
+
+
+def internal_topic_parser(decoder: str, release: KafkaRelease | None = None) -> MessageParser:
     """The parser of an internal-topic decoder flag (``offsets``, ``transaction-log``, ``cluster-metadata``,
-    ``remote-log-metadata``, ``share-group-state``, with or without the ``-decoder`` suffix)."""
+    ``remote-log-metadata``, ``share-group-state``, with or without the ``-decoder`` suffix), as ``release``'s
+    tool has it (None: Kafka 4.0's)."""
     from kdump.render.internal_topics import InternalTopicParser  # its schemas load only when asked for
 
     try:
-        return InternalTopicParser(decoder.removeprefix("--").removesuffix("-decoder"))
+        return InternalTopicParser(decoder.removeprefix("--").removesuffix("-decoder"), release)
     except ValueError as e:
         raise UsageError(str(e)) from None
 
@@ -102,19 +115,29 @@ class DecoderMessageParser:
         return key, payload
 
 
-def message_parser(opts: DumpOptions) -> MessageParser:
+def message_parser(
+    opts: DumpOptions, on_deprecated: Callable[[str, str], None] | None = None
+) -> MessageParser:
     """The parser of a run's options, made afresh for each log as Kafka's ``messageParser`` does: an
     internal-topic decoder flag (the first in Kafka's order of precedence wins), else the value decoder class,
     read and loaded first, then the key decoder class (an absent flag means the default; an empty name is a
-    name, as in Kafka)."""
+    name, as in Kafka).  Kafka 3.9 still took the ``kafka.serializer`` names and said so:
+    ``on_deprecated(old, new)`` is told of each such name replaced."""
     if opts.internal_decoders:
-        return internal_topic_parser(opts.internal_decoders[0])
+        return internal_topic_parser(opts.internal_decoders[0], opts.release)
+
+    def decoder(class_name: str | None) -> Decoder:
+        name = DEFAULT_DECODER_CLASS if class_name is None else class_name
+        if opts.release.deprecated_decoders:
+            replacement = deprecated_decoder_replacement(name)
+            if replacement is not None:
+                if on_deprecated is not None:
+                    on_deprecated(name, replacement)
+                name = replacement
+        return resolve_decoder(name)
+
     opts.check_option("value-decoder-class")
-    value_decoder = resolve_decoder(
-        DEFAULT_DECODER_CLASS if opts.value_decoder_class is None else opts.value_decoder_class
-    )
+    value_decoder = decoder(opts.value_decoder_class)
     opts.check_option("key-decoder-class")
-    key_decoder = resolve_decoder(
-        DEFAULT_DECODER_CLASS if opts.key_decoder_class is None else opts.key_decoder_class
-    )
+    key_decoder = decoder(opts.key_decoder_class)
     return DecoderMessageParser(key_decoder, value_decoder)

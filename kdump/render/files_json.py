@@ -50,8 +50,11 @@ class JsonLinesSink:
     def ignored(self, file: JavaFile) -> None:
         self.out.write(json_lines.file_object(file.path, "unknown", ignored=True))
 
-    def message_parser(self) -> MessageParser:
+    def message_parser(self, file: JavaFile) -> MessageParser:
         return message_parser(self.options)
+
+    def deprecated_decoder(self, file: JavaFile, old: str, new: str) -> None:
+        """Nothing: Kafka 3.9's notice is text only (the decoders do not change the JSON)."""
 
     def log(self, file: JavaFile, parser: MessageParser) -> JsonLog:
         return JsonLog(self, file, parser)

@@ -80,6 +80,9 @@ class KafkaTextSink:
     def ignored(self, file: JavaFile) -> None:
         self._to_err(f"Ignoring unknown file {file.path}\n")
 
+    def deprecated_decoder(self, file: JavaFile, old: str, new: str) -> None:
+        self._header_line(f"{old} is deprecated. Please use {new} instead\n")
+
     def _to_err(self, text: str) -> None:
         self.out.flush()
         self.err.write(text)
@@ -87,8 +90,8 @@ class KafkaTextSink:
 
     # -- logs --------------------------------------------------------------------------------------------------
 
-    def message_parser(self) -> MessageParser:
-        return message_parser(self.options)
+    def message_parser(self, file: JavaFile) -> MessageParser:
+        return message_parser(self.options, lambda old, new: self.deprecated_decoder(file, old, new))
 
     def log(self, file: JavaFile, parser: MessageParser) -> TextLog:
         return TextLog(self, file, parser)
@@ -151,6 +154,7 @@ class TextLog:
         self.skip_metadata = options.skip_record_metadata
         self.header_values = options.print_header_values
         self.payload_extra = _payload_text_hook(options, file)
+        self.control = kafka_text.control_describer(options.release)
 
     def segment_renderer(self, records: FileRecords, deep: bool) -> RenderChunk | None:
         """:meth:`render_batches` on ``records``; None where lines are not Kafka's alone (``--human-time``,
@@ -173,6 +177,7 @@ class TextLog:
         skip_metadata = self.skip_metadata
         parser = self.parser
         payload_extra = self.payload_extra
+        control = self.control
         # big keys and values as views of the segment, their text written in pieces (Output.write_lines)
         views = payload_extra is None
         valid_bytes = start
@@ -185,7 +190,12 @@ class TextLog:
                 out.write(kafka_text.batch_line_tail(batch, valid_bytes))
                 if deep:
                     render = kafka_text.record_renderer(
-                        batch, print_contents, skip_metadata, parser, payload_extra=payload_extra
+                        batch,
+                        print_contents,
+                        skip_metadata,
+                        parser,
+                        payload_extra=payload_extra,
+                        control=control,
                     )
                     lines: list[str] = []
                     tracked = see(batch.records(views=views))
@@ -230,6 +240,7 @@ class TextLog:
             self.parser,
             header_values=self.header_values,
             payload_extra=self.payload_extra,
+            control=self.control,
         )
         lines: list[str] = []
         head_written = False

@@ -21,7 +21,9 @@ from kdump.storage.internal_topics import (
     RecordDecodeError,
     UnknownRecordTypeError,
     decode_key_value,
+    decode_release_record,
 )
+from kdump.storage.kafka_release import KafkaRelease
 from kdump.storage.legacy_record import LegacyFieldError
 from kdump.storage.message_schema import Struct
 from kdump.storage.record import Record
@@ -32,6 +34,8 @@ _MISSING_KEY_NAMES = {
     "offsets": "offset topic decoder",
     "share-group-state": "share group state topic decoder",
 }
+#: The decoders 4.1 made one ``CoordinatorRecordMessageParser`` (KAFKA-18207/18616).
+_COORDINATOR_41 = ("offsets", "transaction-log", "share-group-state")
 #: The name of the version member of the value wrapper (Kafka 4.0's share decoder still says "type").
 _VALUE_WRAPPER = {"offsets": "version", "share-group-state": "type"}
 
@@ -42,10 +46,13 @@ class InternalTopicParser:
 
     is_string_parser = False
 
-    def __init__(self, decoder: str) -> None:
+    def __init__(self, decoder: str, release: KafkaRelease | None = None) -> None:
         if decoder not in DECODERS:
             raise ValueError(f"unknown internal-topic decoder {decoder!r}")
         self.decoder = decoder
+        self.line = "4.0" if release is None else release.line
+        if release is not None and release.coordinator_parser and decoder in _COORDINATOR_41:
+            self.parse = self._parse_coordinator_41  # type: ignore[method-assign]
 
     def parse(self, record: Record) -> tuple[str | None, str | None]:
         """The key and payload texts of one record (None: not printed)."""
@@ -59,9 +66,9 @@ class InternalTopicParser:
                     "(--transaction-log-decoder reads only that topic)",
                     "java.lang.NullPointerException",
                 )
-            return transaction_log_texts(decode_key_value(decoder, record.key, record.value))
+            return transaction_log_texts(decode_release_record(decoder, self.line, record.key, record.value))
         try:  # these read the value only, inside their try (a legacy message's value may be cut short)
-            decoded = decode_key_value(decoder, None, record.value)
+            decoded = decode_release_record(decoder, self.line, None, record.value)
         except (RecordDecodeError, LegacyFieldError) as e:
             if decoder == "cluster-metadata":
                 return None, f"Error at {record.offset}, skipping. {e.java_text}"
@@ -69,7 +76,7 @@ class InternalTopicParser:
         if decoder == "cluster-metadata":
             return None, metadata_record_json(decoded)
         try:
-            return None, remote_log_metadata_text(decoded)
+            return None, remote_log_metadata_text(decoded, txn_idx_empty=self.line != "3.9")
         except RecordDecodeError as e:
             return None, f"Error at offset {record.offset}, skipping. {e.java_text}"
 
@@ -80,12 +87,32 @@ class InternalTopicParser:
                 "(message had a missing key)"
             )
         try:
-            decoded = decode_key_value(self.decoder, record.key, record.value)
+            decoded = decode_release_record(self.decoder, self.line, record.key, record.value)
         except UnknownRecordTypeError as e:
             return f"Unknown record type {e.record_type} at offset {record.offset}, skipping.", None
         except (RecordDecodeError, LegacyFieldError) as e:
             return f"Error at offset {record.offset}, skipping. {e.java_text}", None
         return coordinator_record_texts(decoded)
+
+    def _parse_coordinator_41(self, record: Record) -> tuple[str | None, str | None]:
+        """Kafka 4.1's ``CoordinatorRecordMessageParser`` (the offsets, transaction-log and share-group-state
+        decoders): ``{"type":"<record type>","data":{key}}`` and ``{"version":"<v>","data":{value}}``."""
+        if record.key_size < 0:  # Record.hasKey: the key's size only
+            raise FatalDecodeError(
+                f"Failed to decode message at offset {record.offset} using the specified decoder "
+                "(message had a missing key)"
+            )
+        try:
+            decoded = decode_release_record(self.decoder, self.line, record.key, record.value)
+        except UnknownRecordTypeError as e:
+            return f"Unknown record type {e.record_type} at offset {record.offset}, skipping.", None
+        except (RecordDecodeError, LegacyFieldError) as e:
+            return f"Error at offset {record.offset}, skipping. {e.java_text}", None
+        assert decoded.key is not None
+        key = f'{{"type":"{decoded.key_version}","data":{struct_to_json(decoded.key)}}}'
+        if decoded.value is None:
+            return key, "<DELETE>"
+        return key, f'{{"version":"{decoded.value_version}","data":{struct_to_json(decoded.value)}}}'
 
 
 # -- the texts Kafka prints ----------------------------------------------------------------------------------
@@ -135,9 +162,11 @@ def transaction_log_texts(decoded: DecodedRecord) -> tuple[str, str | None]:
     return key, payload
 
 
-def remote_log_metadata_text(decoded: DecodedRecord) -> str:
+def remote_log_metadata_text(decoded: DecodedRecord, *, txn_idx_empty: bool = True) -> str:
     """The ``toString`` of the object Kafka's ``RemoteLogMetadataSerde`` builds from the record, with the checks
-    its constructors make (a failed check raises :class:`RecordDecodeError` with Kafka's message)."""
+    its constructors make (a failed check raises :class:`RecordDecodeError` with Kafka's message).
+    ``txn_idx_empty=False``: Kafka 3.9's, whose ``RemoteLogSegmentMetadata`` and ``...Snapshot`` had no
+    ``txnIdxEmpty`` (added in 4.0; unchanged since, to 4.2.0-rc1)."""
     r = decoded.value
     assert r is not None
     kind = decoded.kind
@@ -160,7 +189,9 @@ def remote_log_metadata_text(decoded: DecodedRecord) -> str:
             f"customMetadata={custom}, state={state}, eventTimestampMs={r['EventTimestampMs']}, "
             f"brokerId={r['BrokerId']}}}"
         )
-    txn_empty = "true" if r.get("TxnIndexEmpty", False) else "false"
+    txn_empty = (
+        ", txnIdxEmpty=" + ("true" if r.get("TxnIndexEmpty", False) else "false") if txn_idx_empty else ""
+    )
     if kind == "RemoteLogSegmentMetadataSnapshotRecord":
         if state is None:
             raise RecordDecodeError("state can not be null")
@@ -169,7 +200,7 @@ def remote_log_metadata_text(decoded: DecodedRecord) -> str:
             f"RemoteLogSegmentMetadataSnapshot{{segmentId={kafka_uuid(r['SegmentId'])}, "
             f"startOffset={r['StartOffset']}, endOffset={r['EndOffset']}, maxTimestampMs={r['MaxTimestampMs']}, "
             f"segmentLeaderEpochs={epochs}, segmentSizeInBytes={r['SegmentSizeInBytes']}, "
-            f"customMetadata={custom}, state={state}, txnIdxEmpty={txn_empty}}}"
+            f"customMetadata={custom}, state={state}{txn_empty}}}"
         )
     # RemoteLogSegmentMetadataRecord: RemoteLogSegmentMetadata(...).createWithUpdates(update)
     start, end = r["StartOffset"], r["EndOffset"]
@@ -188,8 +219,7 @@ def remote_log_metadata_text(decoded: DecodedRecord) -> str:
         f"RemoteLogSegmentMetadata{{remoteLogSegmentId={_segment_id(r['RemoteLogSegmentId'])}, "
         f"startOffset={start}, endOffset={end}, brokerId={r['BrokerId']}, maxTimestampMs={r['MaxTimestampMs']}, "
         f"eventTimestampMs={r['EventTimestampMs']}, segmentLeaderEpochs={epochs}, "
-        f"segmentSizeInBytes={r['SegmentSizeInBytes']}, customMetadata={custom}, state={state}, "
-        f"txnIdxEmpty={txn_empty}}}"
+        f"segmentSizeInBytes={r['SegmentSizeInBytes']}, customMetadata={custom}, state={state}{txn_empty}}}"
     )
 
 

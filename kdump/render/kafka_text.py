@@ -6,6 +6,7 @@ prints them, so that a failure half-way through a line leaves exactly the text K
 
 from __future__ import annotations
 
+import uuid as _uuid
 from collections.abc import Callable, Iterable, Iterator
 from itertools import islice
 
@@ -15,6 +16,8 @@ from kdump.render.decoders import MessageParser
 from kdump.render.kafka_json import struct_to_json
 from kdump.storage.control_record import ControlRecordType, decode_control_record
 from kdump.storage.file_records import RecordBatch, release_view_pages
+from kdump.storage.kafka_release import KafkaRelease
+from kdump.storage.message_schema import Struct
 from kdump.storage.producer_snapshot import ProducerSnapshotEntry
 from kdump.storage.record import LazyHeaders, Record
 from kdump.storage.transaction_index import AbortedTxn
@@ -230,6 +233,7 @@ def record_renderer(
     *,
     header_values: bool = False,
     payload_extra: Callable[[Record], str] | None = None,
+    control: Callable[[Record], str] | None = None,
 ) -> Callable[[Record], str]:
     """A function that renders one record line (newline included) of ``batch``.
 
@@ -243,7 +247,9 @@ def record_renderer(
     is_control = batch.is_control_batch
     if payload_extra is not None and print_contents and not is_control:
         extra = payload_extra
-        plain = record_renderer(batch, print_contents, skip_metadata, parser, header_values=header_values)
+        plain = record_renderer(
+            batch, print_contents, skip_metadata, parser, header_values=header_values, control=control
+        )
 
         def with_extra(r: Record) -> str:
             line = plain(r)
@@ -320,7 +326,9 @@ def record_renderer(
         return fast
 
     def generic(r: Record) -> str:
-        return record_line(r, batch, is_control, print_contents, skip_metadata, parser, header_values)
+        return record_line(
+            r, batch, is_control, print_contents, skip_metadata, parser, header_values, control
+        )
 
     return generic
 
@@ -333,9 +341,11 @@ def record_line(
     skip_metadata: bool,
     parser: MessageParser,
     with_header_values: bool = False,
+    control: Callable[[Record], str] | None = None,
 ) -> str:
-    """One record line in the order Kafka prints its pieces (see :func:`record_renderer`); a
-    :class:`LargeLine` for a record of many headers (:class:`LazyHeaders`)."""
+    """One record line in the order Kafka prints its pieces (see :func:`record_renderer`); ``control`` is the
+    release's control-record text (:func:`control_describer`, Kafka 4.0's by default); a :class:`LargeLine` for
+    a record of many headers (:class:`LazyHeaders`)."""
     if skip_metadata:
         parts: list[str | HeaderList] = []
         prefix = RECORD_INDENT + " "
@@ -344,7 +354,7 @@ def record_line(
         prefix = " "
         if is_control:
             try:
-                parts.append(control_description(record))
+                parts.append((control or control_description)(record))
             except KdumpError as e:
                 raise PartialLineError(_line_text(parts), e) from None
     if print_contents and not is_control:
@@ -374,6 +384,42 @@ def control_description(record: Record) -> str:
     if control.message is not None:
         return f" {_PRINTED_CONTROL_MESSAGES[control.control_type]} {struct_to_json(control.message)}"
     return f" controlType: {control.control_type.name}({control.type_id})"
+
+
+#: Kafka 4.1's ``DumpLogSegments.printControlRecord`` also prints LEADER_CHANGE's message (KAFKA-19069).
+_PRINTED_CONTROL_MESSAGES_41 = {**_PRINTED_CONTROL_MESSAGES, ControlRecordType.LEADER_CHANGE: "LeaderChange:"}
+_ZERO_UUID = _uuid.UUID(int=0)
+
+
+def control_description_41(record: Record) -> str:
+    """What Kafka 4.1 and 4.2 print for a control record after its metadata: 4.0's text, and LEADER_CHANGE as
+    ``LeaderChange: {json}``, the message read at version 0 and written by ``LeaderChangeMessageJsonConverter``
+    at the version its ``Version`` field holds (``leaderChangeMessage.version()``): from 1 on each voter also
+    shows its ``voterDirectoryId``, the zero uuid (not read at version 0)."""
+    control = decode_control_record(record.key, record.value, messages=_PRINTED_CONTROL_MESSAGES_41)
+    if control.marker is not None:
+        return f" endTxnMarker: {control.marker.control_type.name} coordinatorEpoch: {control.marker.coordinator_epoch}"
+    message = control.message
+    if message is not None:
+        if control.control_type is ControlRecordType.LEADER_CHANGE and message["Version"] >= 1:
+            message = _with_voter_directories(message)
+        return f" {_PRINTED_CONTROL_MESSAGES_41[control.control_type]} {struct_to_json(message)}"
+    return f" controlType: {control.control_type.name}({control.type_id})"
+
+
+def _with_voter_directories(message: Struct) -> Struct:
+    values = dict(message.values)
+    for name in ("Voters", "GrantingVoters"):
+        values[name] = [
+            Struct(v.fields, v.version, {**v.values, "VoterDirectoryId": _ZERO_UUID}, v.unknown_tagged)
+            for v in values[name]
+        ]
+    return Struct(message.fields, message.version, values, message.unknown_tagged)
+
+
+def control_describer(release: KafkaRelease) -> Callable[[Record], str]:
+    """The control-record text of ``release``'s tool (chosen once, not per record)."""
+    return control_description_41 if release.leader_change_json else control_description
 
 
 def trailing_bytes_line(trailing: int, file_name: str) -> str:

@@ -135,15 +135,18 @@ VOTERS_RECORD = MessageSchema(
         ),
     ),
 )
+_VOTER = (Field("VoterId", "int32"), Field("VoterDirectoryId", "uuid", "1+"))
+#: ``LeaderChangeMessage`` (versions 0-1; version 1 adds ``VoterDirectoryId``, KIP-853).  Kafka reads it at
+#: version 0 (``ControlRecordUtils.LEADER_CHANGE_CURRENT_VERSION``), whatever its ``Version`` field says.
 LEADER_CHANGE_MESSAGE = MessageSchema(
     "LeaderChangeMessage",
-    "0",
+    "0-1",
     "0+",
     (
         _VERSION,
         Field("LeaderId", "int32"),
-        Field("Voters", "[]Voter", fields=(Field("VoterId", "int32"),)),
-        Field("GrantingVoters", "[]Voter", fields=(Field("VoterId", "int32"),)),
+        Field("Voters", "[]Voter", fields=_VOTER),
+        Field("GrantingVoters", "[]Voter", fields=_VOTER),
     ),
 )
 

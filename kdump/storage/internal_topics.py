@@ -30,6 +30,7 @@ from kdump.storage.schemas import (
     NEWEST_KAFKA_SOURCE,
     group_coordinator,
     metadata,
+    release_schemas,
     remote_log_metadata,
     share_coordinator,
     transaction_log,
@@ -115,6 +116,51 @@ class DecodedRecord:
     @property
     def is_tombstone(self) -> bool:
         return self.key is not None and self.value is None
+
+
+def coordinator_tables(
+    decoder: str, line: str
+) -> tuple[dict[int, tuple[str, str]], dict[str, MessageSchema]]:
+    """The record types and schemas release ``line``'s tool decodes coordinator topic ``decoder`` with
+    (``offsets``, ``share-group-state``; ``transaction-log`` from 4.1 on, when it became a coordinator serde)."""
+    cached = _TABLES.get((decoder, line))
+    if cached is None:
+        module = {
+            "offsets": group_coordinator,
+            "share-group-state": share_coordinator,
+            "transaction-log": transaction_log,
+        }[decoder]
+        types = module.RELEASE_RECORD_TYPES[line]
+        cached = _TABLES[(decoder, line)] = (
+            types,
+            release_schemas(module.SCHEMAS, module.RELEASE_SCHEMA_TEXT, line),
+        )
+    return cached
+
+
+_TABLES: dict[tuple[str, str], tuple[dict[int, tuple[str, str]], dict[str, MessageSchema]]] = {}
+
+
+def decode_release_record(decoder: str, line: str, key: bytes | None, value: bytes | None) -> DecodedRecord:
+    """Decode one record as release ``line``'s ``--<decoder>-decoder`` does (``kdump files --kafka-version``):
+    with that release's schemas, and for the transaction log from 4.1 on as a coordinator record (4.1's
+    ``TransactionCoordinatorRecordSerde``: its failures are reported and skipped, no longer fatal)."""
+    if (
+        decoder == "offsets"
+        or decoder == "share-group-state"
+        or (decoder == "transaction-log" and line in transaction_log.RELEASE_RECORD_TYPES)
+    ):
+        types, schemas = coordinator_tables(decoder, line)
+        decoded = decode_coordinator_record(decoder, types, schemas, key, value)
+        if decoded.kind == "GroupMetadata" and decoded.value is not None:
+            decoded.value = expand_consumer_protocol(decoded.value)
+        return decoded
+    if line == "3.9":
+        if decoder == "cluster-metadata":
+            return decode_framed(decoder, metadata.BY_API_KEY_39, value)
+        if decoder == "transaction-log":
+            return decode_transaction_log(key, value, client_version=False)
+    return decode_key_value(decoder, key, value)
 
 
 def decode_key_value(
@@ -279,8 +325,12 @@ def _decode_embedded(schema: MessageSchema, data: bytes) -> Struct | None:
 # -- __transaction_state ---------------------------------------------------------------------------------------
 
 
-def decode_transaction_log(key: bytes | None, value: bytes | None, *, newest: bool = False) -> DecodedRecord:
-    """Kafka 4.0's ``TransactionLog.readTxnRecordKey``/``readTxnRecordValue`` (its failures are fatal)."""
+def decode_transaction_log(
+    key: bytes | None, value: bytes | None, *, newest: bool = False, client_version: bool = True
+) -> DecodedRecord:
+    """Kafka 4.0's ``TransactionLog.readTxnRecordKey``/``readTxnRecordValue`` (its failures are fatal).
+    ``client_version=False``: Kafka 3.9's, which does not read ``ClientTransactionVersion`` (so does not fail on
+    a level ``TransactionVersion.fromFeatureLevel`` does not know)."""
     if key is None:
         raise FatalDecodeError(
             'Cannot invoke "java.nio.ByteBuffer.getShort()" because "buffer" is null',
@@ -311,10 +361,10 @@ def decode_transaction_log(key: bytes | None, value: bytes | None, *, newest: bo
             f"Unknown transaction state id {status} from the transaction status message",
             "java.lang.IllegalStateException",
         )
-    client_version = value_struct.get("ClientTransactionVersion", 0)
-    if client_version not in (0, 1, 2):
+    level = value_struct.get("ClientTransactionVersion", 0)
+    if client_version and level not in (0, 1, 2):
         raise FatalDecodeError(
-            f"No feature:transaction.version with feature level {client_version}",
+            f"No feature:transaction.version with feature level {level}",
             "java.lang.IllegalArgumentException",
         )
     if status != 0 and value_struct["TransactionPartitions"] is None:

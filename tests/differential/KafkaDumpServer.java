@@ -1,5 +1,6 @@
-// Runs kafka.tools.DumpLogSegments (Kafka 4.0's kafka-dump-log.sh) many times in one JVM, for the differential
-// harness (tests/differential): JVM start-up (~1.5 s) would otherwise dominate every case.
+// Runs kafka.tools.DumpLogSegments (kafka-dump-log.sh of the Kafka 4.0 or 4.1 distribution that starts it) many
+// times in one JVM, for the differential harness (tests/differential): JVM start-up (~1.5 s) would otherwise
+// dominate every case.
 //
 // Started through the distribution's own kafka-run-class.sh (same JVM options as kafka-dump-log.sh), with this
 // class on CLASSPATH.  Protocol on stdin/stdout, one request at a time:

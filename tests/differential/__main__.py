@@ -5,6 +5,9 @@
     python -m tests.differential --seed 7 --start 1234 -n 1 -v    # one case again, with both outputs
     python -m tests.differential --kind mutated --kind multi -n 500
     python -m tests.differential --check-server                   # the resident JVM against the corpus
+    python -m tests.differential --record 4.1                     # the 4.1 tool's outputs of the corpus
+    python -m tests.differential --kafka-version 4.0 --kafka-version 4.1 -n 20000   # both real tools, each
+                                                                  # case against each (two resident JVMs)
 
 Exits 1 when a case diverges (each is listed with its seed and number; --save keeps its files and both
 outputs), 2 when the real tool is not available.
@@ -58,7 +61,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--check-server", action="store_true", help="replay the corpus through the resident JVM and compare"
     )
+    parser.add_argument(
+        "--record",
+        choices=["4.1"],
+        help="run every corpus run through this release's real tool and store what differs from the corpus's "
+        "outputs (tests/fixtures/kafka-<release>)",
+    )
+    parser.add_argument(
+        "--kafka-version",
+        action="append",
+        choices=["4.0", "4.1"],
+        help="the real tool(s) to compare with, kdump running as the same release (repeatable; default 4.0)",
+    )
     args = parser.parse_args(argv)
+    versions = tuple(dict.fromkeys(args.kafka_version or ["4.0"]))
     full = None if args.no_corpus else args.corpus
     kinds = tuple(args.kind or ())
     if args.show:
@@ -66,10 +82,17 @@ def main(argv: list[str] | None = None) -> int:
             case = make_case(args.seed, n, full, kinds)
             print(f"{args.seed}-{n} {case.kind} {case.label}: {case.argv}")
         return 0
-    reason = unavailable_reason()
+    reason = next((r for v in versions if (r := unavailable_reason(v)) is not None), None)
     if reason:
         print(f"cannot run the real tool: {reason}", file=sys.stderr)
         return 2
+    if args.record:
+        from .record_release import RELEASES, record
+
+        if (reason := unavailable_reason(args.record)) is not None:
+            print(f"cannot run the real tool: {reason}", file=sys.stderr)
+            return 2
+        return record(args.record, args.corpus, REPO / "tests" / "fixtures" / RELEASES[args.record])
     if args.check_server:
         from .server_check import check_server
 
@@ -77,9 +100,11 @@ def main(argv: list[str] | None = None) -> int:
     numbers = None
     if args.rerun is not None:
         numbers = sorted(
-            int(d.name.split("-", 1)[1])
-            for d in args.rerun.iterdir()
-            if d.name.startswith(f"{args.seed}-") and (d / "case.json").is_file()
+            {
+                int(d.name.split("-")[1])
+                for d in args.rerun.iterdir()
+                if d.name.startswith(f"{args.seed}-") and (d / "case.json").is_file()
+            }
         )
     started = time.monotonic()
     results = run(
@@ -93,13 +118,14 @@ def main(argv: list[str] | None = None) -> int:
         save_dir=args.save,
         save_all=args.save_all,
         progress=lambda line: print(line, file=sys.stderr, flush=True),
+        versions=versions,
     )
     elapsed = time.monotonic() - started
     statuses = collections.Counter(r.status for r in results)
     by_kind = collections.Counter(r.kind for r in results)
     diverging = [r for r in results if r.status in ("diverges", "kdump-timeout")]
     for r in diverging:
-        print(f"DIVERGES {r.name} [{r.kind} {r.label}] {r.problems} argv={r.argv}")
+        print(f"DIVERGES {r.name} (Kafka {r.version}) [{r.kind} {r.label}] {r.problems} argv={r.argv}")
         if args.verbose and r.kafka and r.kdump:
             for who, o in (("kafka", r.kafka), ("kdump", r.kdump)):
                 print(
@@ -123,6 +149,14 @@ def main(argv: list[str] | None = None) -> int:
         f"(tests/differential/known.py), {len(diverging) - len(open_ones)} others"
     )
     print("by kind: " + ", ".join(f"{k} {n}" for k, n in sorted(by_kind.items())))
+    for version in versions:
+        mine = [r for r in results if r.version == version]
+        counts = collections.Counter(r.status for r in mine)
+        print(
+            f"Kafka {version}: {len(mine)} cases, "
+            + ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
+            + f"; diverging {sum(r in diverging for r in mine)}"
+        )
     for sig, n in signatures.most_common():
         print(f"  {n:5d}  {sig}")
     return 1 if diverging else 0

@@ -1,5 +1,6 @@
-"""The real tool: the Kafka 4.0 distribution at ``../shared/kafka-4.0.0`` run as ``kafka-dump-log.sh`` or, for
-speed, as a resident JVM running the same ``kafka.tools.DumpLogSegments`` many times (``KafkaDumpServer.java``).
+"""The real tools: the Kafka 4.0 and 4.1 distributions at ``../shared/kafka-4.0.0`` and ``../shared/kafka-4.1.0``
+run as ``kafka-dump-log.sh`` or, for speed, as a resident JVM running the same ``kafka.tools.DumpLogSegments``
+many times (``KafkaDumpServer.java``), one JVM per release.
 
 The resident JVM is started through the distribution's ``kafka-run-class.sh`` (the same JVM options as the
 script); ``python -m tests.differential --check-server`` replays the corpus through it to show it prints what the
@@ -21,6 +22,18 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 DISTRIBUTION = Path(os.environ.get("KDUMP_KAFKA_DIST", REPO.parent / "shared" / "kafka-4.0.0"))
 LAUNCHER = DISTRIBUTION / "kafka"
+#: The real releases by kdump's ``--kafka-version`` name (4.2 changed only a help text: no distribution of it here).
+DISTRIBUTIONS: dict[str, Path] = {
+    "4.0": DISTRIBUTION,
+    "4.1": Path(os.environ.get("KDUMP_KAFKA41_DIST", REPO.parent / "shared" / "kafka-4.1.0")),
+}
+
+
+def launcher(version: str = "4.0") -> Path:
+    """The launcher script of the real release ``version`` (``kafka SCRIPT ARGS...``)."""
+    return DISTRIBUTIONS[version] / "kafka"
+
+
 SERVER_SOURCE = HERE / "KafkaDumpServer.java"
 
 
@@ -36,28 +49,28 @@ class Outcome:
         return self.code, self.out, self.err
 
 
-def script_unavailable_reason() -> str | None:
-    """Why ``kafka-dump-log.sh`` cannot run here (None when it can)."""
-    if not LAUNCHER.is_file():
-        return f"the Kafka 4.0 distribution is not at {DISTRIBUTION}"
+def script_unavailable_reason(version: str = "4.0") -> str | None:
+    """Why ``kafka-dump-log.sh`` of release ``version`` cannot run here (None when it can)."""
+    if not launcher(version).is_file():
+        return f"the Kafka {version} distribution is not at {DISTRIBUTIONS[version]}"
     if shutil.which("java") is None:
         return "java is not installed"
     return None
 
 
-def unavailable_reason() -> str | None:
+def unavailable_reason(version: str = "4.0") -> str | None:
     """Why the real tool, also as the resident runner, cannot run here (None when it can)."""
-    if (reason := script_unavailable_reason()) is not None:
+    if (reason := script_unavailable_reason(version)) is not None:
         return reason
     if shutil.which("javac") is None:
         return "javac is not installed (needed for the resident DumpLogSegments runner)"
     return None
 
 
-def run_script(argv: list[str], cwd: Path, timeout: float = 120.0) -> Outcome:
-    """One run of the real ``kafka-dump-log.sh`` (a fresh JVM)."""
+def run_script(argv: list[str], cwd: Path, timeout: float = 120.0, version: str = "4.0") -> Outcome:
+    """One run of the real ``kafka-dump-log.sh`` of release ``version`` (a fresh JVM)."""
     p = subprocess.run(
-        [str(LAUNCHER), "kafka-dump-log.sh", *argv], cwd=cwd, capture_output=True, timeout=timeout
+        [str(launcher(version)), "kafka-dump-log.sh", *argv], cwd=cwd, capture_output=True, timeout=timeout
     )
     return Outcome(p.returncode, p.stdout, p.stderr)
 
@@ -79,14 +92,15 @@ class KafkaTimeout(Exception):
 
 
 class DumpServer:
-    """A resident JVM running ``DumpLogSegments.main`` once per request, in ``cwd``.
+    """A resident JVM of release ``version`` running ``DumpLogSegments.main`` once per request, in ``cwd``.
 
     It is restarted every ``recycle`` runs (the tool never closes the files and maps it opens), after a JVM
     error (``OutOfMemoryError``...) and after a time-out.
     """
 
-    def __init__(self, cwd: Path, *, recycle: int = 400, timeout: float = 60.0) -> None:
+    def __init__(self, cwd: Path, *, recycle: int = 400, timeout: float = 60.0, version: str = "4.0") -> None:
         self.cwd = cwd
+        self.version = version
         self.recycle = recycle
         self.timeout = timeout
         self.classes = _compiled()
@@ -97,7 +111,7 @@ class DumpServer:
     def _start(self) -> subprocess.Popen[bytes]:
         env = dict(os.environ, CLASSPATH=str(self.classes))
         self.proc = subprocess.Popen(
-            [str(LAUNCHER), "kafka-run-class.sh", "KafkaDumpServer"],
+            [str(launcher(self.version)), "kafka-run-class.sh", "KafkaDumpServer"],
             cwd=self.cwd,
             env=env,
             stdin=subprocess.PIPE,

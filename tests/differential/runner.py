@@ -48,6 +48,8 @@ class Result:
     label: str
     argv: list[str]
     status: str  # same | diverges | deliberate | kafka-timeout | kdump-timeout
+    #: The Kafka release both tools ran as (the real tool of that release, ``kdump files --kafka-version``).
+    version: str = "4.0"
     problems: list[str] = field(default_factory=list)
     kafka: Outcome | None = None
     kdump: Outcome | None = None
@@ -117,22 +119,30 @@ def write_case(workdir: Path, case: Case) -> None:
 class Runner:
     """Runs cases in ``workdir`` (kdump in this process, Kafka in a resident JVM whose cwd is ``workdir``)."""
 
-    def __init__(self, workdir: Path, *, kafka_timeout: float = 60.0) -> None:
+    def __init__(
+        self, workdir: Path, *, kafka_timeout: float = 60.0, versions: tuple[str, ...] = ("4.0",)
+    ) -> None:
         self.workdir = workdir
-        self.server = DumpServer(workdir, timeout=kafka_timeout)
+        self.versions = versions
+        #: One resident JVM per release (``KafkaDumpServer`` started by that release's distribution).
+        self.servers = {v: DumpServer(workdir, timeout=kafka_timeout, version=v) for v in versions}
 
     def close(self) -> None:
-        self.server.close()
+        for server in self.servers.values():
+            server.close()
 
-    def run_both(self, case: Case) -> tuple[Outcome | None, Outcome | None, float, float]:
-        """kdump first: Kafka's tool may create files (an index it does not find is created empty)."""
+    def run_both(
+        self, case: Case, version: str = "4.0"
+    ) -> tuple[Outcome | None, Outcome | None, float, float]:
+        """kdump (``--kafka-version version``) first: Kafka's tool may create files (an index it does not find is
+        created empty); the case's files are written afresh for each pair of runs."""
         write_case(self.workdir, case)
         previous = os.getcwd()
         os.chdir(self.workdir)
         started = time.monotonic()
         try:
             with _time_limit(KDUMP_TIMEOUT):
-                kdump: Outcome | None = Outcome(*run_kdump(list(case.argv)))
+                kdump: Outcome | None = Outcome(*run_kdump(["--kafka-version", version, *case.argv]))
         except _Timeout:
             kdump = None
         finally:
@@ -140,14 +150,20 @@ class Runner:
         kdump_seconds = time.monotonic() - started
         started = time.monotonic()
         try:
-            kafka: Outcome | None = self.server.run(case.argv)
+            kafka: Outcome | None = self.servers[version].run(case.argv)
         except (KafkaTimeout, EOFError, OSError):
             kafka = None
         return kafka, kdump, time.monotonic() - started, kdump_seconds
 
-    def check(self, case: Case, *, shrink: bool = True) -> Result:
-        kafka, kdump, ks, ds = self.run_both(case)
-        result = Result(case.seed, case.number, case.kind, case.label, list(case.argv), "same")
+    def check_all(self, case: Case, *, shrink: bool = True) -> list[Result]:
+        """The case against the real tool of every release of the runner."""
+        return [self.check(case, shrink=shrink, version=v) for v in self.versions]
+
+    def check(self, case: Case, *, shrink: bool = True, version: str = "4.0") -> Result:
+        kafka, kdump, ks, ds = self.run_both(case, version)
+        result = Result(
+            case.seed, case.number, case.kind, case.label, list(case.argv), "same", version=version
+        )
         result.kafka, result.kdump, result.kafka_seconds, result.kdump_seconds = kafka, kdump, ks, ds
         if kafka is None:
             result.status = "kafka-timeout"
@@ -162,10 +178,10 @@ class Runner:
                 if reason is not None:
                     result.problems = [reason]
         if result.status in ("diverges", "kdump-timeout") and shrink:
-            result.shrunk = self.shrink(case)
+            result.shrunk = self.shrink(case, version)
         return result
 
-    def shrink(self, case: Case) -> Case | None:
+    def shrink(self, case: Case, version: str = "4.0") -> Case | None:
         """A smaller case that diverges the same way: one of several --files elements alone."""
         paths = case.paths
         if len(paths) < 2:
@@ -179,7 +195,7 @@ class Runner:
             sub = path.split("/")[1] if path.count("/") >= 2 else None
             files = {k: v for k, v in case.files.items() if sub is None or k.split("/")[0] == sub}
             small = Case(case.seed, case.number, case.kind, case.label, files, argv)
-            kafka, kdump, _, _ = self.run_both(small)
+            kafka, kdump, _, _ = self.run_both(small, version)
             if kafka and kdump and differences(kafka.triple(), kdump.triple(), small.paths):
                 return small
         return None
@@ -188,7 +204,7 @@ class Runner:
 def save(result: Result, directory: Path, workdir: Path) -> Path:
     """Keep a diverging case: its files (``case/...``), arguments and both tools' outputs."""
     case = result.shrunk or make_case_from(result)
-    target = directory / result.name
+    target = directory / (result.name if result.version == "4.0" else f"{result.name}-kafka{result.version}")
     if target.exists():
         shutil.rmtree(target)
     target.mkdir(parents=True)
@@ -202,12 +218,13 @@ def save(result: Result, directory: Path, workdir: Path) -> Path:
         "number": result.number,
         "kind": result.kind,
         "label": result.label,
+        "version": result.version,
         "argv": case.argv,
         "problems": result.problems,
         "shrunk": result.shrunk is not None,
     }
     if result.shrunk is not None:  # the outputs of the smaller case
-        runner_outcomes = _rerun(case, workdir)
+        runner_outcomes = _rerun(case, workdir, result.version)
     else:
         runner_outcomes = (result.kafka, result.kdump)
     for who, outcome in zip(("kafka", "kdump"), runner_outcomes, strict=True):
@@ -225,9 +242,9 @@ _FULL_CORPUS: Path | None = None
 _KINDS: tuple[str, ...] = ()
 
 
-def _rerun(case: Case, workdir: Path) -> tuple[Outcome | None, Outcome | None]:
+def _rerun(case: Case, workdir: Path, version: str = "4.0") -> tuple[Outcome | None, Outcome | None]:
     assert _RUNNER is not None
-    kafka, kdump, _, _ = _RUNNER.run_both(case)
+    kafka, kdump, _, _ = _RUNNER.run_both(case, version)
     return kafka, kdump
 
 
@@ -236,11 +253,16 @@ def make_case_from(result: Result) -> Case:
 
 
 def _init(
-    base: str, full_corpus: Path | None, kinds: tuple[str, ...], save_dir: Path | None, save_all: bool = False
+    base: str,
+    full_corpus: Path | None,
+    kinds: tuple[str, ...],
+    save_dir: Path | None,
+    save_all: bool = False,
+    versions: tuple[str, ...] = ("4.0",),
 ) -> None:
     global _RUNNER, _FULL_CORPUS, _KINDS, _SAVE, _SAVE_ALL
     workdir = Path(tempfile.mkdtemp(prefix="kdump-difftest-", dir=base))
-    _RUNNER = Runner(workdir)
+    _RUNNER = Runner(workdir, versions=versions)
     _FULL_CORPUS, _KINDS, _SAVE, _SAVE_ALL = full_corpus, kinds, save_dir, save_all
     import atexit
 
@@ -257,14 +279,14 @@ def _work(chunk: tuple[int, list[int]]) -> list[Result]:
     out = []
     for n in numbers:
         case = make_case(seed, n, _FULL_CORPUS, _KINDS)
-        result = _RUNNER.check(case)
-        if _SAVE is not None and (_SAVE_ALL or result.status in ("diverges", "kdump-timeout")):
-            save(result, _SAVE, _RUNNER.workdir)
-        # keep only what the summary needs across the process boundary
-        if result.status == "same":
-            result.kafka = result.kdump = None
-        result.shrunk = None
-        out.append(result)
+        for result in _RUNNER.check_all(case):
+            if _SAVE is not None and (_SAVE_ALL or result.status in ("diverges", "kdump-timeout")):
+                save(result, _SAVE, _RUNNER.workdir)
+            # keep only what the summary needs across the process boundary
+            if result.status == "same":
+                result.kafka = result.kdump = None
+            result.shrunk = None
+            out.append(result)
     shutil.rmtree(_RUNNER.workdir / CASE_DIR, ignore_errors=True)
     return out
 
@@ -282,6 +304,7 @@ def run(
     chunk: int = 20,
     progress: Callable[[str], None] | None = None,
     numbers: list[int] | None = None,
+    versions: tuple[str, ...] = ("4.0",),
 ) -> list[Result]:
     """Run cases ``start .. start+count-1`` (or ``numbers``) of ``seed`` on ``jobs`` processes (each with its
     own JVM)."""
@@ -294,19 +317,20 @@ def run(
     started = time.monotonic()
     try:
         if jobs <= 1:
-            _init(base, full_corpus, kinds, save_dir, save_all)
+            _init(base, full_corpus, kinds, save_dir, save_all, versions)
             iterator: Iterator[list[Result]] = map(_work, chunks)
             pool = None
         else:
             ctx = multiprocessing.get_context("fork")
-            pool = ctx.Pool(jobs, _init, (base, full_corpus, kinds, save_dir, save_all))
+            pool = ctx.Pool(jobs, _init, (base, full_corpus, kinds, save_dir, save_all, versions))
             iterator = pool.imap_unordered(_work, chunks)
         for done in iterator:
             results.extend(done)
             if progress is not None:
                 bad = sum(r.status == "diverges" for r in results)
-                rate = len(results) / max(1e-9, time.monotonic() - started)
-                progress(f"{len(results)}/{count} cases, {bad} diverging, {rate:.1f} cases/s")
+                done_cases = len(results) // len(versions)
+                rate = done_cases / max(1e-9, time.monotonic() - started)
+                progress(f"{done_cases}/{count} cases, {bad} diverging, {rate:.1f} cases/s")
         if pool is not None:
             pool.close()
             pool.join()
@@ -314,5 +338,5 @@ def run(
         if jobs <= 1 and _RUNNER is not None:
             _RUNNER.close()
         shutil.rmtree(base, ignore_errors=True)
-    results.sort(key=lambda r: r.number)
+    results.sort(key=lambda r: (r.number, r.version))
     return results

@@ -391,3 +391,184 @@ NEWEST_RECORD_TYPES: dict[int, tuple[str, str]] = {
 }
 #: ``ConsumerProtocolSubscription`` and ``ConsumerProtocolAssignment`` (the bytes of classic group members).
 CONSUMER_PROTOCOL: dict[str, MessageSchema] = parse_schemas(CONSUMER_PROTOCOL_TEXT)
+
+
+# -- the group coordinator of each release (kdump files --kafka-version; kdump.storage.kafka_release) ----------
+
+#: The records Kafka 4.1 and 4.2 changed or added, transcribed from group-coordinator/src/main/resources/
+#: common/message of the tags 4.1.0 and 4.2.0-rc1.  4.1 also renumbered every key schema to version 0 (the
+#: ``coordinator-key`` message type; the serde still reads a key at its record type as version): the same
+#: bytes and the same JSON as the keys above, which stand for them.  Type 0's value became
+#: ``LegacyOffsetCommitValue`` (version 0 only), type 9 (``ShareGroupPartitionMetadata``) is gone.
+RELEASE_SCHEMA_TEXT: dict[str, str] = {
+    "4.1": """
+LegacyOffsetCommitValue 0 flexible=none
+  offset int64 0
+  metadata string 0
+  commitTimestamp int64 0
+
+OffsetCommitValue 0-4 flexible=4+
+  offset int64 0+
+  leaderEpoch int32 3+ default=-1
+  metadata string 0+
+  commitTimestamp int64 0+
+  expireTimestamp int64 1 default=-1
+  topicId uuid 4+ tag=0
+
+ConsumerGroupMetadataValue 0 flexible=0+
+  Epoch int32 0+
+  MetadataHash int64 0+ tag=0 default=0
+
+ShareGroupMetadataValue 0 flexible=0+
+  Epoch int32 0+
+  MetadataHash int64 0+
+
+ShareGroupStatePartitionMetadataValue 0 flexible=0+
+  InitializingTopics []TopicPartitionsInfo 0+
+  InitializedTopics []TopicPartitionsInfo 0+
+  DeletingTopics []TopicInfo 0+
+  struct TopicPartitionsInfo 0+
+    TopicId uuid 0+
+    TopicName string 0+
+    Partitions []int32 0+
+  struct TopicInfo 0+
+    TopicId uuid 0+
+    TopicName string 0+
+
+StreamsGroupMetadataKey 0 flexible=none
+  GroupId string 0
+
+StreamsGroupMetadataValue 0 flexible=0+
+  Epoch int32 0+
+  MetadataHash int64 0+
+
+StreamsGroupMemberMetadataKey 0 flexible=none
+  GroupId string 0
+  MemberId string 0
+
+StreamsGroupMemberMetadataValue 0 flexible=0+
+  InstanceId string 0+ nullable=0+
+  RackId string 0+ nullable=0+
+  ClientId string 0+
+  ClientHost string 0+
+  RebalanceTimeoutMs int32 0+ default=-1
+  TopologyEpoch int32 0+
+  ProcessId string 0+
+  UserEndpoint Endpoint 0+ nullable=0+ default=null
+  ClientTags []KeyValue 0+
+  struct Endpoint 0+
+    Host string 0+
+    Port uint16 0+
+  struct KeyValue 0+
+    Key string 0+
+    Value string 0+
+
+StreamsGroupTargetAssignmentMetadataKey 0 flexible=none
+  GroupId string 0
+
+StreamsGroupTargetAssignmentMetadataValue 0 flexible=0+
+  AssignmentEpoch int32 0+
+
+StreamsGroupTargetAssignmentMemberKey 0 flexible=none
+  GroupId string 0
+  MemberId string 0
+
+StreamsGroupTargetAssignmentMemberValue 0 flexible=0+
+  ActiveTasks []TaskIds 0+
+  StandbyTasks []TaskIds 0+
+  WarmupTasks []TaskIds 0+
+  struct TaskIds 0+
+    SubtopologyId string 0+
+    Partitions []int32 0+
+
+StreamsGroupCurrentMemberAssignmentKey 0 flexible=none
+  GroupId string 0
+  MemberId string 0
+
+StreamsGroupCurrentMemberAssignmentValue 0 flexible=0+
+  MemberEpoch int32 0+
+  PreviousMemberEpoch int32 0+
+  State int8 0+
+  ActiveTasks []TaskIds 0+
+  StandbyTasks []TaskIds 0+
+  WarmupTasks []TaskIds 0+
+  ActiveTasksPendingRevocation []TaskIds 0+
+  StandbyTasksPendingRevocation []TaskIds 0+
+  WarmupTasksPendingRevocation []TaskIds 0+
+  struct TaskIds 0+
+    SubtopologyId string 0+
+    Partitions []int32 0+
+
+StreamsGroupTopologyKey 0 flexible=none
+  GroupId string 0
+
+StreamsGroupTopologyValue 0 flexible=0+
+  Epoch int32 0+
+  Subtopologies []Subtopology 0+
+    SubtopologyId string 0+
+    SourceTopics []string 0+
+    SourceTopicRegex []string 0+
+    StateChangelogTopics []TopicInfo 0+
+    RepartitionSinkTopics []string 0+
+    RepartitionSourceTopics []TopicInfo 0+
+    CopartitionGroups []CopartitionGroup 0+
+      SourceTopics []int16 0+
+      SourceTopicRegex []int16 0+
+      RepartitionSourceTopics []int16 0+
+  struct TopicConfig 0+
+    key string 0+
+    value string 0+
+  struct TopicInfo 0+
+    Name string 0+
+    Partitions int32 0+
+    ReplicationFactor int16 0+
+    TopicConfigs []TopicConfig 0+
+""",
+    "4.2": """
+StreamsGroupMetadataValue 0 flexible=0+
+  Epoch int32 0+
+  MetadataHash int64 0+
+  ValidatedTopologyEpoch int32 0+ tag=0 default=-1
+  LastAssignmentConfigs []LastAssignmentConfig 0+ nullable=0+ tag=1 default=null
+  struct LastAssignmentConfig 0+
+    Key string 0+
+    Value string 0+
+
+StreamsGroupCurrentMemberAssignmentValue 0 flexible=0+
+  MemberEpoch int32 0+
+  PreviousMemberEpoch int32 0+
+  State int8 0+
+  ActiveTasks []TaskIds 0+
+  StandbyTasks []TaskIds 0+
+  WarmupTasks []TaskIds 0+
+  ActiveTasksPendingRevocation []TaskIds 0+
+  StandbyTasksPendingRevocation []TaskIds 0+
+  WarmupTasksPendingRevocation []TaskIds 0+
+  struct TaskIds 0+
+    SubtopologyId string 0+
+    Partitions []int32 0+
+    AssignmentEpochs []int32 0+ nullable=0+ tag=0 default=null
+""",
+}
+
+_STREAMS_TYPES = {
+    17: ("StreamsGroupMetadataKey", "StreamsGroupMetadataValue"),
+    19: ("StreamsGroupMemberMetadataKey", "StreamsGroupMemberMetadataValue"),
+    20: ("StreamsGroupTargetAssignmentMetadataKey", "StreamsGroupTargetAssignmentMetadataValue"),
+    21: ("StreamsGroupTargetAssignmentMemberKey", "StreamsGroupTargetAssignmentMemberValue"),
+    22: ("StreamsGroupCurrentMemberAssignmentKey", "StreamsGroupCurrentMemberAssignmentValue"),
+    23: ("StreamsGroupTopologyKey", "StreamsGroupTopologyValue"),
+}
+_RECORD_TYPES_41 = {
+    **{t: names for t, names in RECORD_TYPES.items() if t != 9},
+    0: ("OffsetCommitKey", "LegacyOffsetCommitValue"),
+    **_STREAMS_TYPES,
+}
+#: Record type -> (key, value) of each release's serde (3.9's ``CoordinatorRecordSerde`` knows types 0-8, 4.0's
+#: ``GroupCoordinatorRecordSerde`` 0-16, 4.1's ``CoordinatorRecordType`` drops 9 and adds the streams types).
+RELEASE_RECORD_TYPES: dict[str, dict[int, tuple[str, str]]] = {
+    "3.9": {t: names for t, names in RECORD_TYPES.items() if t <= 8},
+    "4.0": RECORD_TYPES,
+    "4.1": _RECORD_TYPES_41,
+    "4.2": _RECORD_TYPES_41,
+}

@@ -179,6 +179,9 @@ SCHEMAS: dict[str, MessageSchema] = parse_schemas(SCHEMA_TEXT)
 
 #: apiKey → schema (``MetadataRecordType``), as Kafka 4.0 knows them: what the default text decodes with.
 BY_API_KEY: dict[int, MessageSchema] = {s.api_key: s for s in SCHEMAS.values() if s.api_key is not None}
+#: Kafka 3.9's metadata records (metadata/src/main/resources/common/metadata of the tag 3.9.1): 4.0's but
+#: ``ClearElrRecord`` (apiKey 28, added in 4.0).  4.1 and 4.2 have exactly 4.0's (the tags 4.1.0 and 4.2.0-rc1).
+BY_API_KEY_39: dict[int, MessageSchema] = {k: v for k, v in BY_API_KEY.items() if k != 28}
 
 #: The records newer Kafka releases changed or added, whole, as of the newest Kafka source read
 #: (:data:`kdump.storage.schemas.NEWEST_KAFKA_SOURCE`): kdump's own modes (JSON) decode with these, and say
