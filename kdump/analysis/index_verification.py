@@ -388,11 +388,13 @@ def _without_zero_tail(
     head_end = min(max(zero_from, 1), count)
     entries: list[Any] = list(islice(index, head_end))  # OffsetPosition or TimestampOffset
     tail: int | None
-    if zero_from == 0 and count > 0:
+    if zero_from == 0 and (count > 1 or (count == 1 and isinstance(index, OffsetIndex))):
         # Every slot is zero: no entry was written.  Slot 0's zeros would read (base offset, position 0), an
         # entry Kafka never writes: LogSegment.append indexes only once more than index.interval.bytes were
         # appended since the last entry (the count starts at 0, so a segment's first batch is never indexed),
-        # and LogSegment.recover the same.
+        # and LogSegment.recover the same.  A time index of one slot may hold one: the entry
+        # LogSegment.onBecomeInactiveSegment appends when the segment rolls, (max timestamp, its offset), all
+        # zeros for timestamp 0 at the base offset (two such slots cannot both be entries: timestamps increase).
         tail = 0
     elif head_end < count and not any(e.offset == index.base_offset for e in islice(entries, 1, None)):
         tail = head_end
