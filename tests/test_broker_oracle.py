@@ -28,7 +28,7 @@ def test_scenario_agrees_with_the_broker(answers: Path, tmp_path: Path) -> None:
 def test_scenarios_cover_both_versions_and_every_kind() -> None:
     kinds = {(json.loads(p.read_text())["version"], json.loads(p.read_text())["kind"]) for p in SCENARIOS}
     for version in ("4.0.0", "4.1.0"):
-        for kind in ("live", "killed", "clean", "damaged", "retained"):
+        for kind in ("live", "killed", "clean", "damaged", "retained", "unclean"):
             assert (version, kind) in kinds, f"no {kind} scenario of Kafka {version}"
 
 
