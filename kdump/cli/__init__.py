@@ -64,6 +64,16 @@ def run_guarded(
         return ExitStatus.PROBLEMS
 
 
+def table_width(as_json: bool = False) -> int | None:
+    """The width tables are fitted to: the terminal's when standard output is one (and not ``--json``), else
+    None (plain text for a pipe)."""
+    if as_json or not sys.stdout.isatty():
+        return None
+    import shutil
+
+    return shutil.get_terminal_size().columns
+
+
 def _flush_quietly(out: Output) -> None:
     try:
         out.flush()

@@ -27,6 +27,9 @@ import click
 @click.option("--print-data-log", is_flag=True, help="Also print the record, with its key and payload.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
 @click.option(
+    "--wide", is_flag=True, help="With --group/--transactional-id on a terminal: every column of the table."
+)
+@click.option(
     "--group",
     metavar="G",
     help="Find the __consumer_offsets partition of group G (PATH: the data directory) and its committed offsets.",
@@ -82,6 +85,7 @@ def command(
     group: str | None,
     transactional_id: str | None,
     partitions: int | None,
+    wide: bool,
 ) -> None:
     """Find the segment, index entry and batch that hold an offset, or the first offset at or after a timestamp.
 
@@ -100,7 +104,7 @@ def command(
             raise click.UsageError(
                 "give exactly one of --offset, --timestamp, --group and --transactional-id"
             )
-        _find_coordinator(path, group, transactional_id, partitions, as_json)
+        _find_coordinator(path, group, transactional_id, partitions, as_json, wide)
     if partitions is not None:
         raise click.UsageError("--partitions goes with --group or --transactional-id")
     if (offset is None) == (timestamp_text is None):
@@ -141,22 +145,29 @@ def command(
 
 
 def _find_coordinator(
-    path: str, group: str | None, transactional_id: str | None, partitions: int | None, as_json: bool
+    path: str,
+    group: str | None,
+    transactional_id: str | None,
+    partitions: int | None,
+    as_json: bool,
+    wide: bool,
 ) -> None:
-    from kdump.cli import run_guarded
+    from kdump.cli import run_guarded, table_width
     from kdump.commands.coordinator import lookup
     from kdump.exit_status import ExitStatus
     from kdump.render import coordinator as render
     from kdump.render import tables
 
-    rich_table = sys.stdout.isatty() and not as_json
+    width = table_width(as_json)
 
     def body(out, err) -> int:  # type: ignore[no-untyped-def]
         result = lookup(path, group=group, transactional_id=transactional_id, partitions=partitions)
         if as_json:
             out.write(render.json_lines(result))
         else:
-            tables.write(out, render.sections(result, human=rich_table), rich_table=rich_table)
+            tables.write(
+                out, render.sections(result, human=width is not None), terminal_width=width, wide=wide
+            )
         return int(ExitStatus.OK if result.found else ExitStatus.PROBLEMS)
 
     sys.exit(run_guarded(body))

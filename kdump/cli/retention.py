@@ -23,15 +23,16 @@ import click
     help="A topic configuration to use instead of __cluster_metadata's (repeatable), e.g. retention.ms=3600000.",
 )
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per partition.")
+@click.option("--wide", is_flag=True, help="On a terminal, every column, however wide the table gets.")
 def command(
-    paths: tuple[str, ...], now_text: str | None, config_items: tuple[str, ...], as_json: bool
+    paths: tuple[str, ...], now_text: str | None, config_items: tuple[str, ...], as_json: bool, wide: bool
 ) -> None:
     """Predict which segments time and size retention would delete and when, the log start offset after
     that, and for compacted topics the dirty ratio as the cleaner computes it, distinct keys, superseded
     records and tombstones. The configuration comes from __cluster_metadata in the data directory, --config,
     or Kafka's defaults; the output says which.
     """
-    from kdump.cli import run_guarded
+    from kdump.cli import run_guarded, table_width
     from kdump.commands.retention import RetentionCommand, parse_config_overrides
     from kdump.render import retention as render
     from kdump.render import tables
@@ -49,7 +50,7 @@ def command(
         )
     except ValueError as e:
         raise click.UsageError(str(e)) from None
-    rich_table = sys.stdout.isatty() and not as_json
+    width = table_width(as_json)
 
     def body(out, err) -> int:  # type: ignore[no-untyped-def]
         facts = cmd.facts()
@@ -57,7 +58,10 @@ def command(
             out.write(render.json_lines(facts))
         else:
             tables.write(
-                out, render.sections(facts, human=rich_table, now_given=cmd.now_given), rich_table=rich_table
+                out,
+                render.sections(facts, human=width is not None, now_given=cmd.now_given),
+                terminal_width=width,
+                wide=wide,
             )
         return 0
 

@@ -30,8 +30,14 @@ import click
     help="The broker address written into the suggested kafka-transactions.sh commands.",
 )
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per partition.")
+@click.option("--wide", is_flag=True, help="On a terminal, every column, however wide the table gets.")
 def command(
-    paths: tuple[str, ...], now_text: str | None, max_timeout_ms: int, bootstrap_server: str, as_json: bool
+    paths: tuple[str, ...],
+    now_text: str | None,
+    max_timeout_ms: int,
+    bootstrap_server: str,
+    as_json: bool,
+    wide: bool,
 ) -> None:
     """Why is a read_committed consumer stuck? Per partition (PATH: a partition or log directory; default the
     current directory): the last stable offset as the broker computes it, open transactions with their age,
@@ -39,7 +45,7 @@ def command(
     __transaction_state in the same data directory; for each hanging one the kafka-transactions.sh command that
     aborts it is printed. Exits 1 when a hanging transaction is found.
     """
-    from kdump.cli import run_guarded
+    from kdump.cli import run_guarded, table_width
     from kdump.commands.txn import TxnCommand
     from kdump.render import tables
     from kdump.render import txn as render
@@ -57,14 +63,16 @@ def command(
         )
     except ValueError as e:
         raise click.UsageError(str(e)) from None
-    rich_table = sys.stdout.isatty() and not as_json
+    width = table_width(as_json)
 
     def body(out, err) -> int:  # type: ignore[no-untyped-def]
         facts = cmd.facts()
         if as_json:
             out.write(render.json_lines(facts))
         else:
-            tables.write(out, render.sections(facts, human=rich_table), rich_table=rich_table)
+            tables.write(
+                out, render.sections(facts, human=width is not None), terminal_width=width, wide=wide
+            )
         return int(cmd.status(facts))
 
     sys.exit(run_guarded(body))

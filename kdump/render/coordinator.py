@@ -6,44 +6,62 @@ from typing import Any
 
 from kdump.commands.coordinator import CoordinatorLookup
 from kdump.render.json_lines import head, line
-from kdump.render.tables import Section, iso_time, opt
+from kdump.render.table_fit import Column
+from kdump.render.tables import Section, duration, iso_time, opt, partition_list
 
-OFFSET_COLUMNS = (
-    "TOPIC",
-    "PARTITION",
-    "OFFSET",
-    "LEADER-EPOCH",
-    "METADATA",
-    "COMMIT-TIMESTAMP",
-    "RECORD-OFFSET",
+OFFSET_COLUMNS_SPEC = (
+    Column("TOPIC", "TOPIC", right=False),
+    Column("PARTITION", "PART"),
+    Column("OFFSET", "OFFSET"),
+    Column("LEADER-EPOCH", "EPOCH", drop=2),
+    Column("METADATA", "META", right=False, own_line=True),
+    Column("COMMIT-TIMESTAMP", "COMMIT-TIME", drop=1),
+    Column("RECORD-OFFSET", "AT", drop=3),
 )
-TXN_COLUMNS = (
-    "TRANSACTIONAL-ID",
-    "PRODUCER-ID",
-    "EPOCH",
-    "STATE",
-    "TIMEOUT-MS",
-    "PARTITIONS",
-    "START",
-    "LAST-UPDATE",
-    "RECORD-OFFSET",
-)
+OFFSET_COLUMNS = tuple(c.name for c in OFFSET_COLUMNS_SPEC)
+
+
+def txn_columns(human: bool) -> tuple[Column, ...]:
+    return (
+        Column("TRANSACTIONAL-ID", "TXN-ID", right=False, own_line=True),
+        Column("PRODUCER-ID", "PID"),
+        Column("EPOCH", "EPOCH"),
+        Column("STATE", "STATE", right=False),
+        Column("TIMEOUT" if human else "TIMEOUT-MS", "TIMEOUT" if human else "TIMEOUT-MS", drop=3),
+        Column("PARTITIONS", "PARTS", right=False, own_line=True),
+        Column("START", "START", drop=2),
+        Column("LAST-UPDATE", "UPDATED", drop=1),
+        Column("RECORD-OFFSET", "AT", drop=4),
+    )
+
+
+TXN_COLUMNS = tuple(c.name for c in txn_columns(False))
 
 
 def sections(r: CoordinatorLookup, *, human: bool) -> list[Section]:
     t = iso_time if human else opt
+    d = duration if human else opt
+    here = r.count.local_partitions
+    if not here:
+        local = "none of them in this data directory"
+    elif len(here) == r.count.count and here == tuple(range(r.count.count)):
+        local = "all of them in this data directory"
+    else:
+        local = (
+            f"{len(here)} of them in this data directory: {partition_list([(r.topic, p, '') for p in here])}"
+        )
     what = "group" if r.kind == "group" else "transactional id"
     head = Section(
         f"{what} {r.key!r} -> {r.topic}-{r.partition}",
         notes=[
             f"Utils.abs({r.hash_code}) % {r.count.count} (String.hashCode; {r.count.count} partitions from "
-            f"{r.count.source}; partitions here: {', '.join(map(str, r.count.local_partitions)) or 'none'})",
+            f"{r.count.source}; {local})",
             f"partition directory: {r.directory or 'not in this data directory'}",
         ],
     )
     result = [head]
     if r.group is not None:
-        s = Section("committed offsets", OFFSET_COLUMNS)
+        s = Section("committed offsets", OFFSET_COLUMNS_SPEC)
         for c in r.group.offsets:
             s.rows.append(
                 [c.topic, str(c.partition), str(c.offset), str(c.leader_epoch), c.metadata or "-",
@@ -62,7 +80,7 @@ def sections(r: CoordinatorLookup, *, human: bool) -> list[Section]:
             )
         result.append(s)
     elif r.directory is not None:
-        s = Section("transaction state", TXN_COLUMNS)
+        s = Section("transaction state", txn_columns(human))
         x = r.transaction
         if x is None:
             s.columns = ()
@@ -70,7 +88,7 @@ def sections(r: CoordinatorLookup, *, human: bool) -> list[Section]:
         else:
             parts = ",".join(f"{tp}-{p}" for tp, p in x.partitions) or "-"
             s.rows.append(
-                [x.transactional_id, str(x.producer_id), str(x.producer_epoch), x.state, str(x.timeout_ms),
+                [x.transactional_id, str(x.producer_id), str(x.producer_epoch), x.state, d(x.timeout_ms),
                  parts, t(x.start_timestamp), t(x.last_update_timestamp), str(x.record_offset)]
             )  # fmt: skip
         result.append(s)

@@ -1,4 +1,4 @@
-"""The forms of ``kdump diff``: tables (plain or rich) and JSON lines."""
+"""The forms of ``kdump diff``: tables (plain, or fitted to a terminal: :mod:`kdump.render.tables`) and JSON lines."""
 
 from __future__ import annotations
 
@@ -6,28 +6,46 @@ from typing import Any
 
 from kdump.commands.diff import BatchHeader, PartitionDiff
 from kdump.render.json_lines import head, line
-from kdump.render.tables import Section, opt
+from kdump.render.table_fit import Column
+from kdump.render.tables import Section, opt, partition_list
 
-COPY_COLUMNS = (
-    "COPY",
-    "DIRECTORY",
-    "LOG-START",
-    "LOG-END",
-    "HIGH-WATERMARK",
-    "BATCHES",
-    "EPOCHS (CHECKPOINT)",
-    "EPOCHS (BATCHES)",
+COPY_COLUMNS_SPEC = (
+    Column("COPY", "COPY"),
+    Column("DIRECTORY", "DIR", right=False, own_line=True),
+    Column("LOG-START", "START"),
+    Column("LOG-END", "END"),
+    Column("HIGH-WATERMARK", "HWM"),
+    Column("BATCHES", "BATCHES", drop=1),
+    Column("CHECKPOINT-EPOCHS", "CKPT-EPOCHS", right=False, own_line=True),
+    Column("BATCH-EPOCHS", "BATCH-EPOCHS", right=False, own_line=True),
 )
-PAIR_COLUMNS = (
-    "COPIES",
-    "MATCHING",
-    "DIVERGED",
-    "FIRST-DIVERGENCE",
-    "KIND",
-    "ONLY-IN-FIRST",
-    "ONLY-IN-SECOND",
+PAIR_COLUMNS_SPEC = (
+    Column("COPIES", "COPIES", right=False),
+    Column("MATCHING", "MATCH"),
+    Column("DIVERGED", "DIV"),
+    Column("FIRST-DIVERGENCE", "FIRST-DIV"),
+    Column("KIND", "KIND", right=False),
+    Column("ONLY-IN-FIRST", "ONLY-A", right=False, own_line=True),
+    Column("ONLY-IN-SECOND", "ONLY-B", right=False, own_line=True),
 )
-TRUNCATION_COLUMNS = ("FOLLOWER", "LEADER", "TRUNCATES-TO", "REMOVES")
+TRUNCATION_COLUMNS_SPEC = (
+    Column("FOLLOWER", "FOLLOWER"),
+    Column("LEADER", "LEADER"),
+    Column("TRUNCATES-TO", "TRUNCATES-TO"),
+    Column("REMOVES", "REMOVES"),
+)
+SUMMARY_COLUMNS = (
+    Column("PARTITION", "PARTITION", right=False),
+    Column("COPIES", "COPIES", right=False),
+    Column("FIRST-DIVERGENCE", "FIRST-DIV"),
+    Column("KIND", "KIND", right=False),
+    Column("DIVERGED-BATCHES", "DIV-BATCHES", drop=1),
+    Column("ONLY-IN-FIRST", "ONLY-A"),
+    Column("ONLY-IN-SECOND", "ONLY-B"),
+)
+COPY_COLUMNS = tuple(c.name for c in COPY_COLUMNS_SPEC)
+PAIR_COLUMNS = tuple(c.name for c in PAIR_COLUMNS_SPEC)
+TRUNCATION_COLUMNS = tuple(c.name for c in TRUNCATION_COLUMNS_SPEC)
 
 
 def _epochs(entries: list[tuple[int, int]] | None) -> str:
@@ -49,11 +67,49 @@ def _batch(h: BatchHeader | None) -> str:
     return f"{h.base_offset}-{h.last_offset} epoch {h.leader_epoch} crc {h.crc} ({h.file} byte {h.position})"
 
 
+def _topic_partition(name: str) -> tuple[str | None, int | None, str]:
+    topic, _, number = name.rpartition("-")
+    return (topic, int(number), name) if topic and number.isdigit() else (None, None, name)
+
+
+def summary(facts: list[PartitionDiff]) -> Section:
+    """What a reader wants first: how many partitions were compared, which diverged and where."""
+    diverged = [p for p in facts if p.diverged]
+    copies = max((len(p.copies) for p in facts), default=0)
+    s = Section(
+        f"{len(facts)} partition(s) compared across {copies} copies: {len(diverged)} diverged, "
+        f"{len(facts) - len(diverged)} identical"
+    )
+    if diverged:
+        s.columns = SUMMARY_COLUMNS
+        for p in diverged:
+            for d in p.pairs:
+                if d.identical:
+                    continue
+                fd = d.first_divergence
+                s.rows.append(
+                    [p.name, f"{d.a}/{d.b}", opt(fd and fd.offset), "-" if fd is None else fd.kind,
+                     str(d.diverged_batches), str(d.offsets_only_in_a), str(d.offsets_only_in_b)]
+                )  # fmt: skip
+                s.flagged.add(len(s.rows) - 1)
+    same = [p for p in facts if not p.diverged]
+    if same and len(facts) > 1:
+        s.notes.append(f"identical: {partition_list([_topic_partition(p.name) for p in same])}")
+    if len(facts) > 1:
+        s.notes.append("details of the partitions that diverged follow" if diverged else "")
+    s.notes = [n for n in s.notes if n]
+    return s
+
+
 def sections(facts: list[PartitionDiff]) -> list[Section]:
-    result = []
+    """The summary, then the details: of every partition when one was compared, else of those that diverged."""
+    result = [summary(facts)]
     for p in facts:
+        if len(facts) > 1 and not p.diverged:
+            continue
         copies = Section(
-            f"{p.name}: {len(p.copies)} copies" + (" DIVERGED" if p.diverged else " identical"), COPY_COLUMNS
+            f"{p.name}: {len(p.copies)} copies" + (" DIVERGED" if p.diverged else " identical"),
+            COPY_COLUMNS_SPEC,
         )
         for i, c in enumerate(p.copies):
             copies.rows.append(
@@ -61,7 +117,7 @@ def sections(facts: list[PartitionDiff]) -> list[Section]:
                  str(c.batches), _epochs(c.checkpoint_epochs), _epochs(c.batch_epochs)]
             )  # fmt: skip
             copies.notes.extend(f"problem: copy {i}: {x}" for x in c.problems)
-        pairs = Section("", PAIR_COLUMNS)
+        pairs = Section("", PAIR_COLUMNS_SPEC)
         for n, d in enumerate(p.pairs):
             fd = d.first_divergence
             pairs.rows.append(
@@ -76,7 +132,7 @@ def sections(facts: list[PartitionDiff]) -> list[Section]:
                 pairs.notes.append(f"  {d.a}: {_batch(fd.a)}")
                 pairs.notes.append(f"  {d.b}: {_batch(fd.b)}")
                 pairs.notes.extend(f"  {x}" for x in fd.detail)
-        truncs = Section("as a follower (leader-epoch truncation):", TRUNCATION_COLUMNS)
+        truncs = Section("as a follower (leader-epoch truncation):", TRUNCATION_COLUMNS_SPEC)
         for t in p.truncations:
             truncs.rows.append([str(t.follower), str(t.leader), opt(t.offset), str(t.removed_offsets)])
             if t.removed_offsets:

@@ -18,6 +18,7 @@ from kdump.commands.ls import LogDir
 from kdump.render import color
 from kdump.render.log_summary import human_size, iso_time
 from kdump.render.table_fit import Column, blocks, fit
+from kdump.render.tables import printable, wrap
 from kdump.storage.log_summary import PartitionSummary
 
 #: Every column of ``kdump ls``, in order: full header, short header, order of leaving out (0 = never).
@@ -129,5 +130,8 @@ def terminal_text(
         lines.extend(f"DIR {numbers[d.path]}: {d.describe()}" for d in log_dirs)
     for s in summaries:
         for a in s.anomalies:
-            lines.append(color.paint(s.directory, "red", use_color) + f": {a}")
+            name = printable(s.directory)
+            first, *rest = wrap(f"{s.directory}: {a}", width)
+            lines.append(color.paint(name, "red", use_color) + first[len(name) :])
+            lines.extend(rest)
     return "\n".join(lines) + "\n"

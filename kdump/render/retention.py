@@ -1,4 +1,4 @@
-"""The forms of ``kdump retention``: tables (plain or rich) and JSON lines."""
+"""The forms of ``kdump retention``: tables (plain, or fitted to a terminal: :mod:`kdump.render.tables`) and JSON lines."""
 
 from __future__ import annotations
 
@@ -7,9 +7,24 @@ from typing import Any
 
 from kdump.commands.retention import RetentionFacts
 from kdump.render.json_lines import head, line
-from kdump.render.tables import Section, duration, iso_time, opt
+from kdump.render.log_summary import human_size
+from kdump.render.table_fit import Column
+from kdump.render.tables import Section, duration, iso_time, opt, partition_list
 
-SEGMENT_COLUMNS = ("BASE-OFFSET", "NEXT-OFFSET", "SIZE", "LARGEST-TIMESTAMP", "FATE", "DELETABLE-AT")
+
+def segment_columns(human: bool) -> tuple[Column, ...]:
+    """The segments' columns; in a pipe the size is bytes and its header says so."""
+    return (
+        Column("BASE-OFFSET", "BASE"),
+        Column("NEXT-OFFSET", "NEXT", drop=2),
+        Column("SIZE" if human else "SIZE-BYTES", "SIZE" if human else "BYTES"),
+        Column("LARGEST-TIMESTAMP", "LARGEST-TIME", drop=1),
+        Column("FATE", "FATE", right=False),
+        Column("DELETABLE-AT", "DELETABLE-AT", right=False),
+    )
+
+
+SEGMENT_COLUMNS = tuple(c.name for c in segment_columns(False))
 
 
 def _name(f: RetentionFacts) -> str:
@@ -18,20 +33,25 @@ def _name(f: RetentionFacts) -> str:
 
 def sections(facts: list[RetentionFacts], *, human: bool, now_given: bool) -> list[Section]:
     t = iso_time if human else opt
+
+    def size(n: int) -> str:
+        return human_size(n) if human else f"{n} B"
+
     result = []
-    for f in facts:
+    group: list[RetentionFacts] = []
+    for n, f in enumerate(facts):
         s = Section(
             f"{_name(f)}: PREDICTION at {t(f.now)}{'' if now_given else ' (now)'}: log start offset "
             f"{opt(f.log_start_offset)} -> {opt(f.log_start_offset_after)} ({len(f.deleted)} of {len(f.segments)} "
             f"segment(s) deleted; log end offset {opt(f.log_end_offset)}, high watermark {opt(f.high_watermark)})",
-            SEGMENT_COLUMNS,
+            segment_columns(human),
         )
         for i, seg in enumerate(f.segments):
             s.rows.append(
                 [
                     str(seg.base_offset),
                     str(seg.next_offset),
-                    str(seg.size),
+                    human_size(seg.size) if human else str(seg.size),
                     t(seg.largest_timestamp),
                     f"deleted ({seg.deleted_by})" if seg.deleted_by else "kept",
                     t(seg.deletable_at),
@@ -43,7 +63,7 @@ def sections(facts: list[RetentionFacts], *, human: bool, now_given: bool) -> li
         if c is not None:
             s.notes.append(
                 f"compaction: first dirty offset {c.first_dirty_offset}, first uncleanable offset "
-                f"{c.first_uncleanable_offset}, clean {c.clean_bytes} B, cleanable {c.cleanable_bytes} B, dirty ratio "
+                f"{c.first_uncleanable_offset}, clean {size(c.clean_bytes)}, cleanable {size(c.cleanable_bytes)}, dirty ratio "
                 f"{c.dirty_ratio:.4f} vs min.cleanable.dirty.ratio {c.min_cleanable_ratio:g}: "
                 + ("the cleaner would clean it" if c.would_clean else "the cleaner would not clean it yet")
             )
@@ -53,18 +73,43 @@ def sections(facts: list[RetentionFacts], *, human: bool, now_given: bool) -> li
                 f"{c.records_without_key} without key"
             )
             horizon = "-" if c.latest_delete_horizon is None else t(c.latest_delete_horizon)
-            s.notes.append(
-                f"tombstones: {c.tombstones_with_horizon} with a delete horizon (latest {horizon}), "
-                f"{c.tombstones_past_horizon} past it (removed at the next cleaning); the others are kept "
-                f"delete.retention.ms ({duration(int(f.config['delete.retention.ms']))}) after their next cleaning"
-                if f.config["delete.retention.ms"].lstrip("-").isdigit()
-                else f"tombstones: {c.tombstones_with_horizon} with a delete horizon"
-            )
-        s.notes.append("configuration used:")
-        s.notes.extend(f"  {k}={v} ({f.config_sources[k]})" for k, v in f.config.items())
+            kept = f.config["delete.retention.ms"]
+            if kept.lstrip("-").isdigit():
+                s.notes.append(
+                    f"tombstones: {c.tombstones_with_horizon} with a delete horizon (latest {horizon}), "
+                    f"{c.tombstones_past_horizon} past it (removed at the next cleaning); the others are kept "
+                    f"delete.retention.ms ({duration(int(kept)) if human else kept + ' ms'}) after their next "
+                    "cleaning"
+                )
+            else:
+                s.notes.append(f"tombstones: {c.tombstones_with_horizon} with a delete horizon")
         s.notes.extend(f"problem: {p}" for p in f.problems)
         result.append(s)
+        group.append(f)
+        following = facts[n + 1] if n + 1 < len(facts) else None
+        if following is None or _config_key(following) != _config_key(f):
+            # once per run of partitions of one topic with one configuration, not once per partition
+            which = partition_list([(g.topic, g.partition, g.directory) for g in group])
+            s.notes.append(f"configuration used ({which}):" if len(group) > 1 else "configuration used:")
+            s.notes.extend(
+                f"  {k}={v}{_human_config(k, v) if human else ''} ({f.config_sources[k]})"
+                for k, v in f.config.items()
+            )
+            group = []
     return result
+
+
+def _config_key(f: RetentionFacts) -> tuple[object, ...]:
+    return (f.topic, tuple(f.config.items()), tuple(f.config_sources.items()))
+
+
+def _human_config(name: str, value: str) -> str:
+    """`` = 7d`` after a duration in milliseconds (``*.ms``) on a terminal."""
+    if name.endswith(".ms") and value.isdigit() and 0 < int(value) < (1 << 62):
+        return f" = {duration(int(value))}"
+    if name.endswith(".bytes") and value.isdigit() and int(value) > 0:
+        return f" = {human_size(int(value))}"
+    return ""
 
 
 def partition_object(f: RetentionFacts) -> dict[str, Any]:

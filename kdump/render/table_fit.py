@@ -20,6 +20,9 @@ class Column:
     short: str
     drop: int = 0
     right: bool = True
+    #: Long values (names, paths): rather than leave columns out, the table writer of the forensic commands
+    #: (:mod:`kdump.render.tables`) puts this column on a line of its own under each row.
+    own_line: bool = False
 
 
 @dataclass

@@ -1,36 +1,69 @@
-"""The forms of ``kdump txn``: tables (plain or rich, :mod:`kdump.render.tables`) and JSON lines."""
+"""The forms of ``kdump txn``: tables (plain, or fitted to a terminal: :mod:`kdump.render.tables`) and JSON lines."""
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable
 from typing import Any
 
 from kdump.commands.txn import PartitionTxnFacts, summarize_durations
 from kdump.render.json_lines import head, line
-from kdump.render.tables import Section, duration, iso_time, opt
+from kdump.render.table_fit import Column
+from kdump.render.tables import Section, Verbatim, duration, iso_time, opt, partition_list
 
-OPEN_COLUMNS = (
-    "PRODUCER-ID",
-    "EPOCH",
-    "FIRST-OFFSET",
-    "LAST-OFFSET",
-    "FIRST-TIMESTAMP",
-    "LAST-TIMESTAMP",
-    "AGE",
-    "TRANSACTIONAL-ID",
-    "COORDINATOR",
-    "TIMEOUT",
-    "HANGING",
-)
+
+#: The open transactions' columns (full header, short header, order of leaving out to fit a terminal). In a
+#: pipe the age and timeout are milliseconds and their headers say so; on a terminal they are human durations.
+def open_columns(human: bool) -> tuple[Column, ...]:
+    return (
+        Column("PRODUCER-ID", "PID"),
+        Column("EPOCH", "EPOCH", drop=3),
+        Column("FIRST-OFFSET", "FIRST"),
+        Column("LAST-OFFSET", "LAST", drop=4),
+        Column("FIRST-TIMESTAMP", "FIRST-TIME", drop=2),
+        Column("LAST-TIMESTAMP", "LAST-TIME", drop=6),
+        Column("AGE" if human else "AGE-MS", "AGE" if human else "AGE-MS"),
+        Column("TRANSACTIONAL-ID", "TXN-ID", right=False, own_line=True),
+        Column("COORDINATOR", "STATE", right=False),
+        Column("TIMEOUT" if human else "TIMEOUT-MS", "TIMEOUT" if human else "TIMEOUT-MS", drop=5),
+        Column("HANGING", "HANG", right=False),
+    )
+
+
+OPEN_COLUMNS = tuple(c.name for c in open_columns(False))
 
 
 def _name(f: PartitionTxnFacts) -> str:
     return f.directory if f.topic is None else f"{f.topic}-{f.partition}"
 
 
+def coordinator_text(source: str | None) -> str:
+    """Where the coordinator state came from, in one line: ``N __transaction_state partitions in DIR`` rather
+    than every directory's path (the fact, ``coordinatorSource`` in JSON, keeps the paths)."""
+    if source is None:
+        return "no __transaction_state partition in the data directory"
+    dirs = source.split(", ")
+    parents = sorted({os.path.dirname(d) or "." for d in dirs})
+    if len(dirs) == 1:
+        return dirs[0]
+    return f"{len(dirs)} __transaction_state partitions in {', '.join(parents)}"
+
+
+def _counted(what: str, n: int, x: dict[str, int | None], d: Callable[[int | None], str], human: bool) -> str:
+    """``commits: 7 (duration min 184 ms, median 242 ms, max 637 ms)``; the unit in the label in a pipe."""
+    if x["min"] is None:
+        return f"{what}: {n}"
+    unit = "" if human else " ms"
+    return f"{what}: {n} (duration{unit} min {d(x['min'])}, median {d(x['median'])}, max {d(x['max'])})"
+
+
 def sections(facts: list[PartitionTxnFacts], *, human: bool) -> list[Section]:
     t = iso_time if human else opt
+    d = duration if human else opt
     result = []
     quiet = []
+    sources = {f.coordinator_source for f in facts}
+    shared_source = len(sources) == 1
     for f in facts:
         if not (f.open or f.aborted or f.stats.commits or f.stats.aborts or f.problems):
             quiet.append(f)
@@ -41,7 +74,7 @@ def sections(facts: list[PartitionTxnFacts], *, human: bool) -> list[Section]:
             f"{opt(f.log_end_offset)}, log start offset {opt(f.log_start_offset)})"
         )
         if f.open:
-            s.columns = OPEN_COLUMNS
+            s.columns = open_columns(human)
             for i, o in enumerate(f.open):
                 meta = o.coordinator
                 s.rows.append(
@@ -52,10 +85,10 @@ def sections(facts: list[PartitionTxnFacts], *, human: bool) -> list[Section]:
                         str(o.last_offset),
                         t(o.first_timestamp),
                         t(o.last_timestamp),
-                        duration(o.age_ms) if human else opt(o.age_ms),
+                        d(o.age_ms),
                         "-" if meta is None else meta.transactional_id,
                         "-" if meta is None else meta.state,
-                        "-" if meta is None else str(meta.timeout_ms),
+                        "-" if meta is None else d(meta.timeout_ms),
                         "yes" if o.hanging else "no",
                     ]
                 )
@@ -65,27 +98,25 @@ def sections(facts: list[PartitionTxnFacts], *, human: bool) -> list[Section]:
             s.notes.append("no open transaction")
         st = f.stats
         c, a = summarize_durations(st.commit_durations), summarize_durations(st.abort_durations)
-        d = duration if human else opt
         s.notes.append(
-            f"commits: {st.commits} (duration min {d(c['min'])}, median {d(c['median'])}, max {d(c['max'])}); "
-            f"aborts: {st.aborts} (duration min {d(a['min'])}, median {d(a['median'])}, max {d(a['max'])})"
+            f"{_counted('commits', st.commits, c, d, human)}; {_counted('aborts', st.aborts, a, d, human)}"
         )
         ranges = ", ".join(f"{x.first_offset}-{x.last_offset} (producer {x.producer_id})" for x in f.aborted)
         s.notes.append(f"aborted ranges (.txnindex): {ranges or 'none'}")
-        s.notes.append(
-            "coordinator: "
-            + (f.coordinator_source or "no __transaction_state partition in the data directory")
-        )
+        if not shared_source:
+            s.notes.append("coordinator: " + coordinator_text(f.coordinator_source))
         for o in f.open:
             if o.hanging:
                 s.notes.append(f"HANGING: producer {o.producer_id} from offset {o.first_offset}: {o.reason}")
                 if o.abort_command:
-                    s.notes.append(f"  {o.abort_command}")
+                    s.notes.append(Verbatim(f"  {o.abort_command}"))
         s.notes.extend(f"problem: {p}" for p in f.problems)
         result.append(s)
     if quiet:
-        names = ", ".join(f"{_name(f)} (last stable offset {opt(f.last_stable_offset)})" for f in quiet)
+        names = partition_list([(f.topic, f.partition, f.directory) for f in quiet])
         result.append(Section(f"{len(quiet)} partition(s) without transactions: {names}"))
+    if shared_source and facts:
+        result.append(Section("coordinator: " + coordinator_text(facts[0].coordinator_source)))
     return result
 
 
