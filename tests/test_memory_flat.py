@@ -251,3 +251,89 @@ def test_millions_of_header_values_stay_flat(tmp_path: Path) -> None:
     expected = "headerKeys: [" + "," * (n - 1) + "] headerValues: [" + ",".join(["null"] * n) + "]\n"
     assert out.endswith(expected.encode())
     assert peak < 40, f"peak RSS {peak:.0f} MiB"
+
+
+# -- retention's census of the keys of a compacted partition ----------------------------------------------------
+
+
+def _compacted(tmp_path: Path, n: int, distinct: int) -> tuple[Path, dict[str, int]]:
+    """A partition of ``n`` keyed records over ``distinct`` keys (every 7th record a tombstone), in zstd batches
+    of 1,000 over two segments; the compaction figures expected, counted here from what was written."""
+    part = tmp_path / "compacted-0"
+    part.mkdir()
+    latest: dict[bytes, bool] = {}
+    tombstones = 0
+    segments: list[list[bytes]] = [[], []]
+    for start in range(0, n, 1000):
+        count = min(1000, n - start)
+        records = []
+        for i in range(start, start + count):
+            key = b"key-%d" % ((i * 7919) % distinct)
+            tomb = i % 7 == 3
+            tombstones += tomb
+            latest[key] = tomb
+            value = b"\x01" if tomb else b"\x02v"  # null, or one byte
+            records.append(record(i - start, zigzag_varint(len(key)) + key + value + b"\x00"))
+        batch = v2_batch(b"".join(records), count, ZSTD, base_offset=start)
+        segments[start >= n // 2].append(batch)
+    (part / "00000000000000000000.log").write_bytes(b"".join(segments[0]))
+    second = (n // 2 + 999) // 1000 * 1000
+    (part / f"{second:020d}.log").write_bytes(b"".join(segments[1]))
+    expected = {
+        "records": n,
+        "distinctKeys": len(latest),
+        "superseded": n - len(latest),
+        "tombstones": tombstones,
+        "liveTombstones": sum(latest.values()),
+    }
+    return part, expected
+
+
+def _compaction(out: bytes) -> dict[str, int]:
+    [obj] = [json.loads(line) for line in out.splitlines()]
+    c = obj["compaction"]
+    return {k: c[k] for k in ("records", "distinctKeys", "superseded", "tombstones", "liveTombstones")}
+
+
+@pytest.mark.parametrize("budget", ["3000", None], ids=["spilled", "in-memory"])
+def test_retention_counts_the_keys_exactly_spilled_or_not(tmp_path: Path, budget: str | None) -> None:
+    part, expected = _compacted(tmp_path, 20_000, 6_000)
+    env = {} if budget is None else {"KDUMP_KEY_BUDGET": budget}
+    code, _, out, err = run_limited(
+        tmp_path, "retention", "--json", "--config", "cleanup.policy=compact", str(part), env=env
+    )
+    assert code == 0, err
+    assert _compaction(out) == expected
+
+
+def test_retention_of_many_keys_stays_flat(tmp_path: Path) -> None:
+    """400k distinct keys, a dict entry each before (67 MiB peak here); past a 4 MiB budget they go to disk."""
+    part, expected = _compacted(tmp_path, 400_000, 400_000)
+    code, peak, out, err = run_limited(
+        tmp_path,
+        "retention", "--json", "--config", "cleanup.policy=compact", str(part),
+        env={"KDUMP_KEY_BUDGET": str(4 << 20)},
+    )  # fmt: skip
+    assert code == 0, err
+    assert _compaction(out) == expected
+    assert peak < 50, f"peak RSS {peak:.0f} MiB"
+
+
+def test_a_key_census_splits_a_bucket_that_does_not_fit(monkeypatch: pytest.MonkeyPatch) -> None:
+    from kdump.commands import key_census
+
+    monkeypatch.setattr(key_census, "BUCKETS", 3)
+    monkeypatch.setattr(key_census, "BUDGET_BYTES", 2000)
+    census = key_census.KeyCensus()
+    reference: dict[bytes, bool] = {}
+    held = 0
+    for i in range(5000):
+        key = b"%d" % ((i * 31) % 1700)
+        tomb = i % 5 == 0
+        reference[key] = tomb
+        census.latest[key] = tomb
+        held += len(key) + key_census.ENTRY_BYTES
+        if held > key_census.BUDGET_BYTES:
+            census.spill()
+            held = 0
+    assert census.counts() == (len(reference), sum(reference.values()))

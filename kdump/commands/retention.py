@@ -35,6 +35,7 @@ from collections.abc import Callable
 from kdump.analysis.consumer_view import ongoing_transactions
 from kdump.analysis.log_summary import read_log_dir_checkpoints
 from kdump.analysis.topic_config import ClusterConfig, read_cluster_config
+from kdump.commands.key_census import BUDGET_BYTES, ENTRY_BYTES, KeyCensus
 from kdump.errors import KdumpError, names_unreadable, problem_text
 from kdump.exit_status import ExitStatus
 from kdump.facts.report import ReportSink
@@ -415,7 +416,11 @@ class RetentionCommand:
         return facts
 
     def _keys(self, log: LocalLog, facts: CompactionFacts, problems: list[str]) -> None:
-        latest: dict[bytes, bool] = {}  # key -> latest value is a tombstone
+        census = KeyCensus()  # bounded: spills to temporary files past a few tens of MiB of keys
+        latest = census.latest  # key -> latest value is a tombstone
+        budget = BUDGET_BYTES
+        held = 0
+        keyed = 0
         for segment in log.log_segments:
             try:
                 with segment.open_log() as records:
@@ -429,9 +434,13 @@ class RetentionCommand:
                                 facts.records_without_key += 1
                                 continue
                             tomb = record.value is None
-                            if record.key in latest:
-                                facts.superseded += 1
-                            latest[record.key] = tomb
+                            key = record.key
+                            keyed += 1
+                            latest[key] = tomb
+                            held += len(key) + ENTRY_BYTES
+                            if held > budget:
+                                census.spill()
+                                held = 0
                             if tomb:
                                 facts.tombstones += 1
                                 if horizon is not None:
@@ -445,8 +454,8 @@ class RetentionCommand:
                                         facts.tombstones_past_horizon += 1
             except KdumpError as e:
                 problems.append(problem_text(e))
-        facts.distinct_keys = len(latest)
-        facts.live_tombstones = sum(latest.values())
+        facts.distinct_keys, facts.live_tombstones = census.counts()
+        facts.superseded = keyed - facts.distinct_keys  # every keyed record but each key's first
 
 
 def _metadata_snapshots(log: LocalLog, problems: list[str]) -> list[tuple[int, int | None, int]]:
