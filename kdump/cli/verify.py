@@ -17,7 +17,7 @@ import click
 @click.option(
     "--indexes-only", is_flag=True, help="Check the indexes only: exactly what `kdump verify-index` does."
 )
-@click.option("--no-progress", is_flag=True, help="Never show a progress bar (with --indexes-only).")
+@click.option("--no-progress", is_flag=True, help="Never show a progress bar.")
 def command(
     paths: tuple[str, ...], as_json: bool, deep: bool, gaps: bool, indexes_only: bool, no_progress: bool
 ) -> None:
@@ -57,6 +57,7 @@ def command(
                     deep=deep,
                     gaps=gaps,
                     walk_problems=walk_problems,
+                    progress=not no_progress and not as_json and sys.stderr.isatty(),
                 ).run()
             )
         )

@@ -199,8 +199,11 @@ class Verify:
         workers: int | None = None,
         mapper: SegmentMapper | None = None,
         walk_problems: list[IndexProblem] | None = None,
+        progress: bool = False,
     ) -> None:
         self.targets = targets
+        #: Show a progress bar on standard error (asked for on a terminal) when the work is large.
+        self.progress = progress
         #: Directories :func:`select_partitions` could not read: problems of the run, reported first.
         self.walk_problems = walk_problems or []
         self.sink = sink
@@ -314,16 +317,33 @@ class Verify:
     ) -> Iterator[tuple[PartitionTarget, list[SegmentFacts]]]:
         by_target: list[list[SegmentFacts]] = [[] for _ in self.targets]
         done = 0
-        for owner, facts in zip(owners, results, strict=True):
-            while done < owner:
-                yield self.targets[done], by_target[done]
-                by_target[done] = []
-                done += 1
-            by_target[owner].append(facts)
+        sizes = [s.log_size for t in self.targets for s in t.segments]
+        bar = None
+        if self.progress and (sum(sizes) >= PROGRESS_THRESHOLD or len(sizes) >= PROGRESS_SEGMENTS):
+            from kdump.render.progress import ProgressBar
+
+            bar = ProgressBar(f"verifying {len(self.targets)} partitions", sum(sizes))
+        try:
+            for n, (owner, facts) in enumerate(zip(owners, results, strict=True)):
+                if bar is not None:
+                    bar.advance(sizes[n])
+                while done < owner:
+                    yield self.targets[done], by_target[done]
+                    by_target[done] = []
+                    done += 1
+                by_target[owner].append(facts)
+        finally:
+            if bar is not None:
+                bar.close()
         while done < len(self.targets):
             yield self.targets[done], by_target[done]
             by_target[done] = []
             done += 1
+
+
+#: A progress bar (when asked for: standard error is a terminal) above this much log or this many segments.
+PROGRESS_THRESHOLD = 256 << 20
+PROGRESS_SEGMENTS = 100
 
 
 def _default_workers() -> int:
