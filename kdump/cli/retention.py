@@ -23,9 +23,20 @@ import click
     help="A topic configuration to use instead of __cluster_metadata's (repeatable), e.g. retention.ms=3600000.",
 )
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per partition.")
+@click.option(
+    "--all",
+    "show_all",
+    is_flag=True,
+    help="On a terminal, a prediction for every partition without records too (by default one line names them).",
+)
 @click.option("--wide", is_flag=True, help="On a terminal, every column, however wide the table gets.")
 def command(
-    paths: tuple[str, ...], now_text: str | None, config_items: tuple[str, ...], as_json: bool, wide: bool
+    paths: tuple[str, ...],
+    now_text: str | None,
+    config_items: tuple[str, ...],
+    as_json: bool,
+    show_all: bool,
+    wide: bool,
 ) -> None:
     """Predict which segments time and size retention would delete and when, the log start offset after
     that, and for compacted topics the dirty ratio as the cleaner computes it, distinct keys, superseded
@@ -59,7 +70,10 @@ def command(
             out.write(render.json_lines(facts) + unreadable_lines(cmd.walk_errors))
         else:
             sections = render.sections(
-                facts, human=width is not None, now_given=cmd.now_given
+                facts,
+                human=width is not None,
+                now_given=cmd.now_given,
+                fold_empty=width is not None and not show_all,
             ) + tables.unreadable_section(cmd.walk_errors)
             tables.write(out, sections, terminal_width=width, wide=wide)
         return int(cmd.status(facts))
