@@ -238,3 +238,18 @@ def test_ls(data: tuple[Path, Path], columns: int) -> None:
     status, text = run_in_pty(["ls", str(data[0])], columns)
     assert status == 0
     _check(text, columns, [str(BASE + 30), TOPIC])
+
+
+def test_retention_folds_partitions_without_records(tmp_path: Path) -> None:
+    log_dir = tmp_path / "data"
+    _partition(log_dir)
+    for p in range(3):
+        (log_dir / f"__consumer_offsets-{p}").mkdir()
+        (log_dir / f"__consumer_offsets-{p}" / "00000000000000000000.log").write_bytes(b"")
+    args = ["retention", "--now", str(T0 + 50 * HOUR), str(log_dir)]
+    status, text = run_in_pty(args, 80)
+    assert status == 0
+    assert "3 partitions without records (--all shows them): __consumer_offsets 0-2" in text
+    assert "__consumer_offsets-0:" not in text and f"{TOPIC}-12: PREDICTION" in " ".join(text.split())
+    status, every = run_in_pty([*args[:1], "--all", *args[1:]], 80)
+    assert "without records" not in every and "__consumer_offsets-0: PREDICTION" in every

@@ -173,7 +173,7 @@ def summarize_partition(
                 if invalid > 0:
                     anomalies.append(f"{name}.log: {invalid} bytes at byte {valid} are not a whole batch")
         except UnreadableFileError as e:
-            anomalies.append(f"{name}.log: cannot read it: {e.message}")
+            anomalies.append(problem_text(e))
             s.unreadable.append(e.path or name)
         except KdumpError as e:
             anomalies.append(f"{name}.log: {e.describe()}")

@@ -21,9 +21,20 @@ import click
     help="A topic configuration to use instead of __cluster_metadata's (repeatable), e.g. retention.ms=3600000.",
 )
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per partition.")
+@click.option(
+    "--all",
+    "show_all",
+    is_flag=True,
+    help="On a terminal, a prediction for every partition without records too (by default one line names them).",
+)
 @click.option("--wide", is_flag=True, help="On a terminal, every column, however wide the table gets.")
 def command(
-    paths: tuple[str, ...], now_text: str | None, config_items: tuple[str, ...], as_json: bool, wide: bool
+    paths: tuple[str, ...],
+    now_text: str | None,
+    config_items: tuple[str, ...],
+    as_json: bool,
+    show_all: bool,
+    wide: bool,
 ) -> None:
     """Predict which segments time and size retention would delete and when, the log start offset after
     that, and for compacted topics the dirty ratio as the cleaner computes it, distinct keys, superseded
@@ -51,6 +62,8 @@ def command(
         cmd.run,
         as_json=as_json,
         wide=wide,
-        sections=lambda facts, human: render.sections(facts, human=human, now_given=cmd.now_given),
+        sections=lambda facts, human: render.sections(
+            facts, human=human, now_given=cmd.now_given, fold_empty=human and not show_all
+        ),
         json_lines=render.json_lines,
     )

@@ -10,6 +10,7 @@ import re
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TextIO
 
 import click
 
@@ -129,20 +130,21 @@ def _check_java() -> None:
 
 
 @contextmanager
-def _jvm_log(verbose: bool) -> Iterator[None]:
+def _jvm_log(verbose: bool) -> Iterator[TextIO]:
     """Without ``--verbose``, the JVM's start-up lines and log (it writes to the process's standard error,
-    file descriptor 2) go to a discarded temporary file; kdump's own messages are printed after."""
+    file descriptor 2) go to a discarded temporary file; kdump's own messages are printed after.  Yields the
+    real standard error (where the progress display goes)."""
     if verbose:
-        yield
+        yield sys.stderr
         return
     import tempfile
 
     sys.stderr.flush()
     saved = os.dup(2)
-    with tempfile.TemporaryFile() as log:
+    with tempfile.TemporaryFile() as log, os.fdopen(os.dup(saved), "w", encoding="utf-8") as terminal:
         os.dup2(log.fileno(), 2)
         try:
-            yield
+            yield terminal
         finally:
             sys.stderr.flush()
             os.dup2(saved, 2)
@@ -217,6 +219,9 @@ def command() -> None:
     help="Any other kafka-log option (startingOffsets, endingTimestamp, ...); repeatable.",
 )
 @click.option("--overwrite", is_flag=True, help="Replace the output directory if it exists.")
+@click.option(
+    "--no-progress", is_flag=True, help="Never show the progress display (on a terminal: stages, partitions)."
+)
 @click.option("--master", help=_MASTER_HELP)
 @click.option("-v", "--verbose", is_flag=True, help="Show Spark's own log on standard error.")
 def export_command(
@@ -233,6 +238,7 @@ def export_command(
     on_corrupt: str,
     extra: tuple[str, ...],
     overwrite: bool,
+    no_progress: bool,
     master: str | None,
     verbose: bool,
 ) -> None:
@@ -267,7 +273,7 @@ def export_command(
     from kdump.spark.jobs import export
 
     try:
-        with _jvm_log(verbose):
+        with _jvm_log(verbose) as terminal:
             export(
                 list(paths),
                 output,
@@ -276,6 +282,7 @@ def export_command(
                 master=_default_master(master),
                 overwrite=overwrite,
                 out=sys.stdout,
+                progress=terminal if not no_progress and terminal.isatty() else None,
             )
     except Exception as e:  # a Spark failure: one line, not a JVM stack trace
         raise click.ClickException(_first_line(e)) from None
@@ -288,8 +295,17 @@ def export_command(
 @click.option("--gaps", is_flag=True, help="Also report offset gaps (normal in compacted topics).")
 @click.option("--master", help=_MASTER_HELP)
 @click.option("-v", "--verbose", is_flag=True, help="Show Spark's own log on standard error.")
+@click.option(
+    "--no-progress", is_flag=True, help="Never show the progress display (on a terminal: stages, partitions)."
+)
 def verify_command(
-    paths: tuple[str, ...], output: str | None, deep: bool, gaps: bool, master: str | None, verbose: bool
+    paths: tuple[str, ...],
+    output: str | None,
+    deep: bool,
+    gaps: bool,
+    master: str | None,
+    verbose: bool,
+    no_progress: bool,
 ) -> None:
     """Run `kdump verify` on Spark: the same checks with the same code, one task per segment.
 
@@ -304,7 +320,7 @@ def verify_command(
 
     report = open(output, "w", encoding="utf-8") if output else None  # noqa: SIM115
     try:
-        with _jvm_log(verbose):
+        with _jvm_log(verbose) as terminal:
             found = verify(
                 list(paths),
                 master=_default_master(master),
@@ -312,6 +328,7 @@ def verify_command(
                 gaps=gaps,
                 out=sys.stdout,
                 report=report,
+                progress=terminal if not no_progress and terminal.isatty() else None,
             )
     except ValueError as e:  # no Kafka data below a path, or a file that is not a segment file
         raise click.UsageError(str(e)) from None

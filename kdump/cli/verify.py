@@ -17,7 +17,7 @@ import click
 @click.option(
     "--indexes-only", is_flag=True, help="Check the indexes only: exactly what `kdump verify-index` does."
 )
-@click.option("--no-progress", is_flag=True, help="Never show a progress bar (with --indexes-only).")
+@click.option("--no-progress", is_flag=True, help="Never show a progress bar.")
 def command(
     paths: tuple[str, ...], as_json: bool, deep: bool, gaps: bool, indexes_only: bool, no_progress: bool
 ) -> None:
@@ -40,6 +40,7 @@ def command(
 
         verify_index.run(paths or (".",), as_json=as_json, no_progress=no_progress)
     from kdump.commands.verify import Verify, select
+    from kdump.render.progress import progress_bars
     from kdump.render.verify_report import JsonSink, TextSink
 
     try:
@@ -57,6 +58,7 @@ def command(
                     gaps=gaps,
                     log_dirs=log_dirs,
                     unreadable=unreadable,
+                    progress=progress_bars(enabled=not no_progress and not as_json),
                 ).run()
             )
         )

@@ -34,6 +34,7 @@ from kdump.analysis.log_verification import (
 )
 from kdump.errors import KdumpError
 from kdump.exit_status import ExitStatus
+from kdump.facts.progress import ProgressFactory
 from kdump.facts.verify import Summary, VerifySink
 from kdump.facts.verify_index import RuleNote
 from kdump.storage import naming
@@ -199,8 +200,11 @@ class Verify:
         mapper: SegmentMapper | None = None,
         log_dirs: Iterable[str] = (),
         unreadable: Iterable[IndexProblem] = (),
+        progress: ProgressFactory | None = None,
     ) -> None:
         self.targets = targets
+        #: Where the run reports its progress (the CLI passes the terminal's bar when a person watches).
+        self.progress = progress
         #: What the selection could not read (:func:`select`): reported as problems.
         self.unreadable = list(unreadable)
         #: Log directories given whole, whose own files are checked (:func:`select`).
@@ -327,16 +331,33 @@ class Verify:
     ) -> Iterator[tuple[PartitionTarget, list[SegmentFacts]]]:
         by_target: list[list[SegmentFacts]] = [[] for _ in self.targets]
         done = 0
-        for owner, facts in zip(owners, results, strict=True):
-            while done < owner:
-                yield self.targets[done], by_target[done]
-                by_target[done] = []
-                done += 1
-            by_target[owner].append(facts)
+        sizes = [s.log_size for t in self.targets for s in t.segments]
+        bar = None
+        if self.progress is not None and (
+            sum(sizes) >= PROGRESS_THRESHOLD or len(sizes) >= PROGRESS_SEGMENTS
+        ):
+            bar = self.progress(f"verifying {len(self.targets)} partitions", sum(sizes))
+        try:
+            for n, (owner, facts) in enumerate(zip(owners, results, strict=True)):
+                if bar is not None:
+                    bar.advance(sizes[n])
+                while done < owner:
+                    yield self.targets[done], by_target[done]
+                    by_target[done] = []
+                    done += 1
+                by_target[owner].append(facts)
+        finally:
+            if bar is not None:
+                bar.close()
         while done < len(self.targets):
             yield self.targets[done], by_target[done]
             by_target[done] = []
             done += 1
+
+
+#: A progress bar (when asked for: standard error is a terminal) above this much log or this many segments.
+PROGRESS_THRESHOLD = 256 << 20
+PROGRESS_SEGMENTS = 100
 
 
 def _default_workers() -> int:

@@ -31,7 +31,33 @@ def _name(f: RetentionFacts) -> str:
     return f.directory if f.topic is None else f"{f.topic}-{f.partition}"
 
 
-def sections(facts: list[RetentionFacts], *, human: bool, now_given: bool) -> list[Section]:
+def is_empty(f: RetentionFacts) -> bool:
+    """Nothing to predict: no record in the partition (its log end is its log start), nothing deleted, no
+    problem."""
+    return f.size_bytes == 0 or (
+        f.log_end_offset is not None
+        and f.log_end_offset == f.log_start_offset
+        and not f.deleted
+        and not f.problems
+    )
+
+
+def sections(
+    facts: list[RetentionFacts], *, human: bool, now_given: bool, fold_empty: bool = False
+) -> list[Section]:
+    """``fold_empty`` (a terminal, without ``--all``): the partitions without records are one line at the
+    end rather than a prediction each."""
+    folded = [f for f in facts if is_empty(f)] if fold_empty else []
+    if len(folded) < 2:
+        folded = []
+    result = _sections([f for f in facts if not (folded and is_empty(f))], human=human, now_given=now_given)
+    if folded:
+        names = partition_list([(f.topic, f.partition, f.directory) for f in folded])
+        result.append(Section(f"{len(folded)} partitions without records (--all shows them): {names}"))
+    return result
+
+
+def _sections(facts: list[RetentionFacts], *, human: bool, now_given: bool) -> list[Section]:
     t = iso_time if human else opt
 
     def size(n: int) -> str:

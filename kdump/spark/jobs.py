@@ -23,13 +23,23 @@ def export(
     master: str | None = "local[*]",
     overwrite: bool = False,
     out: TextIO,
+    progress: TextIO | None = None,
 ) -> int:
     """Write the records under ``paths`` to ``output`` (a directory, in ``fmt``); report skipped batches.
+    ``progress``: where to show what Spark is doing (a terminal; :class:`kdump.render.progress.SparkProgress`).
 
     Returns the number of batches reported as damaged.
     """
-    created = _no_session(master)
-    spark = session(master, "kdump spark export", log_level="OFF")
+    bar = _progress("export", progress)
+    try:
+        created = _no_session(master)
+        spark = session(master, "kdump spark export", log_level="OFF")
+    except BaseException:
+        if bar is not None:
+            bar.close()
+        raise
+    if bar is not None:
+        bar.attach(spark.sparkContext)
     report_dir = None
     opts = dict(options or {})
     if "corruptReportDir" not in opts:
@@ -39,6 +49,9 @@ def export(
     try:
         df = spark.read.format("kafka-log").options(**opts).load(paths)
         df.write.mode("overwrite" if overwrite else "errorifexists").format(fmt).save(output)
+        if bar is not None:
+            bar.close()
+            bar = None
         reported = _read_reports(opts["corruptReportDir"]) if _is_local(master) else []
         for row in reported:
             where = row["segment"] if row["position"] is None else f"{row['segment']}: byte {row['position']}"
@@ -50,10 +63,20 @@ def export(
         )
         return len(reported)
     finally:
+        if bar is not None:
+            bar.close()
         if created:
             spark.stop()
         if report_dir is not None:
             shutil.rmtree(report_dir, ignore_errors=True)
+
+
+def _progress(label: str, stream: TextIO | None) -> Any:
+    if stream is None:
+        return None
+    from kdump.render.progress import SparkProgress
+
+    return SparkProgress(label, stream)
 
 
 def _no_session(master: str | None) -> bool:
@@ -85,6 +108,7 @@ def verify(
     gaps: bool = False,
     out: TextIO,
     report: TextIO | None = None,
+    progress: TextIO | None = None,
 ) -> int:
     """``kdump verify`` on Spark: the same checks with the same code (:class:`kdump.commands.verify.Verify`),
     each segment one Spark task (:func:`kdump.commands.verify.segment_task`), the partition-level checks on the
@@ -99,13 +123,23 @@ def verify(
     def spark_map(tasks: list[SegmentTask]) -> list[SegmentFacts]:
         if not tasks:
             return []
-        created = _no_session(master)
-        spark = session(master, "kdump spark verify", log_level="OFF")
+        bar = _progress("verify", progress)
         try:
-            return spark.sparkContext.parallelize(tasks, len(tasks)).map(segment_task).collect()
+            created = _no_session(master)
+            spark = session(master, "kdump spark verify", log_level="OFF")
+            if bar is not None:
+                bar.attach(spark.sparkContext)
+            try:
+                return spark.sparkContext.parallelize(tasks, len(tasks)).map(segment_task).collect()
+            finally:
+                if bar is not None:
+                    bar.close()
+                    bar = None
+                if created:
+                    spark.stop()
         finally:
-            if created:
-                spark.stop()
+            if bar is not None:
+                bar.close()
 
     counted = _CountingSink(TextSink(out) if report is None else TeeSink(TextSink(out), JsonSink(report)))
     Verify(targets, counted, deep=deep, gaps=gaps, mapper=spark_map, log_dirs=log_dirs).run()

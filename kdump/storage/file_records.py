@@ -96,7 +96,7 @@ class FileRecords:
             try:
                 fd = open_regular(path)
             except FileNotFoundError:
-                raise KdumpError("No such file", path=path) from None
+                raise UnreadableFileError("No such file", path=path) from None
             except OSError as e:
                 raise UnreadableFileError(e.strerror or str(e), path=path) from None
             try:
