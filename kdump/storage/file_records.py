@@ -50,7 +50,7 @@ MIN_RECORD_SIZE = 14  # LegacyRecord.RECORD_OVERHEAD_V0
 
 _LOG_HEADER = struct.Struct(">qi")
 _V2_HEADER = struct.Struct(">qiibIhiqqqhii")
-_RELEASE_EVERY = 64 * 1024 * 1024
+_RELEASE_EVERY = 16 * 1024 * 1024
 #: Bytes of log between two looks for a rewrite (``FileRecords.check_unchanged``), and the bytes sampled each time.
 _CHECK_EVERY = 4 * 1024 * 1024
 _SAMPLE_BYTES = 64
