@@ -18,7 +18,9 @@ import shutil
 import struct
 import subprocess
 import sys
+import tempfile
 import termios
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -74,10 +76,10 @@ def run_in_pty(args: list[str], columns: int, cwd: Path | None = None) -> tuple[
     return status, ANSI.sub("", b"".join(chunks).decode().replace("\r\n", "\n"))
 
 
-def _partition(log_dir: Path, *, open_transaction: bool = True) -> None:
+def _partition(log_dir: Path, *, open_transaction: bool = True, diverged: bool = False) -> None:
     """``payments-eu-west-1-12``: producer PRODUCER commits offsets BASE..+19 (marker), then opens a
-    transaction at BASE+21 that it never ends (not in the copy without ``open_transaction``); high watermark
-    after it."""
+    transaction at BASE+21 that it never ends (not in the copy without ``open_transaction``; in the copy with
+    ``diverged``, a different batch of 5 records there instead); high watermark after it."""
     part = log_dir / f"{TOPIC}-12"
     pid = {"producer_id": PRODUCER, "producer_epoch": 3, "is_transactional": True}
     write_segment(
@@ -90,7 +92,8 @@ def _partition(log_dir: Path, *, open_transaction: bool = True) -> None:
                 base_offset=BASE + 20, timestamp=T0 + 220,
             ),
         ]
-        + [records_batch(BASE + 21, [b"w" * 40] * 9, ts=T0 + 1000, base_sequence=20, **pid)] * open_transaction,  # type: ignore[arg-type]
+        + [records_batch(BASE + 21, [b"w" * 40] * 9, ts=T0 + 1000, base_sequence=20, **pid)] * open_transaction  # type: ignore[arg-type]
+        + [records_batch(BASE + 21, [b"x" * 40] * 5, ts=T0 + 1000, base_sequence=20, **pid)] * diverged,  # type: ignore[arg-type]
     )  # fmt: skip
     (log_dir / "replication-offset-checkpoint").write_bytes(
         encode_offset_checkpoint({(TOPIC, 12): BASE + 30})
@@ -115,17 +118,23 @@ def _coordinators(log_dir: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def data(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """A data directory and a second broker's copy whose open transaction holds one batch less."""
-    root = tmp_path_factory.mktemp("tables")
+def data() -> Iterator[tuple[Path, Path]]:
+    """A data directory and a second broker's copy that diverged at the open transaction (another batch there;
+    a copy holding only one batch less would be behind, not diverged)."""
+    # a short root (removed at the end): a path is one unbreakable token, and pytest's numbered base
+    # directories (/tmp/pytest-of-USER/pytest-NNN/...) grow past 80 columns
+    root = Path(tempfile.mkdtemp(prefix="kt"))
     a = root / "broker1"
     _partition(a)
     _coordinators(a)
     b = root / "broker2"
     shutil.copytree(a, b)
     shutil.rmtree(b / f"{TOPIC}-12")
-    _partition(b, open_transaction=False)
-    return a, b
+    _partition(b, open_transaction=False, diverged=True)
+    try:
+        yield a, b
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
 
 
 def _check(text: str, columns: int, values: list[str]) -> list[str]:
