@@ -375,13 +375,13 @@ def _without_zero_tail(
     head_end = min(max(zero_from, 1), count)
     entries: list[Any] = list(islice(index, head_end))  # OffsetPosition or TimestampOffset
     tail: int | None
-    if zero_from == 0 and count > 0 and (entry_size == OFFSET_ENTRY_SIZE or count > 1):
-        # Every slot is zero: no entry was written.  An offset index's slot 0 of zeros would read (base offset,
-        # position 0), an entry Kafka never writes: LogSegment.append indexes only once more than
-        # index.interval.bytes were appended since the last entry (the count starts at 0, so a segment's first
-        # batch is never indexed), and LogSegment.recover the same.  A time index's (timestamp 0, base offset)
-        # can be written (the entry a closed segment gets for its max timestamp, LogSegment.onBecomeInactiveSegment
-        # and recover), so a one-slot time index of zeros is that entry; more zero slots are a preallocation.
+    if zero_from == 0 and (count > 1 or (count == 1 and isinstance(index, OffsetIndex))):
+        # Every slot is zero: no entry was written.  Slot 0's zeros would read (base offset, position 0), an
+        # entry Kafka never writes: LogSegment.append indexes only once more than index.interval.bytes were
+        # appended since the last entry (the count starts at 0, so a segment's first batch is never indexed),
+        # and LogSegment.recover the same.  A time index of one slot may hold one: the entry
+        # LogSegment.onBecomeInactiveSegment appends when the segment rolls, (max timestamp, its offset), all
+        # zeros for timestamp 0 at the base offset (two such slots cannot both be entries: timestamps increase).
         tail = 0
     elif head_end < count and not any(e.offset == index.base_offset for e in islice(entries, 1, None)):
         tail = head_end
