@@ -308,3 +308,14 @@ def test_a_brokers_empty_aborted_transactions_pass(tmp_path: Path) -> None:
             entries += sum(1 for _ in TransactionIndex(str(index), int(log.name[:20])))
     assert markers > entries  # ABORT markers of transactions that wrote nothing here: no entry
     assert problems("verify", str(part)) == []
+
+
+def test_a_time_index_entry_of_timestamp_zero_at_the_base_offset_is_an_entry(tmp_path: Path) -> None:
+    """(timestamp 0, base offset) is a time-index entry Kafka writes for a segment whose max timestamp is 0 on
+    its first batch (the fuzzer's salvage check found it): a one-slot file of zeros is not a zero tail."""
+    part = tmp_path / "t-0"
+    part.mkdir()
+    (part / "00000000000000000000.log").write_bytes(build_v2_batch([SimpleRecord(b"x", timestamp=0)]))
+    (part / "00000000000000000000.index").write_bytes(b"")
+    (part / "00000000000000000000.timeindex").write_bytes(bytes(12))
+    assert problems("verify-index", str(part)) == []
