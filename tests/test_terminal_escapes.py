@@ -61,9 +61,25 @@ def log_dir(tmp_path: Path) -> Path:
     return root
 
 
+#: the checkout's kdump, whatever the working directory (an installed kdump may be another checkout's)
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])])
+    env.update(extra)
+    return env
+
+
 def _kdump(*args: str, cwd: Path) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(
-        [sys.executable, "-m", "kdump", *args], capture_output=True, cwd=cwd, check=False, timeout=120
+        [sys.executable, "-m", "kdump", *args],
+        capture_output=True,
+        cwd=cwd,
+        env=_env(),
+        check=False,
+        timeout=120,
     )
 
 
@@ -71,8 +87,7 @@ def _in_pty(*args: str, cwd: Path, columns: int = 200) -> bytes:
     """``kdump <args>`` on a pseudo-terminal (stdout and stderr), colors off: every byte it writes."""
     master, slave = os.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, columns, 0, 0))
-    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
-    env.update(TERM="xterm", NO_COLOR="1")
+    env = _env(TERM="xterm", NO_COLOR="1")
     process = subprocess.Popen(
         [sys.executable, "-m", "kdump", *args], stdout=slave, stderr=slave, env=env, cwd=cwd
     )
