@@ -28,7 +28,7 @@ from kdump.facts.coordinator import (
     PartitionCount,
     TransactionMetadata,
 )
-from kdump.facts.report import ReportSink
+from kdump.facts.report import ReportSink, hand_over
 from kdump.jdk.collections import java_string_hash
 from kdump.storage.control_record import ControlRecordType, parse_type_id
 from kdump.storage.internal_topics import InternalTopicError, decode_key_value
@@ -226,9 +226,9 @@ def run(
 ) -> ExitStatus:
     """The lookup of ``group`` or ``transactional_id`` (:func:`lookup`) to ``sink``; PROBLEMS when the log
     directory does not hold it."""
-    result = lookup(path, group=group, transactional_id=transactional_id, partitions=partitions)
-    sink.fact(result)
-    sink.end()
+    [result] = hand_over(
+        sink, [lookup(path, group=group, transactional_id=transactional_id, partitions=partitions)]
+    )
     return ExitStatus.OK if result.found else ExitStatus.PROBLEMS
 
 

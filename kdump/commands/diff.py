@@ -24,7 +24,7 @@ from kdump.analysis.log_summary import read_log_dir_checkpoints
 from kdump.errors import KdumpError, UnreadableFileError, names_unreadable, problem_text
 from kdump.exit_status import ExitStatus
 from kdump.facts.diff import BatchHeader, Copy, Divergence, PairDiff, PartitionDiff, Truncation
-from kdump.facts.report import ReportSink
+from kdump.facts.report import ReportSink, hand_over
 from kdump.storage import naming
 from kdump.storage.leader_epoch_checkpoint import read_leader_epoch_checkpoint
 from kdump.storage.local_log import LocalLog, find_partition_dirs
@@ -325,13 +325,7 @@ class DiffCommand:
 
     def run(self, sink: ReportSink[PartitionDiff]) -> ExitStatus:
         """Each partition's comparison, then each directory the walk could not read, to ``sink``."""
-        facts = self.facts()
-        for partition in facts:
-            sink.fact(partition)
-        for path, message in self.walk_errors:
-            sink.unreadable(path, message)
-        sink.end()
-        return self.status(facts)
+        return self.status(hand_over(sink, self.facts(), self.walk_errors))
 
     def status(self, facts: list[PartitionDiff]) -> ExitStatus:
         """1 when copies differ, or something could not be read (a problem of a copy, a directory of the

@@ -38,7 +38,7 @@ from kdump.analysis.topic_config import ClusterConfig, read_cluster_config
 from kdump.commands.key_census import BUDGET_BYTES, ENTRY_BYTES, KeyCensus
 from kdump.errors import KdumpError, names_unreadable, problem_text
 from kdump.exit_status import ExitStatus
-from kdump.facts.report import ReportSink
+from kdump.facts.report import ReportSink, hand_over
 from kdump.facts.retention import CompactionFacts, RetentionFacts, SegmentFate
 from kdump.storage.local_log import LocalLog, find_partition_dirs
 from kdump.storage.regular_file import walk_error
@@ -143,14 +143,7 @@ class RetentionCommand:
     def run(self, sink: ReportSink[RetentionFacts]) -> ExitStatus:
         """Each partition's prediction, then each directory the walk could not read, to ``sink``; the status
         of :meth:`status` (a prediction is no finding; what could not be read is)."""
-        facts = []
-        for directory in self.directories:
-            facts.append(self.partition_facts(directory))
-            sink.fact(facts[-1])
-        for path, message in self.walk_errors:
-            sink.unreadable(path, message)
-        sink.end()
-        return self.status(facts)
+        return self.status(hand_over(sink, map(self.partition_facts, self.directories), self.walk_errors))
 
     def partition_facts(self, directory: str) -> RetentionFacts:
         log = LocalLog.scan(directory)

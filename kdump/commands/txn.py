@@ -34,7 +34,7 @@ from kdump.commands.coordinator import TRANSACTION_STATE, read_transaction_state
 from kdump.errors import KdumpError, names_unreadable, problem_text
 from kdump.exit_status import ExitStatus
 from kdump.facts.coordinator import TransactionMetadata
-from kdump.facts.report import ReportSink
+from kdump.facts.report import ReportSink, hand_over
 from kdump.facts.txn import CompletedStats, OpenTransactionFact, PartitionTxnFacts
 from kdump.storage.local_log import LocalLog, find_partition_dirs
 from kdump.storage.record_batch import DefaultRecordBatch
@@ -96,14 +96,7 @@ class TxnCommand:
     def run(self, sink: ReportSink[PartitionTxnFacts]) -> ExitStatus:
         """Each partition's facts, then each directory the walk could not read, to ``sink``; the status of
         :meth:`status`."""
-        facts = []
-        for directory in self.directories:
-            facts.append(self.partition_facts(directory))
-            sink.fact(facts[-1])
-        for path, message in self.walk_errors:
-            sink.unreadable(path, message)
-        sink.end()
-        return self.status(facts)
+        return self.status(hand_over(sink, map(self.partition_facts, self.directories), self.walk_errors))
 
     def partition_facts(self, directory: str) -> PartitionTxnFacts:
         log = LocalLog.scan(directory)

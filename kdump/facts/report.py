@@ -5,6 +5,7 @@ JSON object per unit as it comes); the command line picks one (:func:`kdump.cli.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Protocol, TypeVar
 
 F_contra = TypeVar("F_contra", contravariant=True)
@@ -20,3 +21,20 @@ class ReportSink(Protocol[F_contra]):
         ...
 
     def end(self) -> None: ...
+
+
+F = TypeVar("F")
+
+
+def hand_over(sink: ReportSink[F], facts: Iterable[F], unreadable: Iterable[tuple[str, str]] = ()) -> list[F]:
+    """The one way a reporting command hands over its run: each fact to ``sink`` as it is made, then each
+    directory that could not be read (``(path, message)``), then the end; returns the facts handed over (the
+    command's exit status is judged on them)."""
+    handed = []
+    for fact in facts:
+        sink.fact(fact)
+        handed.append(fact)
+    for path, message in unreadable:
+        sink.unreadable(path, message)
+    sink.end()
+    return handed
