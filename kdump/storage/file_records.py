@@ -133,17 +133,20 @@ class FileRecords:
         """The records of any :class:`~kdump.storage.byte_source.ByteSource` (or local path), named by its
         location: a local file is memory-mapped (the fast path, as ``FileRecords(path)``), bytes in memory are
         read in place, a ranged source is fetched a window at a time as the batches are walked."""
-        kwargs = {"max_bytes": max_bytes, "decompression_limit": decompression_limit}
         source = source_of(source)
-        if isinstance(source, LocalFile):
-            return cls(source.location, max_bytes=max_bytes, decompression_limit=decompression_limit)
+        data: bytes | mmap.mmap | None = None  # a local file is mapped by the constructor
         if isinstance(source, InMemory):
-            return cls(source.location, data=source.data, **kwargs)
+            data = source.data
+        elif isinstance(source, RangedSource):
+            data = source.window_buffer()
+        elif not isinstance(source, LocalFile):
+            data = source.read(0, source.size())
+        records = cls(
+            source.location, max_bytes=max_bytes, decompression_limit=decompression_limit, data=data
+        )
         if isinstance(source, RangedSource):
-            records = cls(source.location, data=source.window_buffer(), **kwargs)
             records._ensure = source.ensure
-            return records
-        return cls(source.location, data=source.read(0, source.size()), **kwargs)
+        return records
 
     def __enter__(self) -> FileRecords:
         return self
