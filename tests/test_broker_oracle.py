@@ -39,13 +39,13 @@ def test_scenarios_cover_both_versions_and_every_kind() -> None:
 @pytest.mark.parametrize("version", ["4.0.0", "4.1.0"])
 def test_live_brokers_agree(version: str, tmp_path: Path) -> None:
     from tests.broker_oracle.cluster import unavailable_reason
-    from tests.broker_oracle.record import run_version
+    from tests.broker_oracle.record import run_all
 
     reason = unavailable_reason(version)
     if reason is not None:
         pytest.skip(reason)
     out = tmp_path / "fixtures"
-    names = run_version(version, tmp_path / "work", out)
+    names = run_all(version, tmp_path / "work", out)
     disagreements = []
     for name in names:
         verdict = judge_fixture(out / f"{name}.json", tmp_path / "judge" / name)

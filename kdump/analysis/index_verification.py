@@ -8,7 +8,8 @@ the offset and time indexes against the batches of the ``.log``, in one shallow 
   the last offset of that batch, or of a later batch of the same append (Kafka 4.0's ``LogSegment.append`` indexes
   an append of several batches, a follower's fetch or the cleaner's copy, once: its largest offset at the
   position of its first batch; 4.1 and ``LogSegment.recover`` index each batch), that starts before the next
-  entry's position;
+  entry's position; of a batch the cleaner rewrote (fewer records than offsets) the entry names its last
+  record's offset (``MemoryRecords.filterTo``'s ``maxOffset``);
 * a time-index entry ``(timestamp, offset)`` must name an offset of a batch whose max timestamp is
   ``timestamp``: its last offset (Kafka 3.8+, KAFKA-16310) or, as brokers before 3.8 wrote for uncompressed
   batches, the first record holding that timestamp (checked by decoding that one batch); which rule each
@@ -130,8 +131,28 @@ class _Batch:
     last_offset: int
     max_timestamp: int
     magic: int
-    #: Decodes the batch's records (used only for a time-index entry in the middle of the batch).
+    #: Decodes the batch's records (used only for an index entry in the middle of the batch).
     records: Callable[[], Iterator[Record]] | None = None
+    #: The v2 header's record count (None for v0/v1).
+    count: int | None = None
+
+    def last_record_offset(self) -> int | None:
+        """The offset of the batch's last record when the cleaner rewrote it: a v2 batch that holds fewer
+        records than its offset range (``MemoryRecords.filterTo`` keeps the original base and last offsets);
+        None otherwise, or when its records cannot be read."""
+        if (
+            self.count is None
+            or self.records is None
+            or self.count >= self.last_offset - self.base_offset + 1
+        ):
+            return None
+        last = None
+        try:
+            for record in self.records():
+                last = record.offset
+        except KdumpError:
+            return None
+        return last
 
 
 def verify_segment(
@@ -204,6 +225,7 @@ def verify_segment(
                     batch.max_timestamp,
                     batch.magic,
                     batch.records,
+                    batch.count_or_none,
                 )
                 for check in checks:
                     check.batch(b)
@@ -460,7 +482,7 @@ class _OffsetIndexChecker(_Checker):
             i, offset, position, limit = opened
             if b.last_offset >= offset or b.position >= limit:
                 self.open_append = None
-                if b.last_offset != offset or b.position >= limit:
+                if b.position >= limit or not _names(b, offset):
                     self._append_mismatch(i, offset, position, b)
         while pending and pending[-1][0] < b.position + b.size:
             position, i, offset = pending.pop()
@@ -479,7 +501,7 @@ class _OffsetIndexChecker(_Checker):
                 # last offset of a later batch that starts before the next entry's position.
                 limit = pending[-1][0] if pending else 1 << 63
                 self.open_append = (i, offset, position, limit)
-            elif offset != b.last_offset:
+            elif not _names(b, offset):
                 self._problem(
                     i,
                     "offset-mismatch",
@@ -516,6 +538,16 @@ class _OffsetIndexChecker(_Checker):
                 offset,
             )
         self.pending = []
+
+
+def _names(b: _Batch, offset: int) -> bool:
+    """An offset-index entry may name ``b`` by ``offset``: its last offset or, for a batch the cleaner rewrote,
+    its last record's (the cleaner's append is indexed at ``FilterResult.maxOffset``, the largest offset of the
+    records it kept: ``MemoryRecords.filterTo``, ``Cleaner.cleanInto``; the rewritten batch keeps its original
+    last offset)."""
+    return offset == b.last_offset or (
+        b.base_offset <= offset < b.last_offset and b.last_record_offset() == offset
+    )
 
 
 class _TimeIndexChecker(_Checker):

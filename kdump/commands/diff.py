@@ -294,7 +294,12 @@ def group_copies(
         len(found) == 1 and os.path.abspath(found[0]) == os.path.abspath(p)
         for p, found in zip(paths, dirs, strict=True)
     ):
-        return [(os.path.basename(os.path.normpath(paths[0])), [found[0] for found in dirs])]
+        # named as the partition: a replica a broker renamed <topic>-<partition>.<id>-delete (a reassignment, a
+        # deleted topic) is a copy of <topic>-<partition> (UnifiedLog.parseTopicPartitionName)
+        first = os.path.basename(os.path.normpath(paths[0]))
+        parsed = naming.parse_partition_dir(first)
+        name = f"{parsed.topic}-{parsed.partition}" if parsed else first
+        return [(name, [found[0] for found in dirs])]
     by_name: dict[str, list[str]] = {}
     for found in dirs:
         for d in found:

@@ -32,6 +32,7 @@ import os
 import time
 from collections.abc import Callable
 
+from kdump.analysis.cleaning import predict_cleaning
 from kdump.analysis.consumer_view import ongoing_transactions
 from kdump.analysis.log_summary import read_log_dir_checkpoints
 from kdump.analysis.topic_config import ClusterConfig, read_cluster_config
@@ -406,6 +407,14 @@ class RetentionCommand:
             first_dirty, uncleanable, clean, cleanable, ratio, min_ratio, total > 0 and ratio > min_ratio
         )
         self._keys(log, facts, problems)
+        facts.cleaning = predict_cleaning(
+            log,
+            first_dirty,
+            first_uncleanable_segment.base_offset,
+            self.now,
+            _int(config["delete.retention.ms"], problems, "delete.retention.ms"),
+            problems,
+        )
         return facts
 
     def _keys(self, log: LocalLog, facts: CompactionFacts, problems: list[str]) -> None:

@@ -20,6 +20,30 @@ class SegmentFate:
 
 
 @dataclass
+class CleaningPrediction:
+    """What one cleaning at ``now`` would do (``kdump.analysis.cleaning``): the offset it cleans up to
+    (exclusive), the records of the partition it keeps (those it does not clean included) and those it removes, by
+    reason."""
+
+    cleaned_up_to: int
+    records_kept: int = 0
+    tombstones_kept: int = 0
+    removed_superseded: int = 0
+    removed_tombstones: int = 0
+    removed_without_key: int = 0
+    removed_aborted: int = 0
+
+    @property
+    def removed(self) -> int:
+        return (
+            self.removed_superseded
+            + self.removed_tombstones
+            + self.removed_without_key
+            + self.removed_aborted
+        )
+
+
+@dataclass
 class CompactionFacts:
     first_dirty_offset: int
     first_uncleanable_offset: int
@@ -40,6 +64,8 @@ class CompactionFacts:
     #: Tombstones whose horizon has passed at ``now`` (removed by the next cleaning).
     tombstones_past_horizon: int = 0
     records_without_key: int = 0
+    #: One cleaning at ``now`` (None: not predicted, the reason among the problems).
+    cleaning: CleaningPrediction | None = None
 
 
 @dataclass

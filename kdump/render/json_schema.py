@@ -544,6 +544,16 @@ MEMBERS: dict[str, dict[str, tuple[str, ...]]] = {
         "latestDeleteHorizon": (INT, NULL),
         "tombstonesPastHorizon": (INT,),
         "recordsWithoutKey": (INT,),
+        "cleaning": (OBJ, NULL),
+    },
+    "retentionPartition.compaction.cleaning": {
+        "cleanedUpTo": (INT,),
+        "recordsKept": (INT,),
+        "tombstonesKept": (INT,),
+        "removedSuperseded": (INT,),
+        "removedTombstones": (INT,),
+        "removedWithoutKey": (INT,),
+        "removedAborted": (INT,),
     },
 }
 MEMBERS["diffPartition.pairs[].firstDivergence.batchB"] = MEMBERS[

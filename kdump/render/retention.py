@@ -109,6 +109,16 @@ def _sections(facts: list[RetentionFacts], *, human: bool, now_given: bool) -> l
                 )
             else:
                 s.notes.append(f"tombstones: {c.tombstones_with_horizon} with a delete horizon")
+            p = c.cleaning
+            if p is not None and p.cleaned_up_to > 0:
+                s.notes.append(
+                    f"a cleaning now cleans up to offset {p.cleaned_up_to}: keeps {p.records_kept} records "
+                    f"({p.tombstones_kept} tombstones), removes {p.removed_superseded} superseded, "
+                    f"{p.removed_tombstones} tombstones past their horizon, {p.removed_without_key} without key, "
+                    f"{p.removed_aborted} of aborted transactions"
+                )
+            elif p is not None:
+                s.notes.append("a cleaning now cleans nothing: the dirty section is empty")
         s.notes.extend(f"problem: {p}" for p in unique(f.problems))
         result.append(s)
         group.append(f)
@@ -172,7 +182,7 @@ def _camel(d: dict[str, Any]) -> dict[str, Any]:
     out = {}
     for k, v in d.items():
         head, *rest = k.split("_")
-        out[head + "".join(x.title() for x in rest)] = v
+        out[head + "".join(x.title() for x in rest)] = _camel(v) if isinstance(v, dict) else v
     return out
 
 

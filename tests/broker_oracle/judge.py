@@ -28,7 +28,7 @@ from kdump.cli import cli
 from tests.broker_oracle.record import index_bytes
 
 #: Scenario kinds whose data a broker wrote and loaded without repair.
-HEALTHY = ("live", "killed", "clean", "retained")
+HEALTHY = ("live", "killed", "clean", "retained", "ops")
 
 
 @dataclass
@@ -110,6 +110,10 @@ def judge(answers: dict[str, Any], data: Path, work: Path) -> Verdict:
     kind = answers["kind"]
     if kind == "unclean":
         return judge_unclean(answers, data, v)
+    if kind == "cleaner":
+        return judge_cleaner(answers, data, v)
+    if kind == "hanging":
+        return judge_lost_coordinator(answers, data, v)
     damaged_partitions = {d["file"].split("/")[0] for d in answers.get("damage", [])}
     code, out = run("verify", "--json", str(data))
     found = [o for o in json_lines(out) if o.get("type") == "problem"]
@@ -215,7 +219,11 @@ def judge(answers: dict[str, Any], data: Path, work: Path) -> Verdict:
         # a partition whose segments the broker deleted after it answered (its first retention check, 30 s
         # after start-up) is not compared
         moved = {d["partition"] for d in answers.get("deletedAfterAnswers", [])}
-        if listed is not None and kind in ("killed", "clean", "retained") and f"{topic}-0" not in moved:
+        if (
+            listed is not None
+            and kind in ("killed", "clean", "retained", "ops")
+            and f"{topic}-0" not in moved
+        ):
             v.expect(
                 listed["logStartOffset"] == o["log_start"],
                 f"{topic}-0: kdump ls log start {listed['logStartOffset']}, ListOffsets earliest {o['log_start']}",
@@ -224,6 +232,10 @@ def judge(answers: dict[str, Any], data: Path, work: Path) -> Verdict:
                 listed["logEndOffset"] == o["high_watermark"],
                 f"{topic}-0: kdump ls log end {listed['logEndOffset']}, ListOffsets latest {o['high_watermark']}",
             )
+    if kind == "ops":
+        judge_operations(answers, data, v)
+    if "findHanging" in answers:
+        judge_hanging(answers, data, v)
     retention = answers.get("retention")
     if retention is not None:
         _, out_r = run("retention", "--json", "--now", str(retention["now"]), str(data))
@@ -242,6 +254,177 @@ def judge(answers: dict[str, Any], data: Path, work: Path) -> Verdict:
     return v
 
 
+def judge_cleaner(answers: dict[str, Any], data: Path, v: Verdict) -> Verdict:
+    """``retention``'s prediction of one cleaning, made on the partition before the cleaning at the time the
+    cleaner was let go, against what a consumer read after the real cleaner ran (``Cleaner.doClean``)."""
+    for command in ("verify", "verify-index"):
+        _, out = run(command, "--json", str(data))
+        found = [(o["file"], o["kind"]) for o in json_lines(out) if o.get("type") == "problem"]
+        v.verify_problems += len(found) if command == "verify" else 0
+        v.expect(not found, f"healthy data (a live copy): kdump {command} reports {found[:5]}")
+    configs = [x for k, val in answers["config"].items() for x in ("--config", f"{k}={val}")]
+    _, out = run("retention", "--json", "--now", str(answers["now"]), *configs, str(data / "squash-0"))
+    (p,) = [o for o in json_lines(out) if o.get("type") == "retentionPartition"]
+    c = p["compaction"]
+    before, after = answers["recordsBefore"], answers["recordsAfter"]
+    v.expect(
+        c["records"] == len(before),
+        f"squash-0: kdump counts {c['records']} records, a consumer read {len(before)}",
+    )
+    cleaning = c.get("cleaning")
+    v.expect(cleaning is not None, f"squash-0: kdump predicts no cleaning: {p['problemMessages']}")
+    if cleaning is None:
+        return v
+    v.expect(
+        cleaning["cleanedUpTo"] == answers["cleanedUpTo"],
+        f"squash-0: kdump cleans up to {cleaning['cleanedUpTo']}, the cleaner checkpointed {answers['cleanedUpTo']}",
+    )
+    v.expect(
+        cleaning["recordsKept"] == len(after),
+        f"squash-0: kdump predicts {cleaning['recordsKept']} records kept, the cleaner kept {len(after)}",
+    )
+    tombstones = sum(1 for _, tomb in after if tomb)
+    v.expect(
+        cleaning["tombstonesKept"] == tombstones,
+        f"squash-0: kdump predicts {cleaning['tombstonesKept']} tombstones kept, the cleaner kept {tombstones}",
+    )
+    return v
+
+
+def _table(text: str) -> list[dict[str, str]]:
+    """A table Kafka's tools print (a header row, then rows; columns split on blanks; an empty last column
+    absent)."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    header = next(
+        (i for i, line in enumerate(lines) if line.split()[0] in ("GROUP", "CoordinatorId", "Topic")), None
+    )
+    if header is None:
+        return []
+    names = lines[header].split()
+    return [dict(zip(names, line.split(), strict=False)) for line in lines[header + 1 :]]
+
+
+def judge_operations(answers: dict[str, Any], data: Path, v: Verdict) -> None:
+    """The reassignment (the removed replica's directory renamed ``-delete``, the new replica complete), the
+    group's committed offsets (``kafka-consumer-groups.sh --describe``) and the transactions' state
+    (``kafka-transactions.sh describe``) against ``ls`` and ``find``."""
+    node = answers["node"]
+    r = answers["reassignment"]
+    _, out = run("ls", "--json", str(data))
+    listed = [o for o in json_lines(out) if o.get("type") == "partition" and o.get("topic") == r["topic"]]
+    live = [o for o in listed if not o["directory"].endswith("-delete")]
+    deleted = [o for o in listed if o["directory"].endswith("-delete")]
+    if node in r["from"] and node not in r["to"]:
+        v.expect(
+            not live and len(deleted) == 1 and any("marked delete" in a for a in deleted[0]["anomalies"]),
+            f"node {node} lost its replica of {r['topic']}-0: kdump ls lists {[(o['directory'], o['anomalies']) for o in listed]}",
+        )
+    else:
+        v.expect(
+            len(live) == 1 and not deleted,
+            f"node {node} holds {r['topic']}-0: kdump ls lists {[o['directory'] for o in listed]}",
+        )
+    for group, text in answers["consumerGroups"].items():
+        rows = _table(text)
+        v.expect(bool(rows), f"kafka-consumer-groups.sh described nothing of {group}")
+        code, out = run("find", "--group", group, "--json", str(data))
+        (found,) = [o for o in json_lines(out) if o.get("type") == "coordinator"]
+        v.expect(found["found"], f"kdump find --group {group}: not found ({found.get('problemMessages')})")
+        if not found["found"]:
+            continue
+        ours = {(o["topic"], o["partition"]): o for o in found["offsets"]}
+        for row in rows:
+            key = (row["TOPIC"], int(row["PARTITION"]))
+            mine = ours.get(key)
+            v.expect(
+                mine is not None and mine["offset"] == int(row["CURRENT-OFFSET"]),
+                f"find --group {group} {key}: kdump's committed offset {mine and mine['offset']}, "
+                f"kafka-consumer-groups.sh {row['CURRENT-OFFSET']}",
+            )
+            if mine is not None and "lag" in mine and row.get("LAG", "-") != "-":
+                v.expect(
+                    mine["lag"] == int(row["LAG"]),
+                    f"find --group {group} {key}: kdump's lag {mine['lag']}, kafka-consumer-groups.sh {row['LAG']}",
+                )
+    for tid, text in answers["transactions"].items():
+        rows = _table(text)
+        v.expect(len(rows) == 1, f"kafka-transactions.sh describe {tid}: {text!r}")
+        if len(rows) != 1:
+            continue
+        row = rows[0]
+        _, out = run("find", "--transactional-id", tid, "--json", str(data))
+        (found,) = [o for o in json_lines(out) if o.get("type") == "coordinator"]
+        t = found.get("transaction") or {}
+        theirs = (
+            int(row["ProducerId"]),
+            int(row["ProducerEpoch"]),
+            row["TransactionState"],
+            int(row["TransactionTimeoutMs"]),
+            int(row["CurrentTransactionStartTimeMs"]),
+            sorted(row.get("TopicPartitions", "").split(",")) if row.get("TopicPartitions") else [],
+        )
+        ours_t = (
+            t.get("producerId"),
+            t.get("producerEpoch"),
+            t.get("state"),
+            t.get("timeoutMs"),
+            t.get("startTimestamp"),
+            sorted(f"{p['topic']}-{p['partition']}" for p in t.get("topicPartitions", [])),
+        )
+        v.expect(
+            ours_t == theirs, f"find --transactional-id {tid}: kdump {ours_t}, kafka-transactions.sh {theirs}"
+        )
+
+
+def judge_lost_coordinator(answers: dict[str, Any], data: Path, v: Verdict) -> Verdict:
+    """A node whose ``__transaction_state`` directories were removed: ``verify`` names each removed partition
+    (``absent-partition``, the checkpoints still list them) and nothing else; ``txn`` calls the open transaction
+    hanging as ``find-hanging`` does."""
+    _, out = run("verify", "--json", str(data))
+    found = [o for o in json_lines(out) if o.get("type") == "problem"]
+    v.verify_problems = len(found)
+    removed = {d["file"] for d in answers["damage"]}
+    named = {o["message"].split(":")[0] for o in found if o["kind"] == "absent-partition"}
+    for d in answers["damage"]:
+        v.damages += 1
+        v.damages_found += d["file"] in named
+        v.expect(d["file"] in named, f"removed {d['file']}: kdump verify does not name it")
+    others = [
+        (o["file"], o["kind"])
+        for o in found
+        if o["kind"] != "absent-partition" or o["message"].split(":")[0] not in removed
+    ]
+    v.expect(not others, f"kdump verify reports more than the removed partitions: {others[:5]}")
+    judge_hanging(answers, data, v)
+    return v
+
+
+def judge_hanging(answers: dict[str, Any], data: Path, v: Verdict) -> None:
+    """``txn``'s hanging transactions (at the time find-hanging ran, with its maximum timeout) against
+    ``kafka-transactions.sh find-hanging --broker-id N`` (``FindHangingTransactionsCommand``)."""
+    h = answers["findHanging"]
+    theirs = {
+        (row["Topic"], int(row["Partition"]), int(row["ProducerId"]), int(row["StartOffset"]))
+        for row in _table(h["out"])
+    }
+    ours = set()
+    for part in sorted(data.iterdir()):
+        if not part.is_dir() or part.name.startswith("__") or part.name.endswith("-delete"):
+            continue
+        _, out = run(
+            "txn", "--json", "--now", str(h["at"]), "--max-timeout-ms", str(h["maxTimeoutMs"]), str(part)
+        )
+        for t in json_lines(out):
+            if t.get("type") != "txnPartition":
+                continue
+            ours |= {
+                (t["topic"], t["partition"], o["producerId"], o["firstOffset"])
+                for o in t["openTransactions"]
+                if o["hanging"]
+            }
+    v.expect(ours == theirs, f"txn's hanging transactions {sorted(ours)}, find-hanging {sorted(theirs)}")
+
+
 def scenarios(root: Path) -> list[Path]:
     return sorted(root.glob("*.json"))
 
@@ -250,4 +433,33 @@ def judge_fixture(answers_path: Path, work: Path) -> Verdict:
     """Judge one recorded scenario (``<name>.json`` beside ``<name>.tar.xz``), extracted below ``work``."""
     answers = json.loads(answers_path.read_text())
     data = extract(answers_path.parent / f"{answers['scenario']}.tar.xz", work)
-    return judge(answers, data, work)
+    verdict = judge(answers, data, work)
+    if answers["kind"] == "ops" and answers["node"] == 3:
+        judge_moved(answers, answers_path.parent, work / "moved", verdict)
+    return verdict
+
+
+def judge_moved(answers: dict[str, Any], fixtures: Path, work: Path, v: Verdict) -> None:
+    """The reassigned partition across the nodes (the ops scenarios of one version): the replica the
+    reassignment removed (its ``-delete`` directory) and those it kept or created hold the records the leader
+    answered for, so ``diff`` calls them copies of one partition, not diverged, each ending at the high
+    watermark ListOffsets answered."""
+    r = answers["reassignment"]
+    copies = []
+    for node in sorted(set(r["from"]) | set(r["to"])):
+        data = extract(fixtures / f"{answers['version']}-ops-node{node}.tar.xz", work / str(node))
+        found = sorted(data.glob(f"{r['topic']}-0" if node in r["to"] else f"{r['topic']}-0.*-delete"))
+        v.expect(len(found) == 1, f"node {node}: no replica directory of {r['topic']}-0")
+        copies += [str(p) for p in found]
+    code, out = run("diff", "--json", *copies)
+    (p,) = [o for o in json_lines(out) if o.get("type") == "diffPartition"]
+    hw = answers["listOffsets"][r["topic"]]["high_watermark"]
+    v.expect(
+        code == 0 and p["diverged"] is False and p["name"] == f"{r['topic']}-0",
+        f"diff of the reassigned replicas: {p['name']} diverged {p['diverged']}, exit {code}",
+    )
+    ends = [c["logEndOffset"] for c in p["copies"]]
+    v.expect(
+        ends == [hw] * len(copies),
+        f"diff of the reassigned replicas: log ends {ends}, the high watermark {hw}",
+    )

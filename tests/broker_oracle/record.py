@@ -277,10 +277,9 @@ def rebuilt_indexes(before: Path, after: Path) -> dict[str, dict[str, Any]]:
     return found
 
 
-def run_version(version: str, work: Path, out: Path) -> list[str]:
-    work = _fresh(work / version)
-    names: list[str] = []
-    tag = version.replace(".", "")
+def recorder(version: str, out: Path, names: list[str]) -> Any:
+    """``record(name, data, answers)``: keep one scenario (its data as ``<name>.tar.xz``, the answers as
+    ``<name>.json``) and append its name to ``names``."""
 
     def record(name: str, data: Path, answers: dict[str, Any]) -> None:
         archive(data, out / f"{name}.tar.xz")
@@ -288,6 +287,33 @@ def run_version(version: str, work: Path, out: Path) -> list[str]:
             json.dumps({"scenario": name, "version": version, **answers}, indent=1) + "\n"
         )
         names.append(name)
+
+    return record
+
+
+#: The parts of a version's run: the base cluster's scenarios, the diverged replicas, the operations.
+PARTS = ("base", "unclean", "ops")
+
+
+def run_all(version: str, work: Path, out: Path, parts: tuple[str, ...] = PARTS) -> list[str]:
+    """Every scenario of ``version`` (one cluster at a time); their names."""
+    from .operations import operations_scenario
+
+    names: list[str] = []
+    if "base" in parts:
+        names += run_version(version, work, out)
+    if "unclean" in parts:
+        names.append(unclean_scenario(version, work, out))
+    if "ops" in parts:
+        operations_scenario(version, work, recorder(version, out, names))
+    return names
+
+
+def run_version(version: str, work: Path, out: Path) -> list[str]:
+    work = _fresh(work / version)
+    names: list[str] = []
+    tag = version.replace(".", "")
+    record = recorder(version, out, names)
 
     base = Cluster(version, work / "cluster", extra=CLUSTER_EXTRA)
     base.format()
@@ -425,14 +451,13 @@ def main() -> None:
     parser.add_argument("--versions", default=",".join(VERSIONS))
     parser.add_argument("--work", type=Path, default=Path("/tmp/kdump-broker-oracle"))
     parser.add_argument("--out", type=Path, default=FIXTURES)
-    parser.add_argument("--only-unclean", action="store_true", help="only the diverged-replicas scenario")
+    parser.add_argument("--parts", default=",".join(PARTS), help=f"which scenarios (of {', '.join(PARTS)})")
     args = parser.parse_args()
     from .judge import judge_fixture
 
     for version in args.versions.split(","):
         t = time.time()
-        names = [] if args.only_unclean else run_version(version, args.work, args.out)
-        names.append(unclean_scenario(version, args.work, args.out))
+        names = run_all(version, args.work, args.out, tuple(args.parts.split(",")))
         print(f"{version}: {len(names)} scenarios in {time.time() - t:.0f} s", flush=True)
         for name in names:
             verdict = judge_fixture(args.out / f"{name}.json", _fresh(args.work / "judge" / name))

@@ -1,0 +1,180 @@
+"""What one pass of Kafka's log cleaner would keep of a compacted partition, record by record, by the rules of
+Kafka 4.0's ``Cleaner`` (``core/.../LogCleaner.scala``; ``storage/.../Cleaner.java`` in 4.1):
+
+* ``Cleaner.buildOffsetMap`` maps each key to its latest offset in the dirty section, from the first dirty
+  offset to the first uncleanable segment's base offset: records of aborted transactions (the ``.txnindex``
+  entries, ``CleanedTransactionMetadata.onBatchRead``) and control batches put nothing in the map; the map's
+  latest offset is the last offset of the last batch read;
+* ``Cleaner.doClean`` cleans every segment from the log's first up to that latest offset (``logSegments(0,
+  endOffset)``) with ``cleanInto``: an aborted transaction's batches are dropped whole; of the others,
+  ``Cleaner.shouldRetainRecord`` keeps a record past the map's latest offset, drops one without a key, and keeps
+  one with a key only when no later offset of its key is in the map and it has a value or is a tombstone whose
+  batch has no delete horizon yet or one still ahead (``currentTime < deleteHorizonMs``; KIP-534: the cleaning
+  gives a batch with tombstones its horizon, ``now + delete.retention.ms``, so a tombstone goes at the earliest
+  at the cleaning after that).  Legacy (v0/v1) tombstones are kept while their segment was modified after the
+  last clean segment's modification time less ``delete.retention.ms``.
+
+The map is Kafka's ``SkimpyOffsetMap``: 128 MiB of ``log.cleaner.dedupe.buffer.size`` at 24 bytes a slot and a
+load factor of 0.9 hold about 5 million keys; a dirty section with more keys is cleaned in parts.  kdump maps at
+most :data:`MAX_KEYS` keys (its memory stays flat) and says "not predicted" past that.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+
+from kdump.analysis.consumer_view import read_aborted_txns
+from kdump.errors import KdumpError, problem_text
+from kdump.facts.retention import CleaningPrediction
+from kdump.storage.local_log import LocalLog
+from kdump.storage.transaction_index import AbortedTxn
+
+#: Keys kdump maps (an MD5 digest and an offset each, as Kafka's map holds them: about 150 bytes in Python).
+MAX_KEYS = 300_000
+
+
+class _Aborted:
+    """``CleanedTransactionMetadata``'s view of aborted transactions: entries enter by first offset as the
+    batches pass; a transactional batch of a producer with an entered entry is aborted; its ABORT marker ends
+    it."""
+
+    def __init__(self, aborted: list[AbortedTxn]) -> None:
+        self.pending = sorted(aborted, key=lambda t: t.first_offset)
+        self.next = 0
+        self.ongoing: set[int] = set()
+
+    def _consume_up_to(self, offset: int) -> None:
+        while self.next < len(self.pending) and self.pending[self.next].first_offset <= offset:
+            self.ongoing.add(self.pending[self.next].producer_id)
+            self.next += 1
+
+    def batch_is_aborted(self, batch) -> bool:  # type: ignore[no-untyped-def]
+        self._consume_up_to(batch.last_offset)
+        if batch.is_control_batch:
+            self.ongoing.discard(
+                batch.producer_id
+            )  # an ABORT ends it; a COMMIT of the producer cannot follow one
+            return False
+        return batch.is_transactional and batch.producer_id in self.ongoing
+
+
+def _digest(key: bytes | memoryview) -> bytes:
+    return hashlib.md5(key).digest()  # noqa: S324 - the hash Kafka's SkimpyOffsetMap keys by
+
+
+def predict_cleaning(
+    log: LocalLog,
+    first_dirty: int,
+    first_uncleanable_segment: int,
+    now: int,
+    delete_retention_ms: int,
+    problems: list[str],
+) -> CleaningPrediction | None:
+    """What one cleaning at ``now`` keeps of ``log`` (module docstring); None when it cannot be predicted (the
+    reason appended to ``problems``)."""
+    aborted, more = read_aborted_txns(log)
+    if more:
+        problems.extend(more)
+        problems.append("cleaning not predicted: a transaction index could not be read")
+        return None
+    segments = log.log_segments
+    latest: dict[bytes, int] = {}
+    latest_offset = -1
+    # collectAbortedTransactions(start, end): the aborted transactions that reach into the dirty section
+    metadata = _Aborted([t for t in aborted if t.last_offset >= first_dirty])
+    try:
+        for i, segment in enumerate(segments):
+            if segment.base_offset >= first_uncleanable_segment:
+                break
+            if i + 1 < len(segments) and segments[i + 1].base_offset <= first_dirty:
+                continue  # wholly clean: logSegments(start, end) starts at the segment holding start
+            with segment.open_log() as records:
+                for batch in records.batches():
+                    if batch.last_offset < first_dirty:
+                        metadata.batch_is_aborted(batch)
+                        continue
+                    if not metadata.batch_is_aborted(batch) and not batch.is_control_batch:
+                        for record in batch.records():
+                            if record.key is not None and record.offset >= first_dirty:
+                                latest[_digest(record.key)] = record.offset
+                        if len(latest) > MAX_KEYS:
+                            problems.append(
+                                f"cleaning not predicted: the dirty section has more than {MAX_KEYS} keys"
+                            )
+                            return None
+                    latest_offset = batch.last_offset
+    except KdumpError as e:
+        problems.append(problem_text(e))
+        problems.append("cleaning not predicted: a segment could not be read")
+        return None
+    end = latest_offset + 1
+    prediction = CleaningPrediction(end)
+    clean_segments = [s for s in segments if s.base_offset < first_dirty]
+    legacy_horizon = 0
+    if clean_segments:
+        legacy_horizon = _mtime(clean_segments[-1].log_path) - delete_retention_ms
+    metadata = _Aborted(aborted)
+    try:
+        for segment in segments:
+            cleaned = segment.base_offset < end
+            retain_legacy_deletes = _mtime(segment.log_path) > legacy_horizon
+            with segment.open_log() as records:
+                for batch in records.batches():
+                    if batch.is_control_batch:
+                        metadata.batch_is_aborted(batch)
+                        continue
+                    if not cleaned:
+                        for record in batch.records():
+                            prediction.records_kept += 1
+                            prediction.tombstones_kept += record.key is not None and record.value is None
+                        continue
+                    if metadata.batch_is_aborted(batch):
+                        prediction.removed_aborted += sum(1 for _ in batch.records())
+                        continue
+                    horizon = batch.delete_horizon_ms
+                    for record in batch.records():
+                        _judge(
+                            record,
+                            batch.magic,
+                            horizon,
+                            latest,
+                            latest_offset,
+                            now,
+                            retain_legacy_deletes,
+                            prediction,
+                        )
+    except KdumpError as e:
+        problems.append(problem_text(e))
+        problems.append("cleaning not predicted: a segment could not be read")
+        return None
+    return prediction
+
+
+def _judge(record, magic, horizon, latest, latest_offset, now, retain_legacy_deletes, p) -> None:  # type: ignore[no-untyped-def]
+    """``Cleaner.shouldRetainRecord`` for one record, counted into ``p``."""
+    tomb = record.value is None
+    if record.offset > latest_offset:
+        p.records_kept += 1
+        p.tombstones_kept += record.key is not None and tomb
+        return
+    if record.key is None:
+        p.removed_without_key += 1
+        return
+    if record.offset < latest.get(_digest(record.key), -1):
+        p.removed_superseded += 1
+        return
+    if tomb:
+        keep = (horizon is None or now < horizon) if magic >= 2 else retain_legacy_deletes
+        if not keep:
+            p.removed_tombstones += 1
+            return
+        p.tombstones_kept += 1
+    p.records_kept += 1
+
+
+def _mtime(path: str) -> int:
+    try:
+        return int(os.path.getmtime(path) * 1000)
+    except OSError:
+        return 0
