@@ -28,6 +28,8 @@ from kdump.analysis.consumer_view import read_aborted_txns
 from kdump.errors import KdumpError, problem_text
 from kdump.facts.retention import CleaningPrediction
 from kdump.storage.local_log import LocalLog
+from kdump.storage.record import Record
+from kdump.storage.record_batch import RecordBatch
 from kdump.storage.transaction_index import AbortedTxn
 
 #: Keys kdump maps (an MD5 digest and an offset each, as Kafka's map holds them: about 150 bytes in Python).
@@ -49,7 +51,7 @@ class _Aborted:
             self.ongoing.add(self.pending[self.next].producer_id)
             self.next += 1
 
-    def batch_is_aborted(self, batch) -> bool:  # type: ignore[no-untyped-def]
+    def batch_is_aborted(self, batch: RecordBatch) -> bool:
         self._consume_up_to(batch.last_offset)
         if batch.is_control_batch:
             self.ongoing.discard(
@@ -151,7 +153,16 @@ def predict_cleaning(
     return prediction
 
 
-def _judge(record, magic, horizon, latest, latest_offset, now, retain_legacy_deletes, p) -> None:  # type: ignore[no-untyped-def]
+def _judge(
+    record: Record,
+    magic: int,
+    horizon: int | None,
+    latest: dict[bytes, int],
+    latest_offset: int,
+    now: int,
+    retain_legacy_deletes: bool,
+    p: CleaningPrediction,
+) -> None:
     """``Cleaner.shouldRetainRecord`` for one record, counted into ``p``."""
     tomb = record.value is None
     if record.offset > latest_offset:
