@@ -363,3 +363,74 @@ def test_an_entry_inside_a_rewritten_batch_naming_no_record_it_kept_is_a_mismatc
     index.write_bytes(bytes(raw))
     kinds = {(p["kind"], p["entry"]) for p in problems("verify-index", str(part))}
     assert ("offset-mismatch", slot) in kinds
+
+
+# -- one cleaning, record by record (Cleaner.buildOffsetMap, doClean, shouldRetainRecord) ---------------------
+
+
+def test_a_cleaning_keeps_each_keys_latest_and_drops_aborted_and_expired_tombstones(tmp_path: Path) -> None:
+    """The smallest case of each rule, expected by hand from the rules (the broker oracle's cleaner scenarios
+    check superseded records and tombstones against the real cleaner; aborted transactions only here)."""
+    from kdump.storage.transaction_index import AbortedTxn, encode_transaction_index
+
+    part = tmp_path / "squash-0"
+    part.mkdir()
+    segment = b"".join(
+        [
+            build_v2_batch(
+                [
+                    SimpleRecord(b"1", key=b"a"),  # 0: superseded by 2
+                    SimpleRecord(b"1", key=b"b"),  # 1: b's latest in the dirty section (8 is past it)
+                    SimpleRecord(b"2", key=b"a"),  # 2: kept
+                    SimpleRecord(None, key=b"d"),  # 3: a tombstone without a horizon: kept (it gets one)
+                ]
+            ),
+            build_v2_batch(  # 4, 5: an aborted transaction, dropped whole; maps nothing
+                [SimpleRecord(b"3", key=b"a"), SimpleRecord(b"1", key=b"e")],
+                base_offset=4,
+                producer_id=7,
+                producer_epoch=0,
+                base_sequence=0,
+                is_transactional=True,
+            ),
+            build_end_txn_marker_batch(
+                ControlRecordType.ABORT,
+                coordinator_epoch=0,
+                producer_id=7,
+                producer_epoch=0,
+                base_offset=6,
+                timestamp=1,
+            ),
+            build_v2_batch(
+                [SimpleRecord(None, key=b"c")], base_offset=7, delete_horizon_ms=1000
+            ),  # 7: expired
+        ]
+    )
+    (part / "00000000000000000000.log").write_bytes(segment)
+    (part / "00000000000000000000.txnindex").write_bytes(
+        encode_transaction_index([AbortedTxn(0, 7, 4, 6, 4)])
+    )
+    (part / "00000000000000000008.log").write_bytes(
+        build_v2_batch([SimpleRecord(b"2", key=b"b"), SimpleRecord(b"3", key=b"a")], base_offset=8)
+    )
+    _, out = run(
+        "retention",
+        "--json",
+        "--now",
+        "5000",
+        "--config",
+        "cleanup.policy=compact",
+        "--config",
+        "delete.retention.ms=100",
+        str(part),
+    )
+    cleaning = json.loads(out.splitlines()[0])["compaction"]["cleaning"]
+    assert cleaning == {
+        "cleanedUpTo": 8,
+        "recordsKept": 5,  # 1, 2, 3, 8, 9
+        "tombstonesKept": 1,
+        "removedSuperseded": 1,
+        "removedTombstones": 1,
+        "removedWithoutKey": 0,
+        "removedAborted": 2,
+    }
