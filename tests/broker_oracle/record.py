@@ -123,7 +123,7 @@ def describe_producers(cluster: Cluster, topic: str) -> str:
         ],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=300,
         env=dict(os.environ, KAFKA_HEAP_OPTS="-Xmx128m"),
     )
     return p.stdout
