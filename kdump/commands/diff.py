@@ -20,11 +20,13 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 
+from kdump import problem as pk
 from kdump.analysis.log_summary import read_log_dir_checkpoints
-from kdump.errors import KdumpError, UnreadableFileError, names_unreadable, problem_text
+from kdump.errors import KdumpError
 from kdump.exit_status import ExitStatus
 from kdump.facts.diff import BatchHeader, Copy, Divergence, PairDiff, PartitionDiff, Truncation
 from kdump.facts.report import ReportSink, hand_over
+from kdump.problem import Problem, problem, problem_of
 from kdump.storage import naming
 from kdump.storage.leader_epoch_checkpoint import read_leader_epoch_checkpoint
 from kdump.storage.local_log import LocalLog, find_partition_dirs
@@ -39,7 +41,7 @@ MAX_RECORDS = 5
 
 
 def headers(
-    log: LocalLog, problems: list[str], crc_problems: list[str] | None = None
+    log: LocalLog, problems: list[Problem], crc_problems: list[Problem] | None = None
 ) -> Iterator[BatchHeader]:
     """Every batch's header, in offset order; a batch whose CRC fails is told to ``crc_problems``."""
     if crc_problems is None:
@@ -47,7 +49,7 @@ def headers(
     yield from _headers(log, problems, crc_problems)
 
 
-def _headers(log: LocalLog, errors: list[str], problems: list[str] | None) -> Iterator[BatchHeader]:
+def _headers(log: LocalLog, errors: list[Problem], problems: list[Problem] | None) -> Iterator[BatchHeader]:
     for segment in log.log_segments:
         try:
             with segment.open_log() as records:
@@ -65,13 +67,19 @@ def _headers(log: LocalLog, errors: list[str], problems: list[str] | None) -> It
                     )
                     if not header.valid and problems is not None:
                         problems.append(
-                            f"{segment.log_path}: byte {batch.position}: offsets {batch.base_offset}.."
-                            f"{batch.last_offset}: stored CRC {batch.checksum}, computed "
-                            f"{batch.compute_checksum()} (the batch's bytes were changed)"
+                            problem(
+                                pk.CORRUPT_BATCH,
+                                segment.log_path,
+                                batch.position,
+                                base_offset=batch.base_offset,
+                                last_offset=batch.last_offset,
+                                stored=batch.checksum,
+                                computed=batch.compute_checksum(),
+                            )
                         )
                     yield header
         except KdumpError as e:
-            errors.append(problem_text(e))
+            errors.append(problem_of(e))
 
 
 def read_copy(directory: str) -> Copy:
@@ -84,11 +92,7 @@ def read_copy(directory: str) -> Copy:
                 (e.epoch, e.start_offset) for e in read_leader_epoch_checkpoint(path).entries
             ]
         except (KdumpError, OSError) as e:
-            copy.problems.append(
-                problem_text(e, path)
-                if not isinstance(e, KdumpError) or isinstance(e, UnreadableFileError)
-                else f"{path}: {e.message}"
-            )
+            copy.problems.append(problem_of(e, path))
     log_dir = os.path.dirname(os.path.abspath(directory))
     checkpoints = read_log_dir_checkpoints(log_dir, copy.problems)
     if log.name is not None:
@@ -119,7 +123,7 @@ def _add_range(ranges: list[tuple[int, int]], first: int, last: int) -> None:
         ranges.append((first, last))
 
 
-def compare(a_dir: str, b_dir: str, pair: PairDiff, problems: list[str]) -> None:
+def compare(a_dir: str, b_dir: str, pair: PairDiff, problems: list[Problem]) -> None:
     """Stream both copies' batch headers in offset order and fill ``pair``."""
     ia = headers(LocalLog.scan(a_dir), problems, [])  # read_copy tells each copy's CRC failures
     ib = headers(LocalLog.scan(b_dir), problems, [])
@@ -275,16 +279,14 @@ def truncation(follower: Copy, leader: Copy, f: int, l_: int, new_epoch: int) ->
     return Truncation(f, l_, None, 0, steps + ["no answer after 100 rounds"])
 
 
-def group_copies(
-    paths: list[str], walk_errors: list[tuple[str, str]] | None = None
-) -> list[tuple[str, list[str]]]:
+def group_copies(paths: list[str], walk_errors: list[Problem] | None = None) -> list[tuple[str, list[str]]]:
     """(name, directories) per partition: the paths themselves when each is a partition directory, else the
     partition directories below them matched by name.  Directories the walk cannot read go to
     ``walk_errors`` (path, reason)."""
 
     def unreadable(path: str, error: OSError) -> None:
         if walk_errors is not None:
-            walk_errors.append((path, f"cannot read the directory: {walk_error(error)}"))
+            walk_errors.append(problem(pk.UNREADABLE_DIRECTORY, path, reason=walk_error(error)))
 
     dirs = [list(find_partition_dirs([p], on_error=unreadable)) for p in paths]
     for p, found in zip(paths, dirs, strict=True):
@@ -307,7 +309,7 @@ class DiffCommand:
         if len(paths) < 2:
             raise ValueError("give at least two copies to compare")
         #: Directories the walk could not read, with the reason (reported, and status 1).
-        self.walk_errors: list[tuple[str, str]] = []
+        self.walk_errors: list[Problem] = []
         self.groups = group_copies(paths, self.walk_errors)
         if not self.groups:
             raise ValueError("no partition is present in two of the given directories")
@@ -330,7 +332,7 @@ class DiffCommand:
     def status(self, facts: list[PartitionDiff]) -> ExitStatus:
         """1 when copies differ, or something could not be read (a problem of a copy, a directory of the
         walk)."""
-        problems = any(names_unreadable(x) for p in facts for c in p.copies for x in c.problems)
+        problems = any(x.unreadable for p in facts for c in p.copies for x in c.problems)
         return (
             ExitStatus.PROBLEMS
             if problems or self.walk_errors or any(p.diverged for p in facts)

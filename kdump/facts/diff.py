@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from kdump.problem import Problem
+
 
 class BatchHeader(NamedTuple):
     base_offset: int
@@ -33,7 +35,7 @@ class Copy:
     checkpoint_epochs: list[tuple[int, int]] | None = None
     #: (epoch, first offset) of each change of partition leader epoch along the batches.
     batch_epochs: list[tuple[int, int]] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
 
     @property
     def epochs(self) -> list[tuple[int, int]]:

@@ -8,6 +8,7 @@ import statistics
 from dataclasses import dataclass, field
 
 from kdump.facts.coordinator import TransactionMetadata
+from kdump.problem import Problem
 from kdump.storage.transaction_index import AbortedTxn
 
 
@@ -53,7 +54,7 @@ class PartitionTxnFacts:
     stats: CompletedStats
     #: Where the coordinator state came from (None: no ``__transaction_state`` in the data directory).
     coordinator_source: str | None
-    problems: list[str]
+    problems: list[Problem]
 
     @property
     def hanging(self) -> list[OpenTransactionFact]:

@@ -6,8 +6,9 @@ from typing import Any
 
 from kdump.facts.diff import BatchHeader, PartitionDiff
 from kdump.render.json_lines import head, line
+from kdump.render.problem_text import details, sentences
 from kdump.render.table_fit import Column
-from kdump.render.tables import Section, opt, partition_list, unique
+from kdump.render.tables import Section, opt, partition_list
 
 COPY_COLUMNS_SPEC = (
     Column("COPY", "COPY"),
@@ -130,7 +131,7 @@ def sections(facts: list[PartitionDiff]) -> list[Section]:
                 [str(i), c.directory, opt(c.log_start_offset), opt(c.log_end_offset), opt(c.high_watermark),
                  str(c.batches), _epochs(c.checkpoint_epochs), _epochs(c.batch_epochs)]
             )  # fmt: skip
-            copies.notes.extend(f"problem: copy {i}: {x}" for x in unique(c.problems))
+            copies.notes.extend(f"problem: copy {i}: {x}" for x in sentences(c.problems))
         pairs = Section("", PAIR_COLUMNS_SPEC)
         for n, d in enumerate(p.pairs):
             fd = d.first_divergence
@@ -183,7 +184,8 @@ def partition_object(p: PartitionDiff) -> dict[str, Any]:
                 if c.checkpoint_epochs is None
                 else [{"epoch": e, "startOffset": o} for e, o in c.checkpoint_epochs],
                 "batchEpochs": [{"epoch": e, "startOffset": o} for e, o in c.batch_epochs],
-                "problemMessages": c.problems,
+                "problemMessages": sentences(c.problems),
+                "problemDetails": details(c.problems),
             }
             for c in p.copies
         ],

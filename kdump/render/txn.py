@@ -8,8 +8,9 @@ from typing import Any
 
 from kdump.facts.txn import PartitionTxnFacts, summarize_durations
 from kdump.render.json_lines import head, line
+from kdump.render.problem_text import details, sentences
 from kdump.render.table_fit import Column
-from kdump.render.tables import Section, Verbatim, duration, iso_time, opt, partition_list, unique
+from kdump.render.tables import Section, Verbatim, duration, iso_time, opt, partition_list
 
 
 #: The open transactions' columns (full header, short header, order of leaving out to fit a terminal). In a
@@ -110,7 +111,7 @@ def sections(facts: list[PartitionTxnFacts], *, human: bool) -> list[Section]:
                 s.notes.append(f"HANGING: producer {o.producer_id} from offset {o.first_offset}: {o.reason}")
                 if o.abort_command:
                     s.notes.append(Verbatim(f"  {o.abort_command}"))
-        s.notes.extend(f"problem: {p}" for p in unique(f.problems))
+        s.notes.extend(f"problem: {p}" for p in sentences(f.problems))
         result.append(s)
     if quiet:
         names = partition_list([(f.topic, f.partition, f.directory) for f in quiet])
@@ -172,7 +173,8 @@ def partition_object(f: PartitionTxnFacts) -> dict[str, Any]:
         "commitDurationMs": summarize_durations(st.commit_durations),
         "abortDurationMs": summarize_durations(st.abort_durations),
         "coordinatorSource": f.coordinator_source,
-        "problemMessages": f.problems,
+        "problemMessages": sentences(f.problems),
+        "problemDetails": details(f.problems),
     }
 
 
