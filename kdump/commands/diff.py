@@ -24,7 +24,17 @@ from kdump import problem as pk
 from kdump.analysis.log_summary import read_log_dir_checkpoints
 from kdump.errors import KdumpError
 from kdump.exit_status import ExitStatus
-from kdump.facts.diff import BatchHeader, Copy, Divergence, PairDiff, PartitionDiff, Truncation
+from kdump.facts import diff as step
+from kdump.facts.diff import (
+    BatchHeader,
+    Copy,
+    Divergence,
+    PairDiff,
+    PartitionDiff,
+    RecordDifference,
+    Truncation,
+    TruncationStep,
+)
 from kdump.facts.report import ReportSink, hand_over
 from kdump.problem import Problem, problem, problem_of
 from kdump.storage import naming
@@ -177,7 +187,7 @@ def _diverge(pair: PairDiff, kind: str, x: BatchHeader, y: BatchHeader) -> None:
     if pair.first_divergence is None:
         d = Divergence(min(x.base_offset, y.base_offset), kind, x, y)
         if kind != "leader epoch":
-            d.detail = _record_diff(x, y)
+            _record_diff(x, y, d)
         pair.first_divergence = d
 
 
@@ -193,37 +203,31 @@ def _records(h: BatchHeader) -> dict[int, tuple[bytes | None, bytes | None]]:
     return found
 
 
-def _record_diff(x: BatchHeader, y: BatchHeader) -> list[str]:
-    """Decode the two batches and name the records that differ (at most :data:`MAX_RECORDS`)."""
+def _record_diff(x: BatchHeader, y: BatchHeader, d: Divergence) -> None:
+    """Decode the two batches and note in ``d`` the records that differ (at most :data:`MAX_RECORDS`)."""
     try:
         ra, rb = _records(x), _records(y)
     except KdumpError as e:
-        return [f"cannot decode: {e.describe()}"]
-    out: list[str] = []
+        d.undecodable = problem_of(e)
+        return
     for offset in sorted(set(ra) | set(rb)):
         a, b = ra.get(offset), rb.get(offset)
         if a == b:
             continue
-        if len(out) == MAX_RECORDS:
-            out.append("...")
-            break
-        out.append(
-            f"offset {offset}: key {_short(a and a[0])!s} / {_short(b and b[0])!s}, value {_size(a)} / {_size(b)}"
+        if len(d.records) == MAX_RECORDS:
+            d.more_records = True
+            return
+        d.records.append(
+            RecordDifference(
+                offset,
+                None if a is None else a[0],
+                None if b is None else b[0],
+                None if a is None or a[1] is None else len(a[1]),
+                None if b is None or b[1] is None else len(b[1]),
+                absent_a=a is None,
+                absent_b=b is None,
+            )
         )
-    return out
-
-
-def _short(data: bytes | None) -> str:
-    if data is None:
-        return "-"
-    text = data[:32].decode("utf-8", "replace")
-    return repr(text + ("..." if len(data) > 32 else ""))
-
-
-def _size(r: tuple[bytes | None, bytes | None] | None) -> str:
-    if r is None:
-        return "absent"
-    return "null" if r[1] is None else f"{len(r[1])} bytes"
 
 
 def end_offset_for(epochs: list[tuple[int, int]], requested: int, log_end_offset: int) -> tuple[int, int]:
@@ -252,14 +256,14 @@ def truncation(follower: Copy, leader: Copy, f: int, l_: int, new_epoch: int) ->
     leo = follower.log_end_offset or 0
     leader_leo = leader.log_end_offset or 0
     leader_epochs = [*leader.epochs, (new_epoch, leader_leo)]
-    steps: list[str] = [f"leader elected at epoch {new_epoch} from offset {leader_leo}"]
+    steps = [TruncationStep(step.ELECTED, new_epoch, leader_leo)]
     for _ in range(100):
         requested = epochs[-1][0] if epochs else UNDEFINED_EPOCH
         le, lo = end_offset_for(leader_epochs, requested, leader_leo)
-        steps.append(f"OffsetsForLeaderEpoch({requested}) -> epoch {le}, end offset {lo}")
+        steps.append(TruncationStep(step.ASKED, le, lo, requested))
         if lo == UNDEFINED_OFFSET:
             target = follower.high_watermark if follower.high_watermark is not None else leo
-            steps.append("undefined: truncate to the high watermark")
+            steps.append(TruncationStep(step.UNDEFINED))
             return Truncation(f, l_, target, max(0, leo - target), steps)
         fe, fo = end_offset_for(epochs, le, leo)
         if fo == UNDEFINED_OFFSET:
@@ -267,7 +271,7 @@ def truncation(follower: Copy, leader: Copy, f: int, l_: int, new_epoch: int) ->
             return Truncation(f, l_, target, max(0, leo - target), steps)
         if fe != le:
             target = min(fo, leo)
-            steps.append(f"follower lacks epoch {le}: truncate to {target} and ask again")
+            steps.append(TruncationStep(step.LACKS_EPOCH, le, target))
             epochs = [(e, o) for e, o in epochs if o < target]
             removed = (follower.log_end_offset or 0) - target
             leo = target
@@ -276,7 +280,7 @@ def truncation(follower: Copy, leader: Copy, f: int, l_: int, new_epoch: int) ->
             continue
         target = min(fo, lo, leo)
         return Truncation(f, l_, target, max(0, (follower.log_end_offset or 0) - target), steps)
-    return Truncation(f, l_, None, 0, steps + ["no answer after 100 rounds"])
+    return Truncation(f, l_, None, 0, [*steps, TruncationStep(step.NO_ANSWER)])
 
 
 def group_copies(paths: list[str], walk_errors: list[Problem] | None = None) -> list[tuple[str, list[str]]]:

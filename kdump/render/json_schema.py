@@ -552,7 +552,12 @@ MEMBERS: dict[str, dict[str, tuple[str, ...]]] = {
     },
 }
 #: A problem as a fact (kdump.problem.Problem): its kind, where (file, byte position) when known, the kind's data.
-PROBLEM_DETAIL: dict[str, tuple[str, ...]] = {"kind": (STR,), "file": (STR,), "position": (INT,), "data": (OBJ,)}
+PROBLEM_DETAIL: dict[str, tuple[str, ...]] = {
+    "kind": (STR,),
+    "file": (STR,),
+    "position": (INT,),
+    "data": (OBJ,),
+}
 PROBLEM_DETAILS = (
     "partition.anomalyDetails[]",
     "txnPartition.problemDetails[]",
