@@ -35,7 +35,19 @@ from kdump.errors import KdumpError
 from kdump.exit_status import ExitStatus
 from kdump.facts.coordinator import TransactionMetadata
 from kdump.facts.report import ReportSink, hand_over
-from kdump.facts.txn import CompletedStats, OpenTransactionFact, PartitionTxnFacts
+from kdump.facts.txn import (
+    CLOSED_AT_COORDINATOR,
+    NEWER_EPOCH_AT_COORDINATOR,
+    NO_COORDINATOR,
+    NO_TRANSACTIONAL_ID,
+    OLDER_THAN_MAX_TIMEOUT,
+    OPEN_AT_COORDINATOR,
+    PARTITION_NOT_AT_COORDINATOR,
+    AbortTarget,
+    CompletedStats,
+    OpenTransactionFact,
+    PartitionTxnFacts,
+)
 from kdump.problem import UNREADABLE_DIRECTORY, Problem, problem, problem_of
 from kdump.storage.local_log import LocalLog, find_partition_dirs
 from kdump.storage.record_batch import DefaultRecordBatch
@@ -169,25 +181,22 @@ class TxnCommand:
         meta = by_producer.get(t.producer_id)
         if coordinator_source is not None:
             if meta is None:
-                hanging, reason = True, "no transactional id with this producer id at the coordinator"
+                hanging, verdict = True, NO_TRANSACTIONAL_ID
             elif meta.state in _CLOSED_STATES:
-                hanging, reason = True, f"{meta.state} at the coordinator"
+                hanging, verdict = True, CLOSED_AT_COORDINATOR
             elif meta.producer_epoch > t.producer_epoch:
-                hanging, reason = True, f"the coordinator is at epoch {meta.producer_epoch}"
+                hanging, verdict = True, NEWER_EPOCH_AT_COORDINATOR
             elif log.topic is not None and (log.topic, log.partition) not in meta.partitions:
-                hanging, reason = True, f"{meta.state} at the coordinator without this partition"
+                hanging, verdict = True, PARTITION_NOT_AT_COORDINATOR
             else:
-                hanging, reason = False, f"{meta.state} at the coordinator"
+                hanging, verdict = False, OPEN_AT_COORDINATOR
         elif age is not None and age > self.max_timeout_ms:
-            hanging, reason = True, f"open longer than transaction.max.timeout.ms ({self.max_timeout_ms} ms)"
+            hanging, verdict = True, OLDER_THAN_MAX_TIMEOUT
         else:
-            hanging, reason = False, "no coordinator state in the data directory"
-        command = None
+            hanging, verdict = False, NO_COORDINATOR
+        abort = None
         if hanging and log.topic is not None:
-            command = (
-                f"kafka-transactions.sh --bootstrap-server {self.bootstrap_server} abort --topic {log.topic} "
-                f"--partition {log.partition} --start-offset {t.first_offset}"
-            )
+            abort = AbortTarget(self.bootstrap_server, log.topic, log.partition, t.first_offset)
         return OpenTransactionFact(
             t.producer_id,
             t.producer_epoch,
@@ -198,8 +207,9 @@ class TxnCommand:
             age,
             meta,
             hanging,
-            reason,
-            command,
+            verdict,
+            self.max_timeout_ms,
+            abort,
         )
 
     def _walk_error(self, path: str, error: OSError) -> None:

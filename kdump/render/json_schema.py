@@ -454,6 +454,7 @@ MEMBERS: dict[str, dict[str, tuple[str, ...]]] = {
         "ageMs": (INT, NULL),
         "coordinator": (OBJ, NULL),
         "hanging": (BOOL,),
+        "verdict": (STR,),
         "reason": (STR, NULL),
         "abortCommand": (STR, NULL),
     },
