@@ -44,6 +44,8 @@ NO_HIGH_WATERMARK = "no-high-watermark"
 CLEANER_CHECKPOINT_OUT_OF_RANGE = "cleaner-checkpoint-out-of-range"
 # A configuration value that is not a number.  Data: name, value, used.
 NOT_A_NUMBER = "not-a-number"
+# ``retention`` cannot predict a cleaning (``kdump.analysis.cleaning``).  Data: reason.
+CLEANING_NOT_PREDICTED = "cleaning-not-predicted"
 
 _UNREADABLE_KINDS = frozenset({UNREADABLE, UNREADABLE_DIRECTORY})
 

@@ -24,9 +24,11 @@ from __future__ import annotations
 import hashlib
 import os
 
+from kdump import problem as pk
 from kdump.analysis.consumer_view import read_aborted_txns
-from kdump.errors import KdumpError, problem_text
+from kdump.errors import KdumpError
 from kdump.facts.retention import CleaningPrediction
+from kdump.problem import Problem, problem, problem_of
 from kdump.storage.local_log import LocalLog
 from kdump.storage.record import Record
 from kdump.storage.record_batch import RecordBatch
@@ -71,14 +73,14 @@ def predict_cleaning(
     first_uncleanable_segment: int,
     now: int,
     delete_retention_ms: int,
-    problems: list[str],
+    problems: list[Problem],
 ) -> CleaningPrediction | None:
     """What one cleaning at ``now`` keeps of ``log`` (module docstring); None when it cannot be predicted (the
     reason appended to ``problems``)."""
     aborted, more = read_aborted_txns(log)
     if more:
         problems.extend(more)
-        problems.append("cleaning not predicted: a transaction index could not be read")
+        problems.append(problem(pk.CLEANING_NOT_PREDICTED, reason="a transaction index could not be read"))
         return None
     segments = log.log_segments
     latest: dict[bytes, int] = {}
@@ -102,13 +104,16 @@ def predict_cleaning(
                                 latest[_digest(record.key)] = record.offset
                         if len(latest) > MAX_KEYS:
                             problems.append(
-                                f"cleaning not predicted: the dirty section has more than {MAX_KEYS} keys"
+                                problem(
+                                    pk.CLEANING_NOT_PREDICTED,
+                                    reason=f"the dirty section has more than {MAX_KEYS} keys",
+                                )
                             )
                             return None
                     latest_offset = batch.last_offset
     except KdumpError as e:
-        problems.append(problem_text(e))
-        problems.append("cleaning not predicted: a segment could not be read")
+        problems.append(problem_of(e))
+        problems.append(problem(pk.CLEANING_NOT_PREDICTED, reason="a segment could not be read"))
         return None
     end = latest_offset + 1
     prediction = CleaningPrediction(end)
@@ -147,8 +152,8 @@ def predict_cleaning(
                             prediction,
                         )
     except KdumpError as e:
-        problems.append(problem_text(e))
-        problems.append("cleaning not predicted: a segment could not be read")
+        problems.append(problem_of(e))
+        problems.append(problem(pk.CLEANING_NOT_PREDICTED, reason="a segment could not be read"))
         return None
     return prediction
 

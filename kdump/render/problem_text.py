@@ -49,6 +49,8 @@ def what(x: Problem) -> str:
         return f"cleaner checkpoint {x['offset']} out of range: the log start offset is used"
     if kind == p.NOT_A_NUMBER:
         return f"{x['name']}={x['value']!r} is not a number: {x['used']} used"
+    if kind == p.CLEANING_NOT_PREDICTED:
+        return f"cleaning not predicted: {x['reason']}"
     message = x.get("message")
     return str(message) if message is not None else kind
 
