@@ -23,11 +23,11 @@ from __future__ import annotations
 
 import hashlib
 import os
+from dataclasses import dataclass
 
 from kdump import problem as pk
 from kdump.analysis.consumer_view import read_aborted_txns
 from kdump.errors import KdumpError
-from kdump.facts.retention import CleaningPrediction
 from kdump.problem import Problem, problem, problem_of
 from kdump.storage.local_log import LocalLog
 from kdump.storage.record import Record
@@ -36,6 +36,30 @@ from kdump.storage.transaction_index import AbortedTxn
 
 #: Keys kdump maps (an MD5 digest and an offset each, as Kafka's map holds them: about 150 bytes in Python).
 MAX_KEYS = 300_000
+
+
+@dataclass
+class CleaningPrediction:
+    """What one cleaning at ``now`` would do (``kdump.analysis.cleaning``): the offset it cleans up to
+    (exclusive), the records of the partition it keeps (those it does not clean included) and those it removes, by
+    reason."""
+
+    cleaned_up_to: int
+    records_kept: int = 0
+    tombstones_kept: int = 0
+    removed_superseded: int = 0
+    removed_tombstones: int = 0
+    removed_without_key: int = 0
+    removed_aborted: int = 0
+
+    @property
+    def removed(self) -> int:
+        return (
+            self.removed_superseded
+            + self.removed_tombstones
+            + self.removed_without_key
+            + self.removed_aborted
+        )
 
 
 class _Aborted:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from kdump.analysis.cleaning import CleaningPrediction
 from kdump.problem import Problem
 
 
@@ -19,30 +20,6 @@ class SegmentFate:
     deleted_by: str | None
     #: When time retention would delete it (epoch ms), None when never or already deletable.
     deletable_at: int | None
-
-
-@dataclass
-class CleaningPrediction:
-    """What one cleaning at ``now`` would do (``kdump.analysis.cleaning``): the offset it cleans up to
-    (exclusive), the records of the partition it keeps (those it does not clean included) and those it removes, by
-    reason."""
-
-    cleaned_up_to: int
-    records_kept: int = 0
-    tombstones_kept: int = 0
-    removed_superseded: int = 0
-    removed_tombstones: int = 0
-    removed_without_key: int = 0
-    removed_aborted: int = 0
-
-    @property
-    def removed(self) -> int:
-        return (
-            self.removed_superseded
-            + self.removed_tombstones
-            + self.removed_without_key
-            + self.removed_aborted
-        )
 
 
 @dataclass
