@@ -15,8 +15,8 @@ Kafka 4.0's ``Cleaner`` (``core/.../LogCleaner.scala``; ``storage/.../Cleaner.ja
   last clean segment's modification time less ``delete.retention.ms``.
 
 The map is Kafka's ``SkimpyOffsetMap``: 128 MiB of ``log.cleaner.dedupe.buffer.size`` at 24 bytes a slot and a
-load factor of 0.9 hold about 5 million keys; a dirty section with more keys is cleaned in parts.  kdump maps at
-most :data:`MAX_KEYS` keys (its memory stays flat) and says "not predicted" past that.
+load factor of 0.9 hold about 5 million keys; a dirty section with more keys is cleaned in parts.  kdump maps as
+many keys as its memory budget holds (``max_keys``; its memory stays flat) and says "not predicted" past that.
 """
 
 from __future__ import annotations
@@ -34,8 +34,9 @@ from kdump.storage.record import Record
 from kdump.storage.record_batch import RecordBatch
 from kdump.storage.transaction_index import AbortedTxn
 
-#: Keys kdump maps (an MD5 digest and an offset each, as Kafka's map holds them: about 150 bytes in Python).
-MAX_KEYS = 300_000
+#: Memory per mapped key (an MD5 digest and an offset, as Kafka's map holds them, in a dict): the caller's
+#: budget over this is how many keys kdump maps.
+MAP_ENTRY_BYTES = 128
 
 
 @dataclass
@@ -98,6 +99,7 @@ def predict_cleaning(
     now: int,
     delete_retention_ms: int,
     problems: list[Problem],
+    max_keys: int,
 ) -> CleaningPrediction | None:
     """What one cleaning at ``now`` keeps of ``log`` (module docstring); None when it cannot be predicted (the
     reason appended to ``problems``)."""
@@ -126,11 +128,11 @@ def predict_cleaning(
                         for record in batch.records():
                             if record.key is not None and record.offset >= first_dirty:
                                 latest[_digest(record.key)] = record.offset
-                        if len(latest) > MAX_KEYS:
+                        if len(latest) > max_keys:
                             problems.append(
                                 problem(
                                     pk.CLEANING_NOT_PREDICTED,
-                                    reason=f"the dirty section has more than {MAX_KEYS} keys",
+                                    reason=f"the dirty section has more than {max_keys} keys (KDUMP_KEY_BUDGET)",
                                 )
                             )
                             return None

@@ -33,7 +33,7 @@ import time
 from collections.abc import Callable
 
 from kdump import problem as pk
-from kdump.analysis.cleaning import predict_cleaning
+from kdump.analysis.cleaning import MAP_ENTRY_BYTES, predict_cleaning
 from kdump.analysis.consumer_view import ongoing_transactions
 from kdump.analysis.log_summary import read_log_dir_checkpoints
 from kdump.analysis.topic_config import ClusterConfig, read_cluster_config
@@ -421,6 +421,7 @@ class RetentionCommand:
             self.now,
             _int(config["delete.retention.ms"], problems, "delete.retention.ms"),
             problems,
+            BUDGET_BYTES // MAP_ENTRY_BYTES,
         )
         return facts
 
