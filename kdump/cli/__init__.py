@@ -35,6 +35,25 @@ def run_guarded(
     out = Output(stdout if stdout is not None else sys.stdout.buffer)
     err = Output(stderr if stderr is not None else sys.stderr.buffer, chunk=1, name="standard error")
     try:
+        return _run(body, out, err)
+    finally:
+        _store_stats(err)
+
+
+def _store_stats(err: Output) -> None:
+    """``KDUMP_STORE_STATS=1``: what the run fetched from object stores, one line on standard error."""
+    store = sys.modules.get("kdump.storage.object_store")
+    if store is None or not os.environ.get("KDUMP_STORE_STATS"):
+        return
+    try:
+        err.write(store.STATS.line() + "\n")
+        err.flush()
+    except (BrokenPipeError, OutputError):
+        pass
+
+
+def _run(body: Callable[[Output, Output], int], out: Output, err: Output) -> int:
+    try:
         status = body(out, err)
         out.flush()
         err.flush()

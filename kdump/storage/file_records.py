@@ -139,6 +139,7 @@ class FileRecords:
             data = source.data
         elif isinstance(source, RangedSource):
             data = source.window_buffer()
+            source.fetch_end = min(source.size(), max_bytes)  # --max-bytes: nothing after it is fetched
         elif not isinstance(source, LocalFile):
             data = source.read(0, source.size())
         records = cls(
@@ -253,6 +254,11 @@ class FileRecords:
                     path=self.path,
                     position=position,
                 )
+
+    @property
+    def fetched_on_demand(self) -> bool:
+        """Whether the content is fetched as it is read (a ranged source: an object store), not all there."""
+        return self._ensure is not None
 
     @property
     def size_in_bytes(self) -> int:
