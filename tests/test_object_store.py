@@ -298,7 +298,12 @@ def test_a_local_path_with_another_scheme_stays_a_path() -> None:
     "argv",
     [
         ["rebuild-index", "s3://bucket/topic-0/00000000000000000000.log"],
-        ["salvage", str(FIXTURE_CORPUS / "data" / "plain-0" / "00000000000000000000.log"), "--out", "s3://b/x"],
+        [
+            "salvage",
+            str(FIXTURE_CORPUS / "data" / "plain-0" / "00000000000000000000.log"),
+            "--out",
+            "s3://b/x",
+        ],
     ],
 )
 def test_a_url_to_write_to_is_a_usage_error(argv: list[str]) -> None:
@@ -309,3 +314,58 @@ def test_a_url_to_write_to_is_a_usage_error(argv: list[str]) -> None:
     result = CliRunner().invoke(cli, argv)
     assert result.exit_code == 2
     assert "kdump writes only to local files" in result.output
+
+
+# -- the other reading commands over a store: verify-index, verify, find, ls, txn ---------------------------------
+
+PARTITION_ARGS = [
+    ["verify-index", "{root}/data/small-index-0/00000000000000001423.index"],
+    ["verify-index", "{root}/data/txn-0"],
+    ["verify-index", "{root}/data"],
+    ["verify", "{root}/data/small-index-0/00000000000000001423.log"],
+    ["verify", "{root}/data/txn-0"],
+    ["verify", "{root}/data"],
+    ["ls", "{root}/data/txn-0"],
+    ["ls", "{root}/data"],
+    ["txn", "{root}/data/txn-0"],
+    ["txn", "{root}/data"],
+    ["find", "--offset", "1450", "{root}/data/small-index-0"],
+    ["find", "--timestamp", "1700000000100", "{root}/data/txn-0"],
+    ["find", "--offset", "5", "--topic", "txn", "--partition", "0", "{root}/data"],
+    ["--json", "find", "--offset", "5", "{root}/data/txn-0"],
+]
+
+
+def _cli(argv: list[str]) -> tuple[int, str, str]:
+    from click.testing import CliRunner
+
+    from kdump.cli.commands import cli
+
+    if argv[0] == "--json":  # the option goes after the command
+        argv = [argv[1], "--json", *argv[2:]]
+    result = CliRunner().invoke(cli, argv)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def _assert_command_same_as_local(args: list[str], local_root: Path, url_root: str) -> None:
+    local = str(local_root)
+    code, out, err = _cli([a.format(root=local) for a in args])
+    rcode, rout, rerr = _cli([a.format(root=url_root) for a in args])
+    assert code in (0, 1), (code, out, err)
+    assert (rcode, rout, rerr) == (code, out.replace(local, url_root), err.replace(local, url_root))
+
+
+@pytest.mark.parametrize("args", PARTITION_ARGS, ids=lambda a: " ".join(a).replace("{root}/", ""))
+def test_reading_commands_over_file_urls_equal_local(args: list[str], local_copy: Path) -> None:
+    _assert_command_same_as_local(args, local_copy, "file://" + str(local_copy))
+
+
+@pytest.mark.parametrize("args", PARTITION_ARGS, ids=lambda a: " ".join(a).replace("{root}/", ""))
+def test_reading_commands_over_s3_equal_local(args: list[str], local_copy: Path, s3) -> None:  # noqa: ANN001
+    _assert_command_same_as_local(args, local_copy, s3[0])
+
+
+def test_a_missing_prefix_is_a_usage_error_naming_it(s3) -> None:  # noqa: ANN001
+    code, _, err = _cli(["verify-index", f"{s3[0]}/no-such-prefix"])
+    assert code == 2
+    assert f"'{s3[0]}/no-such-prefix' does not exist" in err

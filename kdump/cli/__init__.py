@@ -16,6 +16,7 @@ from kdump.errors import KdumpError
 from kdump.exit_status import ExitStatus
 from kdump.facts.output import Output, OutputError
 from kdump.render.safe_text import safe_text
+from kdump.storage import locations
 
 if TYPE_CHECKING:
     from kdump.facts.report import ReportSink
@@ -109,12 +110,12 @@ def directory_arguments(paths: tuple[str, ...] | list[str]) -> list[str]:
         paths = ["."]
     # `.` or `..` as its absolute path, so that a partition directory named so still has its name
     kept = [
-        os.path.abspath(p) if os.path.basename(os.path.normpath(p)) in (".", "..", "") else p
+        locations.abspath(p) if os.path.basename(os.path.normpath(p)) in (".", "..", "") else p
         for p in paths
-        if os.path.isdir(p)
+        if locations.isdir(p)
     ]
     for p in paths:
-        if not os.path.isdir(p):
+        if not locations.isdir(p):
             sys.stderr.write(
                 f"kdump: {p}: not a directory (a partition or log directory is expected); skipped\n"
             )

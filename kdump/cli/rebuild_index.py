@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from kdump.cli.locations import LocalOutput
+from kdump.cli.path_args import LocalOutput
 
 if TYPE_CHECKING:
     from kdump.facts.output import Output

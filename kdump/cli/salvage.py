@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from kdump.cli.locations import LocalOutput
+from kdump.cli.path_args import LocalOutput
 
 
 @click.command("salvage")

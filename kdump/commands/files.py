@@ -29,7 +29,6 @@ from kdump.facts.files import (
 )
 from kdump.jdk.collections import scala_hashmap_order
 from kdump.storage import checkpoint, naming, object_store
-from kdump.storage.byte_source import RangedSource
 from kdump.storage.file_records import (
     INT_MAX,
     FileRecords,
@@ -177,7 +176,7 @@ class DumpLogSegments:
                 ) from None
             sink.header(file, "snapshot", snapshotEndOffset=snapshot_id.end_offset, epoch=snapshot_id.epoch)
         try:
-            with _open_records(file.path, max_bytes=opts.max_bytes) as records:
+            with FileRecords(file.path, max_bytes=opts.max_bytes) as records:
                 log = sink.log(file, parser)
                 render = None
                 if opts.record_filter is None:  # filters are a stage of the batch-by-batch loop
@@ -308,18 +307,14 @@ class DumpLogSegments:
                 path=file.path,
             )
         try:
-            return (
-                cls.open(object_store.open_source(file.path), base_offset)
-                if remote
-                else cls(file.path, base_offset)
-            )
+            return cls(file.path, base_offset)
         except OSError as e:
             raise KdumpError(e.strerror or str(e), path=file.path) from None
 
     def _open_log(self, file: JavaFile) -> FileRecords:
         log = self._sibling(file, naming.LOG_FILE_SUFFIX)
         try:
-            return _open_records(log.path)
+            return FileRecords(log.path)
         except KdumpError as e:
             raise KdumpError(f"cannot open its log segment: {e.describe()}", path=file.path) from None
 
@@ -420,7 +415,7 @@ class DumpLogSegments:
     def dump_producer_snapshot(self, file: JavaFile) -> None:
         self.sink.header(file, "producer-snapshot")
         try:
-            snapshot = read_producer_snapshot(_source(file.path))
+            snapshot = read_producer_snapshot(file.path)
         except CorruptSnapshotError as e:
             self.sink.corrupt_snapshot(file, e.message)
             return
@@ -429,16 +424,7 @@ class DumpLogSegments:
         self.sink.producer_snapshot(file, snapshot.entries)
 
     def dump_txn_index(self, file: JavaFile) -> None:
-        start_offset = naming.offset_from_file(file.path)
-        if object_store.is_url(file.path):  # a missing object is an empty index, as a missing file is
-            found = object_store.exists(file.path)
-            index = (
-                TransactionIndex.open(object_store.open_source(file.path), start_offset)
-                if found
-                else TransactionIndex.from_bytes(b"", start_offset, file.path)
-            )
-        else:
-            index = TransactionIndex(file.path, start_offset)
+        index = TransactionIndex(file.path, naming.offset_from_file(file.path))
         self.sink.header(file, "transaction-index")
         self.sink.aborted_txns(file, index.aborted_txns())
 
@@ -448,7 +434,7 @@ class DumpLogSegments:
         """Parse a checkpoint or state file by its name (Kafka's tool crashes on the dot-less ones and ignores
         the others; see :mod:`kdump.render.state_files`)."""
         try:
-            parsed = checkpoint.read_checkpoint(_source(file.path))
+            parsed = checkpoint.read_checkpoint(file.path)
         except OSError as e:
             raise KdumpError(e.strerror or str(e), path=file.path) from None
         self.sink.header(file, "state-file", name=file.name)
@@ -477,18 +463,6 @@ class DumpLogSegments:
 def _is_dir(path: str) -> bool:
     """A directory, or a prefix of a store (a URL whose object is a "directory")."""
     return object_store.is_dir(path) if object_store.is_url(path) else os.path.isdir(path)
-
-
-def _source(path: str) -> str | RangedSource:
-    """What a reader reads ``path`` from: a local path as it is, a URL's object through ranged reads."""
-    return object_store.open_source(path) if object_store.is_url(path) else path
-
-
-def _open_records(path: str, *, max_bytes: int = INT_MAX) -> FileRecords:
-    """The records of a local ``.log`` (memory-mapped) or of an object in a store (fetched as it is walked)."""
-    if object_store.is_url(path):
-        return FileRecords.open(object_store.open_source(path), max_bytes=max_bytes)
-    return FileRecords(path, max_bytes=max_bytes)
 
 
 def _kept(

@@ -36,6 +36,7 @@ from kdump.exit_status import ExitStatus
 from kdump.facts.coordinator import TransactionMetadata
 from kdump.facts.report import ReportSink, hand_over
 from kdump.facts.txn import CompletedStats, OpenTransactionFact, PartitionTxnFacts
+from kdump.storage import locations
 from kdump.storage.local_log import LocalLog, find_partition_dirs
 from kdump.storage.record_batch import DefaultRecordBatch
 from kdump.storage.regular_file import walk_error
@@ -60,7 +61,7 @@ class TxnCommand:
         self.walk_errors: list[tuple[str, str]] = []
         for path in paths:
             found = [d for d in find_partition_dirs([path], on_error=self._walk_error) if not _is_internal(d)]
-            if not found and os.path.isdir(path):
+            if not found and locations.isdir(path):
                 found = list(find_partition_dirs([path]))
             if not found:
                 raise ValueError(f"{path}: no partition directory in it or below it")
@@ -77,7 +78,7 @@ class TxnCommand:
             problems: list[str] = []
             dirs = []
             try:
-                names = sorted(os.listdir(log_dir))
+                names = sorted(locations.listdir(log_dir))
             except OSError:
                 names = []
             for name in names:
@@ -101,7 +102,7 @@ class TxnCommand:
     def partition_facts(self, directory: str) -> PartitionTxnFacts:
         log = LocalLog.scan(directory)
         problems: list[str] = []
-        log_dir = os.path.dirname(os.path.abspath(directory))
+        log_dir = os.path.dirname(locations.abspath(directory))
         checkpoints = read_log_dir_checkpoints(log_dir, problems)
         key = None if log.name is None else (log.name.topic, log.name.partition)
         hw = checkpoints.get("replication-offset-checkpoint", {}).get(key) if key else None

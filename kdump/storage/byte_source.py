@@ -169,12 +169,24 @@ def location_of(location: str | os.PathLike[str] | ByteSource) -> str | os.PathL
 def read_all(location: str | os.PathLike[str] | ByteSource) -> bytes:
     """The whole content of a small file (a state file, a snapshot, an index fetched whole)."""
     if isinstance(location, (str, os.PathLike)):
-        return read_regular(os.fspath(location))
+        text = os.fspath(location)
+        if "://" in text:
+            from kdump.storage import object_store  # a URL: an object in a store
+
+            if object_store.is_url(text):
+                return object_store.read_whole(text)
+        return read_regular(text)
     return location.read(0, location.size())
 
 
 def source_of(location: str | os.PathLike[str] | ByteSource) -> ByteSource:
     """A source for ``location``: a local path becomes a :class:`LocalFile`; a source is itself."""
     if isinstance(location, (str, os.PathLike)):
+        text = os.fspath(location)
+        if "://" in text:
+            from kdump.storage import object_store  # a URL: an object in a store, read by ranges
+
+            if object_store.is_url(text):
+                return object_store.open_source(text)
         return LocalFile(location)
     return location

@@ -19,6 +19,8 @@ here writes to a store.
 
 from __future__ import annotations
 
+import errno
+import os
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -91,8 +93,26 @@ class StoreStats:
 STATS = StoreStats()
 
 
-class StoreError(UnreadableFileError):
-    """A store could not give what was asked: a missing object, a denied read, a dropped connection."""
+class StoreError(UnreadableFileError, OSError):
+    """A store could not give what was asked: a missing object, a denied read, a dropped connection.  Also an
+    :class:`OSError`, so that every reader that reports an unreadable local file (``except OSError``) reports an
+    unreadable object the same way (``strerror``: what a local file's error would say, where there is one)."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | None = None,
+        position: int | None = None,
+        strerror: str | None = None,
+    ) -> None:
+        super().__init__(message, path=path, position=position)
+        self.strerror = strerror or message
+
+
+def _missing(url: str) -> StoreError:
+    """A missing object, in the words of a missing local file."""
+    return StoreError("No such file", path=url, strerror=os.strerror(errno.ENOENT))
 
 
 def _one_line(text: str, limit: int = 300) -> str:
@@ -106,7 +126,7 @@ def store_error(url: str, error: BaseException, position: int | None = None) -> 
     if isinstance(error, StoreError):
         return error
     if isinstance(error, FileNotFoundError):
-        message = "No such file"
+        return _missing(url)
     elif isinstance(error, PermissionError):
         message = f"access denied by the store ({_one_line(str(error) or 'no reason given')})"
     elif isinstance(error, IsADirectoryError):
@@ -187,7 +207,7 @@ def open_source(url: str, *, read_ahead: int = DEFAULT_READ_AHEAD) -> RangedSour
     :class:`StoreError` when it is missing, a prefix (a "directory"), or cannot be read."""
     found = info(url)
     if found is None:
-        raise StoreError("No such file", path=url)
+        raise _missing(url)
     if found.get("type") == "directory":
         raise store_error(url, IsADirectoryError())
     size = int(found.get("size") or 0)
@@ -236,3 +256,47 @@ def list_names(url: str) -> list[tuple[str, bool, int]]:
 def join(url: str, name: str) -> str:
     """``url`` + ``/`` + ``name`` (one slash between them)."""
     return url.rstrip("/") + "/" + name
+
+
+def read_whole(url: str) -> bytes:
+    """The whole content of a small object (an index, a snapshot, a state file): one ranged read."""
+    source = open_source(url)
+    return source.read(0, source.size())
+
+
+def size_of(url: str) -> int:
+    """The size of the object at ``url``; :class:`StoreError` when there is none."""
+    found = info(url)
+    if found is None or found.get("type") == "directory":
+        raise _missing(url)
+    return int(found.get("size") or 0)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One entry of a prefix's listing, as :func:`os.scandir` gives one (``name``, ``is_dir``)."""
+
+    name: str
+    directory: bool
+    size: int
+
+    def is_dir(self, *, follow_symlinks: bool = True) -> bool:
+        return self.directory
+
+    def is_file(self, *, follow_symlinks: bool = True) -> bool:
+        return not self.directory
+
+
+class Listing(list[Entry]):
+    """A prefix's entries, usable where ``with os.scandir(path) as entries`` is."""
+
+    def __enter__(self) -> Listing:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+def scandir(url: str) -> Listing:
+    """The entries right under the prefix ``url``, as :func:`os.scandir` lists a directory's."""
+    return Listing(Entry(name, directory, size) for name, directory, size in list_names(url))
