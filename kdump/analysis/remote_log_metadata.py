@@ -100,6 +100,8 @@ class MetadataProblem:
     path: str
     offset: int
     message: str
+    #: The topic partition (topic id, partition) the record is about, when it could be decoded.
+    topic_partition: tuple[uuid.UUID, int] | None = None
 
 
 @dataclass
@@ -133,7 +135,7 @@ class RemoteLogMetadata:
                 )
                 return
             if existing is not None and not is_valid_transition(existing.state, state):
-                self._problem(where, f"segment {_id(sid['Id'])} added again while {existing.state}")
+                self._problem(where, f"segment {_id(sid['Id'])} added again while {existing.state}", tip)
                 return
             part.segments[sid["Id"]] = RemoteSegment(
                 tip["Name"],
@@ -155,21 +157,25 @@ class RemoteLogMetadata:
         elif kind == "RemoteLogSegmentMetadataUpdateRecord":
             sid = r["RemoteLogSegmentId"]  # type: ignore[index]
             state = schemas.REMOTE_LOG_SEGMENT_STATES.get(r["RemoteLogSegmentState"], "UNKNOWN")  # type: ignore[index]
-            part = self._partition(sid["TopicIdPartition"])
+            tip = sid["TopicIdPartition"]
+            part = self._partition(tip)
             segment = part.segments.get(sid["Id"])
             if segment is None:
                 self._problem(
-                    where, f"update to {state} of segment {_id(sid['Id'])}, which no earlier record added"
+                    where,
+                    f"update to {state} of segment {_id(sid['Id'])}, which no earlier record added",
+                    tip,
                 )
                 return
             if not is_valid_transition(segment.state, state):
                 self._problem(
                     where,
                     f"segment {_id(sid['Id'])}: invalid transition {segment.state} -> {state} (Kafka ignores it)",
+                    tip,
                 )
                 return
             if state == COPY_SEGMENT_STARTED:
-                self._problem(where, f"segment {_id(sid['Id'])}: an update cannot set {state}")
+                self._problem(where, f"segment {_id(sid['Id'])}: an update cannot set {state}", tip)
                 return
             if state == DELETE_SEGMENT_FINISHED:
                 del part.segments[sid["Id"]]
@@ -193,8 +199,9 @@ class RemoteLogMetadata:
             found = self.partitions[key] = RemotePartition(tip["Name"], tip["Id"], tip["Partition"])  # type: ignore[index]
         return found
 
-    def _problem(self, where: tuple[str, int], message: str) -> None:
-        self.problems.append(MetadataProblem(where[0], where[1], message))
+    def _problem(self, where: tuple[str, int], message: str, tip: object = None) -> None:
+        key = None if tip is None else (tip["Id"], tip["Partition"])  # type: ignore[index]
+        self.problems.append(MetadataProblem(where[0], where[1], message, key))
 
 
 def _id(u: uuid.UUID) -> str:

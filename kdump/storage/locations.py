@@ -68,3 +68,19 @@ def abspath(location: str) -> str:
 def realpath(location: str) -> str:
     """``os.path.realpath`` of a path; a URL as it is (a store has no links)."""
     return location if is_url(location) else os.path.realpath(location)
+
+
+def file_sizes(location: str) -> dict[str, int]:
+    """The files (not sub-directories) right in a directory or under a store's prefix, with their sizes; OSError
+    when it cannot be listed."""
+    if is_url(location):
+        return {e.name: e.size for e in object_store.scandir(location) if not e.directory}
+    sizes = {}
+    with os.scandir(location) as entries:
+        for e in entries:
+            if e.is_file(follow_symlinks=False):
+                try:
+                    sizes[e.name] = e.stat(follow_symlinks=False).st_size
+                except OSError:
+                    continue
+    return sizes
