@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from kdump.analysis.remote_log_metadata import (
@@ -35,8 +36,10 @@ from kdump.analysis.remote_log_metadata import (
     RemoteSegment,
 )
 from kdump.errors import KdumpError
+from kdump.storage import aiven_segment as aiven
 from kdump.storage import naming
-from kdump.storage import remote_log_segment as layout
+from kdump.storage import remote_log_segment as fileset
+from kdump.storage.byte_source import read_all, source_of
 from kdump.storage.file_records import FileRecords
 from kdump.storage.kafka_uuid import encode_uuid
 from kdump.storage.local_log import LocalLog
@@ -94,6 +97,7 @@ def check_tiered(
     metadata_problems: list[MetadataProblem] = (),  # type: ignore[assignment]
     *,
     deep: bool = False,
+    layout: str = "kafka",
 ) -> TieredFacts:
     """Fill ``facts`` with the one log and its problems.  ``remote_names``: the objects of the remote partition
     directory (name -> size; None when it could not be listed); ``local``: the local partition directory."""
@@ -107,7 +111,8 @@ def check_tiered(
         for s in remote.by_start_offset():
             sid = encode_uuid(s.segment_id.bytes)
             known_ids.add(sid)
-            log_name = layout.fileset_name(s.start_offset, s.segment_id, naming.LOG_FILE_SUFFIX)
+            names = _object_names(layout, s)
+            log_name = names[naming.LOG_FILE_SUFFIX]
             log_path = _join(facts.remote_dir, log_name)
             facts.segments.append(
                 TieredSegment("remote", s.start_offset, s.end_offset, s.size_in_bytes, s.state, sid, log_path)
@@ -127,9 +132,8 @@ def check_tiered(
             finished.append(s)
             if remote_names is None:
                 continue
-            for suffix in layout.REQUIRED_SUFFIXES:
-                name = layout.fileset_name(s.start_offset, s.segment_id, suffix)
-                if name not in remote_names:
+            for suffix, name in names.items():
+                if name not in remote_names and suffix != naming.TXN_INDEX_FILE_SUFFIX:
                     problems.append(
                         TieredProblem(
                             _join(facts.remote_dir, name),
@@ -139,6 +143,11 @@ def check_tiered(
                         )
                     )
             size = remote_names.get(log_name)
+            if layout == "aiven":
+                manifest_name = names[aiven.MANIFEST_SUFFIX]
+                if size is not None and manifest_name in remote_names:
+                    _check_aiven(_join(facts.remote_dir, manifest_name), log_path, size, s, problems, deep)
+                continue
             if size is not None and size != s.size_in_bytes:
                 problems.append(
                     TieredProblem(
@@ -152,19 +161,19 @@ def check_tiered(
     if remote_names is not None:
         orphans: dict[str, list[str]] = {}
         for name in sorted(remote_names):
-            parsed = layout.parse_fileset_name(name)
+            parsed = fileset.parse_fileset_name(name) if layout == "kafka" else aiven.parse_object_name(name)
             if parsed is None:
                 problems.append(
                     TieredProblem(_join(facts.remote_dir, name), "orphaned-object", "not a segment file")
                 )
             elif parsed.segment_id not in known_ids:
                 orphans.setdefault(parsed.segment_id, []).append(name)
-        for sid, names in orphans.items():
+        for sid, found in orphans.items():
             problems.append(
                 TieredProblem(
-                    _join(facts.remote_dir, names[0]),
+                    _join(facts.remote_dir, found[0]),
                     "orphaned-object",
-                    f"{len(names)} file(s) of segment {sid}, which the metadata does not know (a failed copy's "
+                    f"{len(found)} file(s) of segment {sid}, which the metadata does not know (a failed copy's "
                     "leftovers, or a deletion that finished in the metadata but not in the store)",
                 )
             )
@@ -174,7 +183,7 @@ def check_tiered(
             if s.start_offset > previous.end_offset + 1:
                 problems.append(
                     TieredProblem(
-                        _join(facts.remote_dir, layout.fileset_name(s.start_offset, s.segment_id, ".log")),
+                        _join(facts.remote_dir, _object_names(layout, s)[naming.LOG_FILE_SUFFIX]),
                         "gap",
                         f"offsets {previous.end_offset + 1}-{s.start_offset - 1} are in no remote segment "
                         f"(between {encode_uuid(previous.segment_id.bytes)} and {encode_uuid(s.segment_id.bytes)})",
@@ -183,7 +192,7 @@ def check_tiered(
             elif s.start_offset <= previous.end_offset:
                 problems.append(
                     TieredProblem(
-                        _join(facts.remote_dir, layout.fileset_name(s.start_offset, s.segment_id, ".log")),
+                        _join(facts.remote_dir, _object_names(layout, s)[naming.LOG_FILE_SUFFIX]),
                         "overlap",
                         f"offsets {s.start_offset}-{min(s.end_offset, previous.end_offset)} are in two remote "
                         f"segments ({encode_uuid(previous.segment_id.bytes)} and "
@@ -221,14 +230,68 @@ def check_tiered(
     return facts
 
 
-def _check_log(log_path: str, s: RemoteSegment, problems: list[TieredProblem]) -> None:
+def _object_names(layout_name: str, s: RemoteSegment) -> dict[str, str]:
+    """The names of a remote segment's objects in ``layout_name``, by suffix (the ``.log`` first)."""
+    if layout_name == "aiven":
+        return {
+            suffix: aiven.object_name(s.start_offset, s.segment_id.bytes, suffix) for suffix in aiven.SUFFIXES
+        }
+    return {suffix: fileset.fileset_name(s.start_offset, s.segment_id, suffix) for suffix in fileset.SUFFIXES}
+
+
+def _check_aiven(
+    manifest_path: str, log_path: str, size: int, s: RemoteSegment, problems: list[TieredProblem], deep: bool
+) -> None:
+    """An Aiven segment: its manifest read, the ``.log`` object's size against the chunk index, the original size
+    against the metadata, and with ``deep`` the ``.log`` read back through its chunks."""
+    try:
+        manifest = aiven.parse_manifest(read_all(manifest_path), manifest_path)
+    except KdumpError as e:
+        problems.append(TieredProblem(manifest_path, "manifest", e.message))
+        return
+    except OSError as e:
+        problems.append(TieredProblem(manifest_path, "unreadable", f"cannot read it: {e.strerror or e}"))
+        return
+    if manifest.transformed_size != size:
+        problems.append(
+            TieredProblem(
+                log_path,
+                "size",
+                f"{size} bytes, but its manifest's {len(manifest.chunks)} chunks make {manifest.transformed_size}",
+            )
+        )
+        return
+    if manifest.original_file_size != s.size_in_bytes:
+        problems.append(
+            TieredProblem(
+                manifest_path,
+                "size",
+                f"originalFileSize {manifest.original_file_size}, but the metadata says segmentSizeInBytes "
+                f"{s.size_in_bytes}",
+            )
+        )
+    if deep:
+        try:
+            source = aiven.chunked_log(manifest, source_of(log_path))
+        except KdumpError as e:
+            problems.append(TieredProblem(log_path, "manifest", e.message))
+            return
+        _check_log(log_path, s, problems, lambda: FileRecords.open(source))
+
+
+def _check_log(
+    log_path: str,
+    s: RemoteSegment,
+    problems: list[TieredProblem],
+    open_records: Callable[[], FileRecords] | None = None,
+) -> None:
     """The remote ``.log`` against its metadata: offsets, leader epochs, bytes (one ranged pass)."""
     first: int | None = None
     last: int | None = None
     epochs: list[tuple[int, int]] = []
     valid = 0
     try:
-        with FileRecords(log_path) as records:
+        with FileRecords(log_path) if open_records is None else open_records() as records:
             for batch in records.batches():
                 if first is None:
                     first = batch.base_offset
@@ -270,11 +333,16 @@ def _join(directory: str | None, name: str) -> str:
     return name if directory is None else directory.rstrip("/") + "/" + name
 
 
-def remote_partition_dirs(root: str, topic: str, partition: int, topic_id: uuid.UUID) -> list[str]:
-    """Where the partition's directory may be under a remote root, most likely first: ``root`` itself when it is
-    that directory, else ``root/<topic>-<partition>-<topic id>`` or ``root/kafka-tiered-storage/...`` (the root
-    given as ``LocalTieredStorage``'s ``dir``)."""
-    name = layout.partition_dir_name(topic, partition, topic_id)
+def remote_partition_dirs(
+    root: str, topic: str, partition: int, topic_id: uuid.UUID, layout_name: str = "kafka"
+) -> list[str]:
+    """Where the partition's directory may be under a remote root, most likely first.  Kafka's layout: ``root``
+    itself when it is that directory, else ``root/<topic>-<partition>-<topic id>`` or
+    ``root/kafka-tiered-storage/...`` (the root given as ``LocalTieredStorage``'s ``dir``).  Aiven's: ``root``
+    (the plugin's key prefix) ``/<topic>-<topic id>/<partition>``."""
+    if layout_name == "aiven":
+        return [_join(root, aiven.partition_prefix(topic, topic_id.bytes, partition))]
+    name = fileset.partition_dir_name(topic, partition, topic_id)
     if os.path.basename(root.rstrip("/")) == name:
         return [root]
-    return [_join(root, name), _join(_join(root, layout.ROOT_DIR_NAME), name)]
+    return [_join(root, name), _join(_join(root, fileset.ROOT_DIR_NAME), name)]

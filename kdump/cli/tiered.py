@@ -32,6 +32,14 @@ from kdump.cli.path_args import Location
     metavar="N",
     help="remote.log.metadata.topic.num.partitions: which metadata partition holds this partition's records.",
 )
+@click.option(
+    "--layout",
+    type=click.Choice(["kafka", "aiven"]),
+    default="kafka",
+    show_default=True,
+    help="The RemoteStorageManager's object layout: Kafka's LocalTieredStorage (RemoteLogSegmentFileset), or "
+    "Aiven's tiered-storage plugin (.log chunks, .indexes, .rsm-manifest; not encrypted).",
+)
 @click.option("--deep", is_flag=True, help="Also read every copied .log: offsets, leader epochs, bytes.")
 @click.option("--wide", is_flag=True, help="On a terminal, every column, however wide the table gets.")
 def command(
@@ -39,6 +47,7 @@ def command(
     remote_root: str,
     metadata: tuple[str, ...],
     metadata_partitions: int,
+    layout: str,
     deep: bool,
     wide: bool,
 ) -> None:
@@ -54,7 +63,12 @@ def command(
 
     try:
         cmd = TieredCommand(
-            partition, remote_root, list(metadata), metadata_partitions=metadata_partitions, deep=deep
+            partition,
+            remote_root,
+            list(metadata),
+            metadata_partitions=metadata_partitions,
+            deep=deep,
+            layout=layout,
         )
     except ValueError as e:
         raise click.UsageError(str(e)) from None

@@ -35,7 +35,9 @@ class TieredCommand:
         *,
         metadata_partitions: int = DEFAULT_METADATA_PARTITIONS,
         deep: bool = False,
+        layout: str = "kafka",
     ) -> None:
+        self.layout = layout
         self.partition_dir = partition_dir
         self.remote_root = remote_root
         parent = os.path.dirname(os.path.normpath(locations.abspath(partition_dir)))
@@ -94,7 +96,9 @@ class TieredCommand:
         facts.topic_id = None if topic_id is None else _kafka_id(topic_id)
         names: dict[str, int] | None = None
         if topic_id is not None:
-            candidates = remote_partition_dirs(self.remote_root, self.topic, self.partition, topic_id)
+            candidates = remote_partition_dirs(
+                self.remote_root, self.topic, self.partition, topic_id, self.layout
+            )
             facts.remote_dir = next((c for c in candidates if locations.isdir(c)), candidates[0])
             try:
                 names = locations.file_sizes(facts.remote_dir)
@@ -106,7 +110,7 @@ class TieredCommand:
         key = None if topic_id is None else (topic_id, self.partition)
         mine = [p for p in metadata.problems if p.topic_partition in (key, None)]
         try:
-            check_tiered(facts, remote, names, local, mine, deep=self.deep)
+            check_tiered(facts, remote, names, local, mine, deep=self.deep, layout=self.layout)
         except KdumpError as e:
             problems.append(TieredProblem(e.path or self.partition_dir, "unreadable", e.message))
         return facts
