@@ -9,6 +9,7 @@ Kafka's real tool by the corpus replay (tests/test_replay.py)."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import logging
 import os
@@ -96,11 +97,10 @@ class _Requests(logging.Handler):
         self.lines.append(record.getMessage())
 
 
-@pytest.fixture(scope="module")
-def s3(local_copy: Path) -> Iterator[tuple[str, _Requests]]:
-    """A moto S3 server on 127.0.0.1 holding the corpus's data/ under ``s3://kdump-corpus/data/``; the
-    environment points s3fs at it (``AWS_ENDPOINT_URL``, dummy credentials)."""
-    pytest.importorskip("s3fs", reason="s3fs is not installed (pip install 'kdump[s3]')")
+@contextlib.contextmanager
+def moto_s3() -> Iterator[tuple[str, _Requests]]:
+    """A moto S3 server on 127.0.0.1 with an empty bucket; the environment points s3fs at it
+    (``AWS_ENDPOINT_URL``, dummy credentials) until the block ends.  Yields the bucket and the request log."""
     server_module = pytest.importorskip("moto.server", reason="moto[server] is not installed")
     boto3 = pytest.importorskip("boto3", reason="boto3 (moto's dependency) is not installed")
     with socket.socket() as s:
@@ -122,24 +122,36 @@ def s3(local_copy: Path) -> Iterator[tuple[str, _Requests]]:
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
     fsspec.filesystem("s3").clear_instance_cache()
+    object_store.forget()
     try:
-        client = boto3.client("s3")
-        client.create_bucket(Bucket=BUCKET)
-        for path in sorted((local_copy / "data").rglob("*")):
-            if path.is_file():
-                client.put_object(
-                    Bucket=BUCKET, Key=str(path.relative_to(local_copy)), Body=path.read_bytes()
-                )
-        yield f"s3://{BUCKET}", requests
+        boto3.client("s3").create_bucket(Bucket=BUCKET)
+        yield BUCKET, requests
     finally:
         server.stop()
         werkzeug.removeHandler(requests)
         fsspec.filesystem("s3").clear_instance_cache()
+        object_store.forget()
         for k, v in saved.items():
             if v is None:
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
+
+
+@pytest.fixture(scope="module")
+def s3(local_copy: Path) -> Iterator[tuple[str, _Requests]]:
+    """moto's S3 holding the corpus's data/ under ``s3://kdump-corpus/data/``."""
+    pytest.importorskip("s3fs", reason="s3fs is not installed (pip install 'kdump[s3]')")
+    import boto3
+
+    with moto_s3() as (bucket, requests):
+        client = boto3.client("s3")
+        for path in sorted((local_copy / "data").rglob("*")):
+            if path.is_file():
+                client.put_object(
+                    Bucket=bucket, Key=str(path.relative_to(local_copy)), Body=path.read_bytes()
+                )
+        yield f"s3://{bucket}", requests
 
 
 @pytest.mark.parametrize("run", RUNS, ids=lambda r: r.id)

@@ -241,3 +241,29 @@ def test_an_invalid_transition_in_the_metadata_is_found(tiered: Tiered) -> None:
     assert code == 1
     assert _kinds(out) == {"metadata"}
     assert "invalid transition COPY_SEGMENT_FINISHED -> DELETE_SEGMENT_FINISHED" in out
+
+
+def test_the_remote_root_may_be_in_s3(tmp_path: Path) -> None:
+    """The remote part in a real S3 API (moto's server, as in tests/test_object_store.py), the Kafka layout
+    and Aiven's: the same table and problems as from the local copy of the objects."""
+    pytest.importorskip("s3fs", reason="s3fs is not installed (pip install 'kdump[s3]')")
+    pytest.importorskip("moto.server", reason="moto[server] is not installed")
+    import boto3
+
+    from tests.test_aiven_segment import AivenTiered
+    from tests.test_object_store import moto_s3
+
+    with moto_s3() as (bucket, _):
+        client = boto3.client("s3")
+        for name, cls in (("kafka", Tiered), ("aiven", AivenTiered)):
+            tiered = cls(tmp_path / name)
+            tiered.file(SEG_A, 0, ".log").unlink()  # a problem to report too
+            for path in sorted(tiered.remote_root.rglob("*")):
+                if path.is_file():
+                    key = f"{name}/{path.relative_to(tiered.remote_root)}"
+                    client.put_object(Bucket=bucket, Key=key, Body=path.read_bytes())
+            code, out = tiered.run("--deep")
+            url = f"s3://{bucket}/{name}"
+            rcode, rout = tiered.run("--deep", remote_root=url)
+            assert code == 1 and "missing-object" in out
+            assert (rcode, rout) == (code, out.replace(str(tiered.remote_root), url))
