@@ -13,6 +13,8 @@ OFFSET_COLUMNS_SPEC = (
     Column("TOPIC", "TOPIC", right=False),
     Column("PARTITION", "PART"),
     Column("OFFSET", "OFFSET"),
+    Column("LOG-END-OFFSET", "END"),
+    Column("LAG", "LAG"),
     Column("LEADER-EPOCH", "EPOCH", drop=2),
     Column("METADATA", "META", right=False, own_line=True),
     Column("COMMIT-TIMESTAMP", "COMMIT-TIME", drop=1),
@@ -64,7 +66,8 @@ def sections(r: CoordinatorLookup, *, human: bool) -> list[Section]:
         s = Section("committed offsets", OFFSET_COLUMNS_SPEC)
         for c in r.group.offsets:
             s.rows.append(
-                [c.topic, str(c.partition), str(c.offset), str(c.leader_epoch), c.metadata or "-",
+                [c.topic, str(c.partition), str(c.offset), opt(c.log_end_offset), opt(c.lag),
+                 str(c.leader_epoch), c.metadata or "-",
                  t(c.commit_timestamp), str(c.record_offset)]
             )  # fmt: skip
         if not r.group.offsets:
@@ -115,6 +118,8 @@ def lookup_object(r: CoordinatorLookup) -> dict[str, Any]:
                 "topic": c.topic,
                 "partition": c.partition,
                 "offset": c.offset,
+                "logEndOffset": c.log_end_offset,
+                "lag": c.lag,
                 "leaderEpoch": c.leader_epoch,
                 "metadata": c.metadata,
                 "commitTimestamp": c.commit_timestamp,
