@@ -1,15 +1,23 @@
-"""``kdump spark``'s progress display (issue 31) over a stand-in for Spark's ``StatusTracker``: the oracle is the
-stages and tasks the stand-in reports, in the order Spark reports them (``getActiveStageIds``, then
-``getStageInfo``'s ``numTasks``/``numActiveTasks``/``numCompletedTasks``).  A real run in a pseudo-terminal is in
-the issue's note (Spark takes minutes to start on a shared machine)."""
+"""``kdump spark``'s progress display (issue 31): over a stand-in for Spark's ``StatusTracker`` (the oracle is the
+stages and tasks the stand-in reports, in the order Spark reports them: ``getActiveStageIds``, then
+``getStageInfo``'s ``numTasks``/``numActiveTasks``/``numCompletedTasks``), and a real ``kdump spark export`` on a
+local Spark in a pseudo-terminal, whose rows figure (the stages' input records from Spark's status REST API)
+must move up to at most the rows Spark wrote (the Parquet files' row count, read back with pyarrow)."""
 
 from __future__ import annotations
 
 import io
+import re
+import shutil
 import time
+from pathlib import Path
 from types import SimpleNamespace
 
+import pytest
+
 from kdump.render.progress import SparkProgress
+from tests.corpus import FIXTURE_CORPUS
+from tests.pty_run import run_in_pty
 
 
 class Tracker:
@@ -48,3 +56,21 @@ def test_stages_and_partitions_are_followed() -> None:
     assert "export: starting Spark" in text and "planning" in text
     assert "stage 0 (0 done), partitions (2 running)" in text and "3/12" in text
     assert "12/12" in text and "1 stages done" in text
+
+
+@pytest.mark.spark
+def test_a_real_export_shows_rows_read(tmp_path: Path) -> None:
+    pytest.importorskip("pyspark")
+    parquet = pytest.importorskip("pyarrow.parquet")
+    if shutil.which("java") is None:
+        pytest.skip("Java is not installed (Spark needs Java 17+)")
+    out = tmp_path / "out"
+    source = FIXTURE_CORPUS / "data"
+    r = run_in_pty(["spark", "export", str(source), "-o", str(out), "--master", "local[2]"], 120, timeout=900)
+    assert r.status == 0, r.text[-2000:]
+    written = sum(parquet.read_metadata(f).num_rows for f in out.glob("part-*.parquet"))
+    shown = [int(n.replace(",", "")) for n in re.findall(r"([\d,]+) rows read", r.text)]
+    assert written > 0 and shown, r.text[-3000:]
+    assert shown == sorted(shown) and 0 < shown[-1] <= written, (shown[-5:], written)
+    assert "partitions (" in r.text and "export: starting Spark" in r.text
+    assert r.text.rstrip().endswith(f"Wrote {out} (parquet).")
