@@ -25,15 +25,35 @@ F = TypeVar("F")
 
 
 def run_guarded(
-    body: Callable[[Output, Output], int], stdout: BinaryIO | None = None, stderr: BinaryIO | None = None
+    body: Callable[[Output, Output], int],
+    stdout: BinaryIO | None = None,
+    stderr: BinaryIO | None = None,
+    *,
+    fit_lines: bool = False,
 ) -> int:
     """Run a command with buffered stdout/stderr; turn every error into one line on stderr and exit 1.
 
     A closed pipe (``kdump files ... | head``) ends the run quietly with status 0, as Kafka's tool (which
-    ignores write errors) would also end with 0.
+    ignores write errors) would also end with 0.  ``fit_lines`` (kdump's own text, never ``kdump files`` nor
+    JSON): on a terminal, lines wider than it are broken between words (:mod:`kdump.render.line_fit`).
     """
-    out = Output(stdout if stdout is not None else sys.stdout.buffer)
-    err = Output(stderr if stderr is not None else sys.stderr.buffer, chunk=1, name="standard error")
+    out_stream = stdout if stdout is not None else sys.stdout.buffer
+    err_stream = stderr if stderr is not None else sys.stderr.buffer
+    width = _terminal_columns() if fit_lines else None
+    out: Output
+    err: Output
+    if width is not None:
+        from kdump.render.line_fit import FittedOutput
+
+        out = FittedOutput(out_stream, width) if _isatty(out_stream) else Output(out_stream)
+        err = (
+            FittedOutput(err_stream, width, chunk=1, name="standard error")
+            if _isatty(err_stream)
+            else Output(err_stream, chunk=1, name="standard error")
+        )
+    else:
+        out = Output(out_stream)
+        err = Output(err_stream, chunk=1, name="standard error")
     try:
         status = body(out, err)
         out.flush()
@@ -67,6 +87,22 @@ def run_guarded(
             err, f"internal error ({type(e).__name__}: {e}); please report it (KDUMP_DEBUG=1 shows where)"
         )
         return ExitStatus.PROBLEMS
+
+
+def _isatty(stream: BinaryIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def _terminal_columns() -> int | None:
+    """The terminal's width when standard output or standard error is one, else None."""
+    if not (_isatty(sys.stdout.buffer) or _isatty(sys.stderr.buffer)):
+        return None
+    import shutil
+
+    return shutil.get_terminal_size().columns
 
 
 def table_width(as_json: bool = False) -> int | None:
@@ -140,7 +176,7 @@ def run_report(
         )
         return int(run(sink))
 
-    sys.exit(run_guarded(body))
+    sys.exit(run_guarded(body, fit_lines=not as_json))
 
 
 def _flush_quietly(out: Output) -> None:

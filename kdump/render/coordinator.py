@@ -78,8 +78,9 @@ def sections(r: CoordinatorLookup, *, human: bool) -> list[Section]:
         m = r.group.metadata
         if m is not None:
             s.notes.append(
-                f"group metadata: protocolType {m.get('protocolType')} generation {m.get('generation')} protocol "
-                f"{m.get('protocol')} leader {m.get('leader')} members {len(m.get('members') or [])}"
+                f"group metadata: protocolType {opt(m.get('protocolType'))} generation {opt(m.get('generation'))} "
+                f"protocol {opt(m.get('protocol'))} leader {opt(m.get('leader'))} members "
+                f"{len(m.get('members') or [])}"
             )
         result.append(s)
     elif r.directory is not None:
