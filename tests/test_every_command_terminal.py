@@ -235,3 +235,24 @@ def test_a_problem_is_one_line_in_a_pipe(data: Path) -> None:
         line for line in lines if line.startswith(str(data))
     )
     assert not any(line.startswith(" ") for line in lines)
+
+
+@pytest.mark.parametrize("columns", COLUMNS)
+def test_usage_errors_and_skipped_paths(data: Path, columns: int) -> None:
+    """What is written outside a command's run: click's usage errors and the line for a plain file among the
+    directories (a glob catching ``replication-offset-checkpoint``)."""
+    status, text = _run(["find", "--timestamp", "2026-11-26T25:00", str(data / PARTITION)], columns)
+    assert status == 2
+    _whole(text, "2026-11-26T25:00: not an ISO-8601 date and time", "2023-11-14T22:13:20.5Z")
+    status, text = _run(["ls", str(data / PARTITION), str(data / "replication-offset-checkpoint")], columns)
+    assert status == 0
+    _whole(text, f"kdump: {data}/replication-offset-checkpoint: not a directory", "skipped")
+    r = subprocess.run(
+        [sys.executable, "-m", "kdump", "find", "--timestamp", "2026-11-26T25:00", str(data / PARTITION)],
+        capture_output=True,
+        env=environment(),
+        check=False,
+    )
+    assert (
+        r.returncode == 2 and b"Error: Invalid value for '--timestamp': 2026-11-26T25:00: not an" in r.stderr
+    )

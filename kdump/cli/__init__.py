@@ -133,7 +133,9 @@ def directory_arguments(paths: tuple[str, ...] | list[str]) -> list[str]:
     for p in paths:
         if not os.path.isdir(p):
             sys.stderr.write(
-                f"kdump: {p}: not a directory (a partition or log directory is expected); skipped\n"
+                fit_for_stderr(
+                    f"kdump: {p}: not a directory (a partition or log directory is expected); skipped\n"
+                )
             )
     if not kept:
         raise click.UsageError("no directory among the paths given")
@@ -211,9 +213,37 @@ def main() -> None:
         from kdump.cli import files
 
         sys.exit(run_guarded(lambda out, err: files.run(argv[1:], out, err)))
+    import click
+
     from kdump.cli.commands import cli
 
-    cli.main(prog_name="kdump")
+    try:
+        status = cli.main(prog_name="kdump", standalone_mode=False)
+    except click.ClickException as e:  # a usage error: click's text, fitted to a terminal
+        import io
+
+        text = io.StringIO()
+        e.show(file=text)
+        sys.stderr.write(fit_for_stderr(text.getvalue()))
+        sys.exit(e.exit_code)
+    except click.exceptions.Abort:
+        sys.stderr.write("Aborted!\n")
+        sys.exit(1)  # as click's standalone mode
+    sys.exit(status if isinstance(status, int) else 0)
+
+
+def fit_for_stderr(text: str) -> str:
+    """``text`` (whole lines) fitted to the terminal when standard error is one (:mod:`kdump.render.line_fit`),
+    else itself: for the lines written to standard error outside :func:`run_guarded` (usage errors, skipped
+    paths)."""
+    if not _isatty(sys.stderr):  # type: ignore[arg-type]
+        return text
+    import shutil
+
+    from kdump.render.line_fit import fit_line
+
+    width = shutil.get_terminal_size().columns
+    return "".join("\n".join(fit_line(line, width)) + "\n" for line in text.splitlines())
 
 
 def __getattr__(name: str) -> object:
