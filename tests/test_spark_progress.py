@@ -53,9 +53,10 @@ def test_stages_and_partitions_are_followed() -> None:
     bar.attach(SimpleNamespace(statusTracker=lambda: tracker))
     time.sleep(2.5)
     bar.close()
-    text = terminal.getvalue()
+    # the description may wrap at the stand-in terminal's width: words compared, colour sequences off
+    text = " ".join(re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", terminal.getvalue()).split())
     assert "export: starting Spark" in text and "planning" in text
-    assert "stage 0 (0 done), partitions (2 running)" in text and "3/12" in text
+    assert "stage 0 (0 done), partitions (2" in text and "running)" in text and "3/12" in text
     assert "12/12" in text and "1 stages done" in text
 
 
@@ -80,3 +81,24 @@ def test_a_real_export_shows_rows_read(tmp_path: Path) -> None:
     assert shown == sorted(shown) and 0 < shown[-1] <= written, (shown[-5:], written)
     assert "partitions (" in r.text and "export: starting Spark" in r.text
     assert r.text.rstrip().endswith(f"Wrote {out} (parquet).")
+
+
+@pytest.mark.parametrize("columns", [80, 120])
+def test_no_figure_is_cut(columns: int) -> None:
+    """The display at 80 and 120 columns: the description wraps, the bar is 20 columns; every figure (the
+    rows, the partitions done of their total, the time) whole and no line wider than the terminal."""
+    terminal = FakeTerminal()
+    bar = SparkProgress("export", terminal)
+    bar.progress.console.width = columns
+    bar.progress.update(
+        bar.task,
+        description="export: stage 12 (3 done), partitions (16 running), 123,456,789 rows read",
+        total=4096,
+        completed=1234,
+    )
+    bar.progress.refresh()
+    bar.close()
+    frames = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", terminal.getvalue()).split("\r")
+    last = next(f for f in reversed(frames) if "rows read" in f)
+    assert "…" not in last and "123,456,789 rows read" in " ".join(last.split())
+    assert "1234/4096" in last and all(len(line) <= columns for line in last.splitlines())

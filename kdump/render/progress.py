@@ -69,14 +69,16 @@ class SparkProgress:
             TextColumn,
             TimeElapsedColumn,
         )
+        from rich.table import Column
 
         from kdump.render import color
 
         self.label = label
         self.progress = Progress(
             SpinnerColumn(),
-            TextColumn("{task.description}"),
-            BarColumn(),
+            # the description wraps (never "…") and the bar shrinks, so that no figure is cut at 80 columns
+            TextColumn("{task.description}", table_column=Column(ratio=1, overflow="fold")),
+            BarColumn(bar_width=20),
             MofNCompleteColumn(),
             TimeElapsedColumn(),
             console=Console(file=stream, no_color=not color.enabled(stream)),
