@@ -219,6 +219,8 @@ def test_fit_line_rules() -> None:
     ]  # fmt: skip
     long_word = "x" * 90
     assert fit_line(f"  {long_word} tail", 80) == [f"  {long_word}", "      tail"]  # a path is never broken
+    command = "  kafka-transactions.sh --bootstrap-server BROKER:9092 abort --topic t --partition 1 --start-offset 5"
+    assert fit_line(command, 80) == [command]  # copied whole
     coloured = "\x1b[1m" + "a " * 39 + "\x1b[0m"  # 78 columns, 86 characters
     assert fit_line(coloured, 80) == [coloured]
 

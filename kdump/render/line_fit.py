@@ -1,6 +1,7 @@
 """kdump's own lines fitted to a terminal (issue 31): a line wider than the terminal is broken between words,
 never inside one, and continued on lines indented under it; a word wider than the terminal (a long path) stays
-whole on a line of its own.  ``label: value`` stays together when it fits.  Only on a terminal: in a pipe every
+whole on a line of its own, and a suggested command line (``kafka-transactions.sh ...``) is never broken.
+``label: value`` stays together when it fits.  Only on a terminal: in a pipe every
 problem stays one line for grep, and ``kdump files`` (Kafka's text) is never fitted."""
 
 from __future__ import annotations
@@ -16,6 +17,9 @@ _SGR = re.compile(r"\x1b\[[0-9;]*m")
 #: A field's label as Kafka's text writes it (``baseOffset:``, ``CreateTime:``): kept with its value.
 _LABEL = re.compile(r"[A-Za-z][A-Za-z0-9_-]*:$")
 
+#: A suggested command line (one of Kafka's tools): never broken, so that it can be copied whole.
+_COMMAND = re.compile(r"[\w.-]+\.sh ")
+
 #: How much deeper than the line's own indentation its continuation lines are indented.
 CONTINUATION = "    "
 
@@ -29,6 +33,8 @@ def fit_line(line: str, width: int) -> list[str]:
     if width <= 0 or len(line) <= width or _width(line) <= width:
         return [line]
     body = line.lstrip(" ")
+    if _COMMAND.match(body):  # a command line to copy and paste (kafka-transactions.sh ... abort): whole
+        return [line]
     lead = line[: len(line) - len(body)]
     more = lead + CONTINUATION
     words = [w for w in body.split(" ") if w]
