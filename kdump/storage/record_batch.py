@@ -18,7 +18,6 @@ from __future__ import annotations
 import mmap
 import os
 import struct
-import tempfile
 from collections.abc import Callable, Iterator
 from itertools import islice
 from typing import Any, Protocol
@@ -508,6 +507,8 @@ def _spilled_record(
     writers drop as they go (``file_records.release_view_pages``): a 200 MiB value costs a window of memory
     and 200 MiB of temporary file, which goes when the record does.  A stream that ends inside the record
     gives Kafka's error for it, as in a window (``left``: the records still declared)."""
+    import tempfile  # only for a record this big: kdump files' start stays lean
+
     with tempfile.TemporaryFile(prefix="kdump-record-") as spill:
         spill.write(head)
         size = len(head)
