@@ -322,7 +322,7 @@ def test_retention_of_many_keys_stays_flat(tmp_path: Path) -> None:
 def test_a_key_census_splits_a_bucket_that_does_not_fit(monkeypatch: pytest.MonkeyPatch) -> None:
     from kdump.commands import key_census
 
-    monkeypatch.setattr(key_census, "BUCKETS", 3)
+    monkeypatch.setattr(key_census, "BUCKETS", 4)
     monkeypatch.setattr(key_census, "BUDGET_BYTES", 2000)
     census = key_census.KeyCensus()
     reference: dict[bytes, bool] = {}
@@ -331,7 +331,7 @@ def test_a_key_census_splits_a_bucket_that_does_not_fit(monkeypatch: pytest.Monk
         key = b"%d" % ((i * 31) % 1700)
         tomb = i % 5 == 0
         reference[key] = tomb
-        census.latest[key] = tomb
+        census.parts[hash(key) & census.mask][key] = tomb
         held += len(key) + key_census.ENTRY_BYTES
         if held > key_census.BUDGET_BYTES:
             census.spill()
