@@ -49,6 +49,7 @@ def headers(
 
 def _headers(log: LocalLog, errors: list[str], problems: list[str] | None) -> Iterator[BatchHeader]:
     for segment in log.log_segments:
+        path = segment.log_path
         try:
             with segment.open_log() as records:
                 for batch in records.batches():
@@ -59,13 +60,13 @@ def _headers(log: LocalLog, errors: list[str], problems: list[str] | None) -> It
                         batch.partition_leader_epoch,
                         batch.checksum,
                         1 if count is None else count,  # a legacy entry: one message (or one wrapper)
-                        segment.log_path,
+                        path,
                         batch.position,
                         batch.is_valid(),
                     )
                     if not header.valid and problems is not None:
                         problems.append(
-                            f"{segment.log_path}: byte {batch.position}: offsets {batch.base_offset}.."
+                            f"{path}: byte {batch.position}: offsets {batch.base_offset}.."
                             f"{batch.last_offset}: stored CRC {batch.checksum}, computed "
                             f"{batch.compute_checksum()} (the batch's bytes were changed)"
                         )

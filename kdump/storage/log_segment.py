@@ -97,7 +97,9 @@ class LogSegment:
 
     def _named(self, suffix: str) -> str:
         """The name Kafka writes (``LogFileUtils.filenamePrefixFromOffset``: 20 digits) in the directory."""
-        return os.path.join(self.directory, naming.offset_to_filename(self.base_offset, suffix))
+        directory = self.directory  # os.path.join's result, without its call (log_path may be asked per batch)
+        sep = "" if not directory or directory.endswith("/") else "/"
+        return f"{directory}{sep}{self.base_offset:020d}{suffix}"
 
     def path(self, suffix: str) -> str:
         """The path of this segment's file with ``suffix``, whether or not it exists: the file the scan found
