@@ -97,7 +97,9 @@ class LogSegment:
 
     def _named(self, suffix: str) -> str:
         """The name Kafka writes (``LogFileUtils.filenamePrefixFromOffset``: 20 digits) in the directory."""
-        directory = self.directory  # os.path.join's result, without its call (log_path may be asked per batch)
+        directory = (
+            self.directory
+        )  # os.path.join's result, without its call (log_path may be asked per batch)
         sep = "" if not directory or directory.endswith("/") else "/"
         return f"{directory}{sep}{self.base_offset:020d}{suffix}"
 
