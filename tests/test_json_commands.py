@@ -218,7 +218,9 @@ def test_every_type_is_written_somewhere(written: dict[str, list[dict]]) -> None
             for name, value in o.items():
                 if f"{o['type']}.{name}" not in DATA:
                     _member_paths(f"{o['type']}.{name}", value, paths)
-    assert set(MEMBERS) - paths == set()
+    # tests/test_problem_facts.py: a damaged __transaction_state batch (the fixtures' coordinators read clean)
+    members_elsewhere = {"coordinator.problemDetails[]"}
+    assert set(MEMBERS) - paths - members_elsewhere == set()
 
 
 def _member_paths(path: str, value: object, found: set[str]) -> None:

@@ -243,6 +243,7 @@ SCHEMA: dict[str, dict[str, tuple[str, ...]]] = {
         "producers": (LIST,),
         "openTransactions": (LIST,),
         "anomalies": (LIST,),
+        "anomalyDetails": (LIST,),
     },
     "unreadable": {"path": (STR,), "message": (STR,)},
     # kdump find --group / --transactional-id
@@ -263,6 +264,7 @@ SCHEMA: dict[str, dict[str, tuple[str, ...]]] = {
         "groupMetadata": (OBJ, NULL),
         "transaction": (OBJ, NULL),
         "problemMessages": (LIST,),
+        "problemDetails": (LIST,),
     },
     # kdump salvage
     "lost": {"file": (STR,), "start": (INT,), "end": (INT,), "bytes": (INT,), "reason": (STR,)},
@@ -363,6 +365,7 @@ SCHEMA: dict[str, dict[str, tuple[str, ...]]] = {
         "abortDurationMs": (OBJ,),
         "coordinatorSource": (STR, NULL),
         "problemMessages": (LIST,),
+        "problemDetails": (LIST,),
     },
     # kdump diff
     "diffPartition": {
@@ -391,6 +394,7 @@ SCHEMA: dict[str, dict[str, tuple[str, ...]]] = {
         "segmentFates": (LIST,),
         "compaction": (OBJ, NULL),
         "problemMessages": (LIST,),
+        "problemDetails": (LIST,),
     },
 }
 
@@ -450,6 +454,7 @@ MEMBERS: dict[str, dict[str, tuple[str, ...]]] = {
         "ageMs": (INT, NULL),
         "coordinator": (OBJ, NULL),
         "hanging": (BOOL,),
+        "verdict": (STR,),
         "reason": (STR, NULL),
         "abortCommand": (STR, NULL),
     },
@@ -480,6 +485,7 @@ MEMBERS: dict[str, dict[str, tuple[str, ...]]] = {
         "checkpointEpochs": (LIST, NULL),
         "batchEpochs": (LIST,),
         "problemMessages": (LIST,),
+        "problemDetails": (LIST,),
     },
     "diffPartition.copies[].checkpointEpochs[]": {"epoch": (INT,), "startOffset": (INT,)},
     "diffPartition.copies[].batchEpochs[]": {"epoch": (INT,), "startOffset": (INT,)},
@@ -546,6 +552,21 @@ MEMBERS: dict[str, dict[str, tuple[str, ...]]] = {
         "recordsWithoutKey": (INT,),
     },
 }
+#: A problem as a fact (kdump.problem.Problem): its kind, where (file, byte position) when known, the kind's data.
+PROBLEM_DETAIL: dict[str, tuple[str, ...]] = {
+    "kind": (STR,),
+    "file": (STR,),
+    "position": (INT,),
+    "data": (OBJ,),
+}
+PROBLEM_DETAILS = (
+    "partition.anomalyDetails[]",
+    "txnPartition.problemDetails[]",
+    "retentionPartition.problemDetails[]",
+    "diffPartition.copies[].problemDetails[]",
+    "coordinator.problemDetails[]",
+)
+MEMBERS.update((path, PROBLEM_DETAIL) for path in PROBLEM_DETAILS)
 MEMBERS["diffPartition.pairs[].firstDivergence.batchB"] = MEMBERS[
     "diffPartition.pairs[].firstDivergence.batchA"
 ]
@@ -562,6 +583,7 @@ DATA = frozenset(
         "summary.kinds",
         "retentionPartition.config",
         "retentionPartition.configSources",
+        *(f"{path}.data" for path in PROBLEM_DETAILS),
     }
 )
 
@@ -670,6 +692,6 @@ def _validate_members(path: str, value: Any) -> list[str]:
             problems.append(f"{path}: undocumented field {name!r}")
         elif _json_type(member) not in allowed:
             problems.append(f"{path}.{name}: {_json_type(member)} is not one of {allowed}")
-        else:
+        elif f"{path}.{name}" not in DATA:
             problems.extend(_validate_members(f"{path}.{name}", member))
     return problems
