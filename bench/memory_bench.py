@@ -180,6 +180,16 @@ def big_zstd_record_case(d: Path, scale: float) -> list[str]:
     return ["files", "--print-data-log", "--files", str(log)]
 
 
+def big_zstd_record_json_case(d: Path, scale: float) -> list[str]:
+    """The same, ``--print-data-log --json``."""
+    return [*big_zstd_record_case(d, scale), "--json"]
+
+
+def big_record_json_case(d: Path, scale: float) -> list[str]:
+    """The uncompressed 200 MiB record, ``--print-data-log --json``."""
+    return [*big_record_case(d, scale), "--json"]
+
+
 def compacted_keys_case(d: Path, scale: float) -> list[str]:
     """retention of a compacted partition of 3M distinct keys (zstd batches of 1,000 records)."""
     n = int(3_000_000 * scale)
@@ -291,6 +301,8 @@ CASES: dict[str, Callable[[Path, float], list[str]]] = {
     "1M-record snappy batch, --print-data-log": snappy_case,
     "one 200 MiB record, --print-data-log": big_record_case,
     "one 200 MiB record in a zstd batch, --print-data-log": big_zstd_record_case,
+    "one 200 MiB record in a zstd batch, --print-data-log --json": big_zstd_record_json_case,
+    "one 200 MiB record, --print-data-log --json": big_record_json_case,
     "retention, compacted partition of 3M keys": compacted_keys_case,
     "retention of the bench segment as compacted": bench_retention_case,
     "diff of the bench segment with itself": bench_diff_case,

@@ -21,6 +21,8 @@ EXPECTED = FIXTURE_CORPUS / "expected" / "data" / "compact-0" / "000000000000000
 
 
 class RecordingLog:
+    takes_views = False
+
     def __init__(self, sink: RecordingSink) -> None:
         self.sink = sink
 

@@ -136,3 +136,33 @@ def test_is_partition_dir_reads_names_not_kinds(tmp_path: Path) -> None:
     (d / ".kafka_cleanshutdown").symlink_to(tmp_path)  # a link is not followed: a file by its name
     assert not is_partition_dir(d)
     assert not is_partition_dir(d / "00000000000000000000.index")  # not a directory
+
+
+def test_a_segments_files_keep_the_order_they_were_met_in(tmp_path: Path) -> None:
+    """A segment named as Kafka names its files keeps only which suffixes it has (a partition may hold 100,000):
+    its files, paths and ``has`` are still the dict a scan builds in name order (the rules above, in order), and
+    a segment made of one file lists its files in ``SEGMENT_SUFFIXES`` order, as it always did."""
+    from kdump.storage.log_segment import SEGMENT_SUFFIXES, LogSegment
+
+    rng = random.Random(29)
+    for trial in range(30):
+        d = tmp_path / f"o-{trial}"
+        d.mkdir()
+        for _ in range(rng.randrange(1, 30)):
+            base = rng.choice([0, 7, 42, 1000, 2**63 - 1])
+            digits = rng.choice([f"{base:020d}", f"{base:020d}", str(base), f"{base:025d}"])
+            (d / (digits + rng.choice(SEGMENT_SUFFIXES))).write_bytes(b"")
+        names = [p.name for p in d.iterdir()]
+        expected = _expected(names)
+        for s in LocalLog.scan(d).segments:
+            want = expected[s.base_offset]
+            assert [(k, Path(v).name) for k, v in s.files.items()] == list(want.items()), sorted(names)
+            for suffix in SEGMENT_SUFFIXES:
+                assert s.has(suffix) == (suffix in want)
+                named = want.get(suffix, naming.offset_to_filename(s.base_offset, suffix))
+                assert s.path(suffix) == str(d / named)
+        one = LogSegment.of_file(str(d / names[0]))
+        canonical = [
+            x for x in SEGMENT_SUFFIXES if (d / naming.offset_to_filename(one.base_offset, x)).exists()
+        ]
+        assert list(one.files) == canonical

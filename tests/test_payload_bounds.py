@@ -34,6 +34,12 @@ AVRO_SCHEMAS = {
     3: {"type": "array", "items": {"type": "fixed", "name": "Empty", "size": 0}},
     4: {"type": "array", "items": {"type": "array", "items": "null"}},
     5: {"type": "array", "items": {"type": "record", "name": "R", "fields": [{"name": "a", "type": "int"}]}},
+    7: {
+        "type": "record",
+        "name": "Blob",
+        "fields": [{"name": "s", "type": "string"}, {"name": "b", "type": ["null", "bytes"]}],
+    },
+    8: {"type": "array", "items": "long"},
 }
 JSON_ID = 6
 BOUND = "(kdump's bound on a decoded payload)"
@@ -164,6 +170,51 @@ def test_a_payload_larger_than_the_byte_bound(decoder: PayloadDecoder) -> None:
     assert d.note == (
         f"schema id 2 (AVRO): {bounds.MAX_PAYLOAD_BYTES + 1:,} bytes, more than "
         f"{bounds.MAX_PAYLOAD_BYTES:,} {BOUND}"
+    )
+
+
+def test_a_schema_without_arrays_or_maps_decodes_long_payloads_without_a_scan(
+    decoder: PayloadDecoder,
+) -> None:
+    """No array and no map: the schema's own values whatever the length of its strings and bytes, so a payload
+    up to the byte bound goes straight to fastavro (it was scanned first past ~250 KB, at half the speed); with
+    an array the limit stays the product of the bytes and the widest item."""
+    from kdump.payload.avro_bounds import AvroShape
+
+    blob = AVRO_SCHEMAS[7]
+    assert AvroShape(fastavro.parse_schema(blob), {}).fast_limit == bounds.MAX_PAYLOAD_BYTES
+    with_array = {"type": "array", "items": blob}
+    # an item builds 3 values (the record and its two fields)
+    assert AvroShape(fastavro.parse_schema(with_array), {}).fast_limit == bounds.MAX_VALUES // 3 - 1
+    text = ("é" * (1 << 20)).encode()
+    body = zz(len(text)) + text + b"\x02" + zz(3) + b"xyz"
+    d = decoder.decode(wire.frame(7, body))
+    assert d.note is None and d.value == _fastavro(blob, body) == {"s": text.decode(), "b": b"xyz"}
+    over = decoder.decode(wire.frame(7, b"\x00" * (bounds.MAX_PAYLOAD_BYTES + 1)))
+    assert over.note == (
+        f"schema id 7 (AVRO): {bounds.MAX_PAYLOAD_BYTES + 1:,} bytes, more than "
+        f"{bounds.MAX_PAYLOAD_BYTES:,} {BOUND}"
+    )
+
+
+def test_long_arrays_of_longs_are_scanned_a_block_at_a_time(decoder: PayloadDecoder) -> None:
+    """An array of ints or longs past the schema-only proof: the scan finds a block's end by a byte search
+    instead of an item loop; the values, the bound and the truncated block are what they were."""
+    longs = [(i * 7919) % 100_000 - 50_000 for i in range(400_000)]  # 1 to 3 bytes each
+
+    def block(items: list[int], sized: bool) -> bytes:
+        encoded = b"".join(zz(v) for v in items)
+        return (zz(-len(items)) + zz(len(encoded)) if sized else zz(len(items))) + encoded
+
+    body = block(longs[:100_000], False) + block(longs[100_000:300_000], True) + block(longs[300_000:], False)
+    assert len(body) > 500_000  # past the proof: scanned
+    d = decoder.decode(wire.frame(8, body + b"\x00"))
+    assert d.note is None and d.value == longs == _fastavro(AVRO_SCHEMAS[8], body + b"\x00")
+    too_many = decoder.decode(wire.frame(8, block([300] * bounds.MAX_VALUES, False) + b"\x00"))
+    assert too_many.note == f"schema id 8 (AVRO): {TOO_MANY}"
+    cut = decoder.decode(wire.frame(8, body[:-1]))
+    assert cut.note is not None and cut.note.startswith(
+        "truncated or not AVRO of schema id 8 (truncated: a varint"
     )
 
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, TypeAlias, cast
+from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
 from kdump.analysis.index_verification import IndexProblem, SegmentVerification, verify_segment
 from kdump.errors import KdumpError
@@ -101,7 +101,7 @@ class Unchecked:
 TXN_DATA, TXN_COMMIT, TXN_ABORT = 0, 1, 2
 
 
-@dataclass
+@dataclass(slots=True)
 class SegmentFacts:
     """What :func:`verify_log_segment` found in one segment: its problems, counts, and the facts the
     partition-level checks need."""
@@ -140,6 +140,40 @@ class SegmentFacts:
     epochs: list[tuple[int, int]] = field(default_factory=list)
     #: Whether a batch carries a delete horizon (written by the log cleaner: the topic is compacted).
     cleaned: bool = False
+
+    def settled(self) -> SegmentFacts:
+        """These facts, complete, as a partition keeps them until its checks across segments: their empty lists
+        and dict are one shared, read-only empty list and dict (a partition of 100,000 segments held 34 MiB of
+        empty containers, most of its facts)."""
+        for name in ("problems", "notes", "gaps", "aborts", "txn_events", "epochs"):
+            if not getattr(self, name):
+                setattr(self, name, _NO_ITEMS)
+        if not self.wanted_batches:
+            self.wanted_batches = _NO_ENTRIES
+        return self
+
+
+def _read_only(*args: object, **kwargs: object) -> None:
+    raise TypeError("settled segment facts are read-only")
+
+
+class _NoItems(list[Any]):
+    """The empty list settled facts share (:meth:`SegmentFacts.settled`); it refuses to change."""
+
+    __slots__ = ()
+    append = extend = insert = __setitem__ = __delitem__ = __iadd__ = __imul__ = _read_only  # type: ignore[assignment]
+    sort = reverse = pop = remove = clear = _read_only
+
+
+class _NoEntries(dict[Any, Any]):
+    """The empty dict settled facts share; it refuses to change."""
+
+    __slots__ = ()
+    __setitem__ = __delitem__ = update = setdefault = pop = popitem = clear = __ior__ = _read_only  # type: ignore[assignment]
+
+
+_NO_ITEMS: list[Any] = _NoItems()
+_NO_ENTRIES: dict[Any, Any] = _NoEntries()
 
 
 class _LogChecker:

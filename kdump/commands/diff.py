@@ -61,6 +61,7 @@ def headers(
 
 def _headers(log: LocalLog, errors: list[Problem], problems: list[Problem] | None) -> Iterator[BatchHeader]:
     for segment in log.log_segments:
+        path = segment.log_path
         try:
             with segment.open_log() as records:
                 for batch in records.batches():
@@ -71,7 +72,7 @@ def _headers(log: LocalLog, errors: list[Problem], problems: list[Problem] | Non
                         batch.partition_leader_epoch,
                         batch.checksum,
                         1 if count is None else count,  # a legacy entry: one message (or one wrapper)
-                        segment.log_path,
+                        path,
                         batch.position,
                         batch.is_valid(),
                     )
@@ -79,7 +80,7 @@ def _headers(log: LocalLog, errors: list[Problem], problems: list[Problem] | Non
                         problems.append(
                             problem(
                                 pk.CORRUPT_BATCH,
-                                segment.log_path,
+                                path,
                                 batch.position,
                                 base_offset=batch.base_offset,
                                 last_offset=batch.last_offset,

@@ -238,6 +238,7 @@ class DumpLogSegments:
         deep = opts.is_deep_iteration
         needs_records = selector is not None and selector.needs_records
         look_inside = deep or needs_records
+        views = log.takes_views
         remaining = self.remaining
         start = 0 if selector is None else selector.start_position(file.path, records)
         gaps = OffsetGaps()
@@ -249,7 +250,10 @@ class DumpLogSegments:
                 end = batch.position + batch.size_in_bytes
                 if selector is None:
                     log.batch(
-                        batch, records.checked(gaps.see(batch.records()), batch.position) if deep else None
+                        batch,
+                        records.checked(gaps.see(batch.records(views=views)), batch.position)
+                        if deep
+                        else None,
                     )
                     continue
                 verdict = selector.batch_verdict(batch)

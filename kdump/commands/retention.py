@@ -429,7 +429,8 @@ class RetentionCommand:
 
     def _keys(self, log: LocalLog, facts: CompactionFacts, problems: list[Problem]) -> None:
         census = KeyCensus()  # bounded: spills to temporary files past a few tens of MiB of keys
-        latest = census.latest  # key -> latest value is a tombstone
+        parts = census.parts  # key -> latest value is a tombstone, in dicts by the key's hash
+        mask = census.mask
         budget = BUDGET_BYTES
         held = 0
         keyed = 0
@@ -450,7 +451,7 @@ class RetentionCommand:
                             tomb = record.value is None
                             key = record.key
                             keyed += 1
-                            latest[key] = tomb
+                            parts[hash(key) & mask][key] = tomb
                             held += len(key) + ENTRY_BYTES
                             if held > budget:
                                 census.spill()

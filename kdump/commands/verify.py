@@ -345,7 +345,7 @@ class Verify:
                     yield self.targets[done], by_target[done]
                     by_target[done] = []
                     done += 1
-                by_target[owner].append(facts)
+                by_target[owner].append(facts.settled())
         finally:
             if bar is not None:
                 bar.close()

@@ -163,6 +163,10 @@ class LogSink(Protocol):
     """Where the facts of one ``.log`` (or KRaft ``.checkpoint``) go: its batches and their records, and the
     bytes after its last whole batch.  Made by :meth:`FilesSink.log` for the file and its message parser."""
 
+    #: Whether :meth:`batch` may be handed keys and values too big for one string as views
+    #: (``records(views=True)``), which it writes a piece at a time.
+    takes_views: bool
+
     def segment_renderer(self, records: FileRecords, deep: bool) -> RenderChunk | None:
         """The sink's whole-segment fast path: a function that writes every batch (and, ``deep``, every
         record) of a byte range of ``records`` into an :class:`Output`, passing the records through an

@@ -11,7 +11,10 @@ it builds is known to be inside the bounds, proven one of two ways:
   outside its own arrays and maps: every array item and map entry owns at least one byte of the encoding (Avro
   spec, "Binary Encoding": each non-null value takes at least a byte, and only ``null``, ``fixed`` of size 0
   and records of those take none).  Payloads short enough for that product to stay within
-  :data:`~kdump.payload.bounds.MAX_VALUES` go straight to fastavro: the common case costs one comparison.
+  :data:`~kdump.payload.bounds.MAX_VALUES` go straight to fastavro: the common case costs one comparison.  A
+  schema with no array or map builds its own values whatever the payload's length: any payload within
+  :data:`~kdump.payload.bounds.MAX_PAYLOAD_BYTES` goes straight to fastavro (a record of long strings or bytes
+  was scanned first past ~250 KB, half the speed).
 * otherwise by a scan of the payload (:func:`AvroShape.scan`) that walks the encoding as the spec defines it
   (zig-zag varints; arrays and maps as blocks, a negative count followed by the block's byte size; unions as a
   branch index), builds nothing, counts the values and the depth, and multiplies instead of looping for
@@ -22,7 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kdump.payload.bounds import MAX_DEPTH, MAX_VALUES, too_deep, too_many
+from kdump.payload.bounds import MAX_DEPTH, MAX_PAYLOAD_BYTES, MAX_VALUES, too_deep, too_many
 
 NULL, BOOLEAN, VARINT, FLOAT, DOUBLE, BYTES, FIXED, RECORD, ARRAY, MAP, UNION = range(11)
 _PRIMITIVES = {
@@ -36,6 +39,8 @@ _PRIMITIVES = {
     "string": BYTES,
 }
 _WIDTH = {BOOLEAN: 1, FLOAT: 4, DOUBLE: 8}
+#: ``bytes.translate`` table: 1 for a byte that ends a varint (below 0x80), 0 for one that continues it.
+_VARINT_ENDS = bytes(1 if b < 0x80 else 0 for b in range(256))
 
 
 class _Node:
@@ -143,6 +148,7 @@ class AvroShape:
         depth: dict[int, int] = {}
         width: dict[int, int] = {}
         widest = 1
+        repeats = False
         for node in self._order:  # children first: the graph has no cycle
             k = node.kind
             kids = node.children
@@ -154,6 +160,7 @@ class AvroShape:
                 width[id(node)] = max((width[id(c)] for c in kids), default=1)
             elif k == ARRAY or k == MAP:
                 item = kids[0]
+                repeats = True
                 if k == ARRAY and item.zero:
                     return -1
                 depth[id(node)] = 1 + depth[id(item)]
@@ -165,6 +172,8 @@ class AvroShape:
         if depth[id(self.root)] - 1 > MAX_DEPTH:  # levels below the top value
             return -1
         widest = max(widest, width[id(self.root)])
+        if not repeats:  # no array or map: the values are the schema's, however long its strings and bytes
+            return MAX_PAYLOAD_BYTES if widest <= MAX_VALUES else -1
         return MAX_VALUES // widest - 1
 
     # -- the scan -------------------------------------------------------------------------------------------
@@ -175,6 +184,24 @@ class AvroShape:
         a datum of the schema (fastavro is not asked then)."""
         end = len(data)
         budget = MAX_VALUES
+        ends: bytes | None = None  # 1 where a varint ends (a byte below 0x80), else 0: made when first needed
+
+        def varints_end(pos: int, count: int) -> int | None:
+            """Where ``count`` varints from ``pos`` end (a byte search, C speed), None when the payload holds
+            fewer (the item loop then says where it runs out)."""
+            nonlocal ends
+            if ends is None:
+                ends = data.translate(_VARINT_ENDS)
+            if ends.count(1, pos, end) < count:
+                return None
+            lo, hi = pos + count, end  # the count-th end lies in (lo - 1, hi]: each varint is a byte at least
+            while lo < hi:
+                mid = (lo + hi) // 2
+                if ends.count(1, pos, mid) >= count:
+                    hi = mid
+                else:
+                    lo = mid + 1
+            return lo
 
         def varint(pos: int) -> tuple[int, int]:
             result = shift = 0
@@ -249,6 +276,14 @@ class AvroShape:
                     if depth + item.zero_depth > MAX_DEPTH:
                         raise too_deep()
                     continue
+                if not is_map and item.kind == VARINT and count > 64:  # ints, longs, enums: skip the block
+                    after = varints_end(pos, count)
+                    if after is not None:
+                        budget -= count
+                        if budget < 0:
+                            raise too_many()
+                        pos = after
+                        continue
                 for _ in range(count):  # every item takes a byte at least: the end of the bytes ends this
                     if is_map:
                         budget -= 1

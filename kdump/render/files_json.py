@@ -119,6 +119,11 @@ class JsonLog:
         self.skip_metadata = options.skip_record_metadata
         self.payload_json = _payload_json_hook(options, file)
         self.context = json_lines.record_context(file.path, file.absolute_path)
+        #: big keys and values as views, written a piece at a time (json_lines.BigBytes), where only their
+        #: text or base64 is shown (no internal-topic or schema-registry decoding, no other parser)
+        self.takes_views = (
+            self.payload_json is None and getattr(parser, "decoder", None) is None and parser.is_string_parser
+        )
 
     def segment_renderer(self, records: FileRecords, deep: bool) -> RenderChunk | None:
         """None: batches one by one."""
@@ -147,11 +152,11 @@ class JsonLog:
                 if not head_written:
                     self.out.write(json_lines.batch_line(batch, batch.position, self.file.path))
                     head_written = True
-                self.out.write("".join(lines))
+                self.out.write_lines(lines)
                 lines.clear()
         if not head_written:
             self.out.write(json_lines.batch_line(batch, batch.position, self.file.path))
-        self.out.write("".join(lines))
+        self.out.write_lines(lines)
 
     def invalid_bytes(self, count: int, position: int) -> None:
         self.out.write(json_lines.fact("invalidBytes", self.file.path, bytes=count, position=position))

@@ -144,6 +144,10 @@ class KafkaTextSink:
 class TextLog:
     """Kafka's text for the batches of one ``.log``/``.checkpoint``."""
 
+    #: :meth:`batch` takes no views (its generic lines decode keys and values whole); the whole-segment path
+    #: (:meth:`render_batches`) asks for them itself
+    takes_views = False
+
     def __init__(self, sink: KafkaTextSink, file: JavaFile, parser: MessageParser) -> None:
         options = sink.options
         self.sink = sink

@@ -12,9 +12,10 @@ The schema (:mod:`kdump.render.json_schema`) is versioned by :data:`JSON_SCHEMA_
 from __future__ import annotations
 
 import base64
+import codecs
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from kdump.jdk.text import decode_utf8_jdk
@@ -81,16 +82,93 @@ def unreadable_lines(walk_errors: list[Problem]) -> str:
     return "".join(line({"type": "unreadable", "path": p.file, "message": what(p)}) for p in walk_errors)
 
 
-def put_bytes(obj: dict[str, Any], name: str, data: bytes | None) -> None:
-    """``obj[name]`` = text when ``data`` is valid UTF-8, else base64 with ``obj[name + "Encoding"]``."""
+def put_bytes(obj: dict[str, Any], name: str, data: bytes | memoryview | None) -> None:
+    """``obj[name]`` = text when ``data`` is valid UTF-8, else base64 with ``obj[name + "Encoding"]``; a view
+    (a key or value too big for one string, ``records(views=True)``) becomes a :class:`BigBytes`, which
+    :func:`record_renderer`'s line writes a piece at a time."""
     if data is None:
         obj[name] = None
+        return
+    if type(data) is memoryview:
+        big = BigBytes(data)
+        obj[name] = big
+        if not big.text:
+            obj[name + "Encoding"] = "base64"
         return
     try:
         obj[name] = data.decode("utf-8")
     except UnicodeDecodeError:
         obj[name] = base64.b64encode(data).decode("ascii")
         obj[name + "Encoding"] = "base64"
+
+
+#: How much of a :class:`BigBytes` is turned into text at a time (a multiple of 3: base64 pieces join exactly).
+_BIG_PIECE = 3 << 18
+
+
+class BigBytes:
+    """A key or value too big for one string (a view of a map, ``records(views=True)``): its JSON string, as
+    :func:`put_bytes` makes it of bytes (the text when it is valid UTF-8, else base64), made a piece at a time.
+    ``text``: whether it is valid UTF-8 (checked once, a piece at a time, when made)."""
+
+    __slots__ = ("data", "text")
+
+    def __init__(self, data: memoryview) -> None:
+        self.data = data
+        decoder = codecs.getincrementaldecoder("utf-8")()
+        try:
+            for start in range(0, len(data), _BIG_PIECE):
+                decoder.decode(data[start : start + _BIG_PIECE])
+                _release(data)
+            decoder.decode(b"", True)
+        except UnicodeDecodeError:
+            self.text = False
+        else:
+            self.text = True
+
+    def pieces(self) -> Iterator[str]:
+        """The JSON string, quotes included, in pieces: each piece of text escaped alone (JSON escapes code
+        point by code point, and a piece holds whole code points), base64 of 3 bytes in 3 at a time."""
+        data = self.data
+        yield '"'
+        decoder = codecs.getincrementaldecoder("utf-8")()
+        for start in range(0, len(data), _BIG_PIECE):
+            piece = data[start : start + _BIG_PIECE]
+            if self.text:
+                text = decoder.decode(piece)
+                if text:
+                    yield _dumps(text)[1:-1]
+            else:
+                yield base64.b64encode(piece).decode("ascii")
+            _release(data)
+        yield '"'
+
+
+def _release(data: memoryview) -> None:
+    from kdump.storage.file_records import release_view_pages  # only a big key or value needs it
+
+    release_view_pages(data)
+
+
+class JsonLine:
+    """A record object holding a :class:`BigBytes`: its line, as :func:`line` writes it, made a piece at a
+    time when written (:meth:`kdump.facts.output.Output.write_lines`)."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj: dict[str, Any]) -> None:
+        self.obj = obj
+
+    def pieces(self) -> Iterator[str]:
+        sep = "{"
+        for name, value in self.obj.items():  # the encoder's own layout: separators "," and ":"
+            if type(value) is BigBytes:
+                yield f"{sep}{_dumps(name)}:"
+                yield from value.pieces()
+            else:
+                yield f"{sep}{_dumps(name)}:{_dumps(value)}"
+            sep = ","
+        yield "}\n"
 
 
 def headers_json(record: Record) -> list[dict[str, Any]]:
@@ -167,7 +245,13 @@ def record_renderer(
     )
 
     def render(r: Record) -> str:
-        return _dumps(to_object(r)) + "\n"
+        obj = to_object(r)
+        try:
+            return _dumps(obj) + "\n"
+        except TypeError:  # a BigBytes (a view of a big key or value): written a piece at a time
+            if not any(type(v) is BigBytes for v in obj.values()):
+                raise
+            return JsonLine(obj)  # type: ignore[return-value]
 
     return render
 

@@ -22,12 +22,10 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from kdump.storage import locations, naming
-from kdump.storage.log_segment import SEGMENT_SUFFIXES, LogSegment
+from kdump.storage.log_segment import SEGMENT_SUFFIXES, SUFFIXES_IN_NAME_ORDER, LogSegment
 
 _LONG_MAX = 2**63 - 1
 _SEGMENT_SUFFIX_SET = frozenset(SEGMENT_SUFFIXES)
-#: A segment's suffixes in name order (the order :meth:`LocalLog.scan` meets a segment's files in).
-_SUFFIXES_IN_NAME_ORDER = tuple(sorted(SEGMENT_SUFFIXES))
 #: The length of a segment file name in the form Kafka writes, ``<20 digits>.log``.
 _LOG_NAME_LENGTH = 20 + len(naming.LOG_FILE_SUFFIX)
 _SEGMENT_FILE = re.compile(r"^([0-9]+)(\.log|\.index|\.timeindex|\.txnindex)$")
@@ -156,7 +154,7 @@ class LocalLog:
                 else:
                     segment = None
                 if segment is not None:
-                    segment.files[suffix] = full
+                    segment.add_file(suffix, full)
                     continue
             m = _PRODUCER_SNAPSHOT.match(name)
             if m and _java_long_or_none(m.group(1)) is not None:
@@ -170,7 +168,7 @@ class LocalLog:
             else:
                 log.other_files.append(full)
         segments = log._segments = [by_offset[k] for k in sorted(by_offset)]
-        with_log = [s for s in segments if naming.LOG_FILE_SUFFIX in s.files]
+        with_log = [s for s in segments if s.has(naming.LOG_FILE_SUFFIX)]
         log._log_bases = [s.base_offset for s in with_log]
         log._log_segments = [s for s in with_log]
         log.producer_snapshots.sort()
@@ -222,14 +220,14 @@ class _Listing:
         segment = LogSegment(self.directory, base_offset)
         digits = naming.offset_to_filename(base_offset, "")
         names = self.names
-        for suffix in _SUFFIXES_IN_NAME_ORDER:
+        for suffix in SUFFIXES_IN_NAME_ORDER:
             name = digits + suffix
             listed = name if name in names else None
             other = self.odd.get((base_offset, suffix)) if self.odd else None
             if other is not None and (listed is None or other > listed):
                 listed = other
             if listed is not None:
-                segment.files[suffix] = self.prefix + listed
+                segment.add_file(suffix, self.prefix + listed)
         return segment
 
 

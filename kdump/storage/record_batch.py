@@ -60,6 +60,9 @@ MAX_EAGER_BYTES = 1 << 20
 #: The CRC of a batch bigger than this is summed a piece at a time (see ``_checksum_in_pieces``).
 _CHECKSUM_PIECE = 8 << 20
 WINDOW_BYTES = 1 << 20
+#: A record of a windowed stream bigger than this is not gathered into a window: its bytes are copied from the
+#: decompressor into an unlinked temporary file, which is mapped and decoded (``_spilled_record``).
+SPILLED_RECORD_BYTES = 8 << 20
 
 #: What a batch's records need from its header: base offset, base timestamp, base sequence, LogAppendTime.
 _RecordArgs = tuple[int, int, int, int | None]
@@ -347,14 +350,16 @@ class DefaultRecordBatch:
         args = (self.base_offset, self.base_timestamp, self.base_sequence, log_append_time)
         if not self.attributes & COMPRESSION_CODEC_MASK:
             return _decode(self.buf, start, end, count, *args, stream=False, views=views)
-        return self._compressed_records(self.buf[start:end], count, args)
+        return self._compressed_records(self.buf[start:end], count, args, views)
 
     def timestamps(self) -> Iterator[int]:
         """The records' timestamps (Kafka's time-index dump reads ``record.timestamp``; v2 records are decoded
         whole, as ``DefaultRecord.readFrom`` does)."""
         return (record.timestamp for record in self.records())
 
-    def _compressed_records(self, data: bytes, count: int, args: _RecordArgs) -> Iterator[Record]:
+    def _compressed_records(
+        self, data: bytes, count: int, args: _RecordArgs, views: bool = False
+    ) -> Iterator[Record]:
         codec = self.compression_type_id
         compression_name(codec)  # ids 5-7: InvalidRecordError, as CompressionType.forId
         try:
@@ -365,7 +370,7 @@ class DefaultRecordBatch:
         except DecompressionError as e:
             raise DecompressionError(f"Failed to decompress record stream: {e.message}") from e
         if len(plain) > STREAMED_RECORDS_BYTES:
-            return self._streamed_records(reader, plain, data, count, args)
+            return self._streamed_records(reader, plain, data, count, args, views)
         it = _decode(plain, 0, len(plain), count, *args, stream=True)
         try:
             head = list(islice(it, EAGER_RECORDS))
@@ -380,17 +385,24 @@ class DefaultRecordBatch:
         )
 
     def _streamed_records(
-        self, reader: compression.Decompressor, first: bytes, data: bytes, count: int, args: _RecordArgs
+        self,
+        reader: compression.Decompressor,
+        first: bytes,
+        data: bytes,
+        count: int,
+        args: _RecordArgs,
+        views: bool = False,
     ) -> Iterator[Record]:
         """Records whose decompressed stream is too big to hold: read a window at a time, twice.
 
         Kafka decodes every record before returning the first, so a bad record (or a decompression error
         anywhere in the payload, which Kafka also meets first when it decompresses the whole payload) shows
         none of them: the first pass decodes and drops every record, the second decompresses again and yields
-        them.  Memory is a window (at least the largest record) whatever the stream's size."""
+        them.  Memory is a window whatever the stream's size: a record too big for one is spilled to a
+        temporary file (``_spilled_record``; ``views``: its big key or value is handed out as a view of it)."""
         try:
             try:
-                for _ in _windowed_records(reader, first, count, args):
+                for _ in _windowed_records(reader, first, count, args, views=True):  # nothing copied
                     pass
             except InvalidRecordError as e:
                 reader.drain()  # a decompression error further on is what the whole payload would give
@@ -400,7 +412,7 @@ class DefaultRecordBatch:
         again = compression.open_decompressor(
             self.compression_type_id, data, magic=self.magic, limit=self.decompression_limit
         )
-        return _windowed_records(again, again.read_up_to(WINDOW_BYTES), count, args)
+        return _windowed_records(again, again.read_up_to(WINDOW_BYTES), count, args, views)
 
     def __repr__(self) -> str:
         return (
@@ -429,12 +441,14 @@ def _complete_records(buf: bytes, pos: int, end: int, most: int) -> tuple[int, i
 
 
 def _windowed_records(
-    reader: compression.Decompressor, first: bytes, count: int, args: _RecordArgs
+    reader: compression.Decompressor, first: bytes, count: int, args: _RecordArgs, views: bool = False
 ) -> Iterator[Record]:
     """The ``count`` records of a decompressed stream, decoded a window at a time (``first`` is its start).
 
     Errors are Kafka's, with positions in the stream, as :func:`_read_records` gives them on the whole stream:
-    a record that runs past the end of the stream, and bytes left after the last declared record."""
+    a record that runs past the end of the stream, and bytes left after the last declared record.  A record
+    of more than :data:`SPILLED_RECORD_BYTES` is read through a temporary file (:func:`_spilled_record`), so
+    that no window holds it; ``views`` as for :meth:`DefaultRecordBatch.records`."""
     buf = first
     base = 0  # position of buf[0] in the stream
     pos = 0
@@ -449,6 +463,19 @@ def _windowed_records(
                     yield record
                 done += n
                 pos = cut
+                continue
+            if need > SPILLED_RECORD_BYTES and not ended:
+                spilled = base + pos
+                base = spilled  # an error in the spilled record is located in the stream
+                record = _spilled_record(reader, memoryview(buf)[pos:], need, count - done, args, views)
+                record.position += spilled
+                buf = b""
+                yield record
+                done += 1
+                base = spilled + need
+                pos = 0
+                buf = reader.read_up_to(WINDOW_BYTES)
+                ended = len(buf) < WINDOW_BYTES
                 continue
             if ended:  # the stream ends inside this record: decoding it gives Kafka's error
                 for _ in _read_records(buf, pos, len(buf), count - done, *args, stream=True):
@@ -468,6 +495,37 @@ def _windowed_records(
         if e.position is not None:
             e.position += base
         raise
+
+
+def _spilled_record(
+    reader: compression.Decompressor, head: memoryview, need: int, left: int, args: _RecordArgs, views: bool
+) -> Record:
+    """The record of ``need`` bytes that starts with ``head`` and goes on in ``reader``, copied into an unlinked
+    temporary file a window at a time and decoded from a read-only map of it (its position is in that map).
+
+    With ``views`` its key or value of ``MAX_EAGER_BYTES`` and more is a view of the map, whose pages the text
+    writers drop as they go (``file_records.release_view_pages``): a 200 MiB value costs a window of memory
+    and 200 MiB of temporary file, which goes when the record does.  A stream that ends inside the record
+    gives Kafka's error for it, as in a window (``left``: the records still declared)."""
+    import tempfile  # only for a record this big: kdump files' start stays lean
+
+    with tempfile.TemporaryFile(prefix="kdump-record-") as spill:
+        spill.write(head)
+        size = len(head)
+        head.release()
+        while size < need:
+            piece = reader.read_up_to(min(WINDOW_BYTES, need - size))
+            if not piece:
+                break
+            spill.write(piece)
+            size += len(piece)
+        spill.flush()
+        mapped: Any = mmap.mmap(spill.fileno(), size, access=mmap.ACCESS_READ)  # read as bytes are
+    if size < need:  # the stream ends inside the record
+        for _ in _read_records(mapped, 0, size, left, *args, stream=True):
+            pass
+        raise AssertionError("a record past the end of the stream was decoded")  # pragma: no cover
+    return next(_read_records(mapped, 0, size, 1, *args, stream=True, views=views))
 
 
 def _checksum_in_pieces(buf: bytes, start: int, end: int) -> int:
