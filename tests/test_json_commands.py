@@ -126,6 +126,7 @@ def _run_every_command(root: Path, tmp: Path) -> dict[str, list[dict]]:
     seen["txn"] += _cli("txn", str(stuck))
     seen["ls"] += _cli("ls", str(stuck))
     seen["find"] += _cli("find", "--transactional-id", "app-7", "--partitions", "1", str(stuck))
+    seen["report"] += _cli("report", str(stuck))
     # two copies of a partition that diverge at offset 1 (the second has one more batch)
     for copy, values in (("a", [b"x", b"y"]), ("b", [b"x", b"z", b"w"])):
         write_segment(
@@ -145,6 +146,7 @@ def _run_every_command(root: Path, tmp: Path) -> dict[str, list[dict]]:
         seen["verify-index"] += _cli("verify-index", "--no-progress", str(top))
         seen["txn"] += _cli("txn", str(top))
         seen["retention"] += _cli("retention", str(top))
+        seen["report"] += _cli("report", str(top))
         for options in ([], ["--deep"], ["--indexes-only"]):
             seen["verify"] += _cli("verify", *options, str(top))
         seen["rebuild-index"] += _cli("rebuild-index", "--dry-run", "-v", str(top))
@@ -208,6 +210,7 @@ def test_every_type_is_written_somewhere(written: dict[str, list[dict]]) -> None
         "txn": {"unreadable"},
         "retention": {"unreadable"},
         "diff": {"unreadable"},
+        "report": {"unreadable"},
     }
     for command, types in COMMAND_TYPES.items():
         missing = set(types) - {o["type"] for o in written[command]} - elsewhere.get(command, set())

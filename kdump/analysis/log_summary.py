@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from kdump.analysis.consumer_view import OngoingTransaction, TransactionTracker
+from kdump.analysis.timeline import Timeline
 from kdump.errors import KdumpError, UnreadableFileError, problem_text
 from kdump.storage import naming
 from kdump.storage.local_log import LocalLog
@@ -90,9 +91,11 @@ def summarize_partition(
     *,
     checkpoints: dict[str, CheckpointOffsets] | None = None,
     progress: Callable[[int], None] | None = None,
+    timeline: Timeline | None = None,
 ) -> PartitionSummary:
     """Scan one partition directory.  ``checkpoints`` are its log directory's (read from the parent directory
-    when not given).  ``progress(n)`` gets the number of log bytes read, segment by segment."""
+    when not given).  ``progress(n)`` gets the number of log bytes read, segment by segment.  ``timeline``, when
+    given, is fed every batch of the same pass (``kdump report``'s offsets against time)."""
     try:
         log = LocalLog.scan(directory)
     except OSError as e:
@@ -135,6 +138,8 @@ def summarize_partition(
         if s.first_segment_base_offset is None:
             s.first_segment_base_offset = segment.base_offset
         first_in_segment = True
+        if timeline is not None:
+            timeline.start_segment(segment.base_offset)
         try:
             with segment.open_log() as records:
                 s.size_bytes += records.file_size
@@ -158,7 +163,10 @@ def summarize_partition(
                         )
                     previous_last = batch.last_offset
                     s.batches += 1
-                    s.records += _record_count(batch)
+                    count = _record_count(batch)
+                    s.records += count
+                    if timeline is not None:
+                        timeline.add(batch, count)
                     codecs.add(batch.compression_name)
                     ts = batch.max_timestamp
                     if ts >= 0:
@@ -179,6 +187,8 @@ def summarize_partition(
             anomalies.append(f"{name}.log: {e.describe()}")
         if progress is not None:
             progress(segment.log_size)
+    if timeline is not None:
+        timeline.end_segment()
     if previous_last is not None:
         s.log_end_offset = previous_last + 1
     elif log.log_segments:

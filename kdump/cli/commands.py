@@ -116,6 +116,7 @@ SUBCOMMAND_MODULES = (
     "txn",
     "retention",
     "diff",
+    "report",
     "help",
 )
 
