@@ -92,13 +92,13 @@ def _page(path: Path) -> _Page:
 @pytest.fixture(scope="module")
 def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The broker's data directory, plus a producer stuck mid-transaction (``txn-0`` replaced by
-    :func:`stuck_transaction_log_dir`'s, with its coordinator: Ongoing) and a group ``billing`` that committed
+    :func:`stuck_transaction_log_dir`'s, its coordinator CompleteCommit: hanging) and a group ``billing`` that committed
     offset 4 of that partition (lag 6 against its high watermark 10)."""
     root = tmp_path_factory.mktemp("report") / "data"
     shutil.copytree(BROKER, root)
     shutil.rmtree(root / "txn-0")
     shutil.rmtree(root / "__transaction_state-0")
-    stuck_transaction_log_dir(str(root), coordinator_status=1)
+    stuck_transaction_log_dir(str(root), coordinator_status=4)  # CompleteCommit: it hangs
     # appended to the one __consumer_offsets partition (the metadata log gives the topic 1 partition)
     log = root / "__consumer_offsets-0" / "00000000000000000000.log"
     end = _json("ls", "--json", str(log.parent))[0]["logEndOffset"]
@@ -149,6 +149,13 @@ def test_page_carries_the_json(report: tuple[list[dict], Path]) -> None:
     drawn = [o for o in drawn if o["type"] != "reportCoordinator" or o["transactions"]]
     assert {json.dumps(o, sort_keys=True) for o in drawn} == in_page
     assert parsed.marks and min(parsed.marks) > 0
+    text = page.read_text(encoding="utf-8")
+    # the hanging transaction: a dark red bar of the Gantt chart, and the command that ends it
+    assert 'class="mark hanging"' in text
+    assert (
+        "kafka-transactions.sh --bootstrap-server BROKER:9092 abort --topic txn --partition 0 --start-offset 4"
+        in text
+    )
 
 
 def test_partitions_are_ls(data_dir: Path, report: tuple[list[dict], Path]) -> None:
@@ -164,7 +171,7 @@ def test_transactions_are_txn(data_dir: Path, report: tuple[list[dict], Path]) -
     mine = {d: o["txn"] for d, o in _by_dir(objects, "reportPartition").items() if o["txn"] is not None}
     assert mine == {d: o for d, o in txn.items() if d in mine}
     stuck = mine[os.path.abspath(data_dir / "txn-0")]
-    assert [t["firstOffset"] for t in stuck["openTransactions"]] == [4]  # the producer built to be stuck
+    assert [(t["firstOffset"], t["hanging"]) for t in stuck["openTransactions"]] == [(4, True)]  # built so
     # partitions left out have no producer: txn finds nothing there either
     for d, o in txn.items():
         if d not in mine:

@@ -52,7 +52,8 @@ def command(
     topics, sizes, time ranges, verify's problems by kind, what could not be checked), per partition its
     offsets against time with segments, leader epochs, retention's predicted deletions and transactions, and
     the consumer groups' lag and the transaction coordinator's states. Built from the facts of ls, verify,
-    txn, retention and find --group. Exits 1 when verify finds problems or something cannot be read.
+    txn, retention and find --group. Exits 1 when verify finds problems, a transaction hangs or something
+    cannot be read.
     """
     from kdump.cli import directory_arguments, make_parents, run_guarded
     from kdump.commands.report import ReportCommand

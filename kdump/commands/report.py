@@ -21,7 +21,7 @@ from kdump.analysis.log_verification import Unchecked
 from kdump.analysis.timeline import Timeline
 from kdump.commands.coordinator import CONSUMER_OFFSETS, TRANSACTION_STATE, read_group_states
 from kdump.commands.ls import ListPartitions, is_internal
-from kdump.commands.retention import RetentionCommand
+from kdump.commands.retention import METADATA_TOPIC, RetentionCommand
 from kdump.commands.txn import TxnCommand
 from kdump.commands.verify import Verify, select
 from kdump.errors import KdumpError, names_unreadable, problem_text
@@ -32,6 +32,7 @@ from kdump.facts.incident import (
     Finding,
     GroupLag,
     GroupsReport,
+    KraftSnapshot,
     Overview,
     PartitionReport,
     ReportUnit,
@@ -40,7 +41,13 @@ from kdump.facts.report import ReportSink
 from kdump.facts.verify import Summary
 from kdump.facts.verify_index import RuleNote
 from kdump.storage.leader_epoch_checkpoint import read_leader_epoch_checkpoint
-from kdump.storage.naming import parse_partition_dir
+from kdump.storage.naming import (
+    BOOTSTRAP_CHECKPOINT,
+    SNAPSHOT_SUFFIX,
+    parse_partition_dir,
+    parse_snapshot_name,
+)
+from kdump.storage.quorum_state import read_quorum_state
 
 #: Findings of the log directories' own files (and of what could not be checked) kept whole.
 MAX_LOG_DIR_FINDINGS = 200
@@ -103,14 +110,15 @@ class ReportCommand:
         self.brokers = {d.path: d.broker_id for d in self.listing.log_dirs}
         self.now = int(time.time() * 1000) if now is None else now
         self.now_given = now is not None
-        self.txn = TxnCommand(paths, now=self.now)
+        # ages as kdump txn measures them: against --now when given, else the partition's newest record
+        self.txn = TxnCommand(paths, now=now)
         self.retention = RetentionCommand(paths, now=self.now, overrides=config or {})
         self.status = ExitStatus.OK
 
     def run(self, sink: ReportSink[ReportUnit]) -> ExitStatus:
         """Each unit to ``sink`` as it is made (partitions, groups, coordinators, the overview), then each
-        directory the walk could not read, then the end.  Status 1 when ``verify`` found problems or something
-        could not be read (as ``verify``), else 0."""
+        directory the walk could not read, then the end.  Status 1 when ``verify`` found problems, a
+        transaction hangs (as ``kdump txn``) or something could not be read, else 0."""
         for unit in self.units():
             sink.fact(unit)
         for path, message in self.listing.walk_errors:
@@ -138,6 +146,8 @@ class ReportCommand:
                 )
             if s.unreadable or any(names_unreadable(p) for p in report.problems):
                 self.status = ExitStatus.PROBLEMS
+            if report.txn is not None and report.txn.hanging:
+                self.status = ExitStatus.PROBLEMS  # as kdump txn
             yield report
         for d in consumer_offsets:
             yield self._groups(d, ends)
@@ -193,6 +203,8 @@ class ReportCommand:
             problems=problems,
             broker_id=self.brokers.get(parent),
         )
+        if summary.topic == METADATA_TOPIC:
+            self._metadata(directory, report)
         if summary.unreadable or summary.segments == 0:
             return report
         if not is_internal(summary.topic) and summary.producers:
@@ -200,6 +212,30 @@ class ReportCommand:
         if not is_internal(summary.topic) or summary.topic == "__cluster_metadata":
             report.retention = self.retention.partition_facts(directory)
         return report
+
+    def _metadata(self, directory: str, report: PartitionReport) -> None:
+        """The metadata log's KRaft snapshots (by their names) and ``quorum-state`` (leader, epoch)."""
+        try:
+            names = sorted(os.listdir(directory))
+        except OSError:
+            return  # said by the summary
+        for name in names:
+            if not name.endswith(SNAPSHOT_SUFFIX) or name == BOOTSTRAP_CHECKPOINT:
+                continue
+            try:
+                snapshot = parse_snapshot_name(name)
+                size = os.path.getsize(os.path.join(directory, name))
+            except (KdumpError, ValueError, OSError):
+                continue  # not a snapshot's name: verify says so
+            report.kraft_snapshots.append(KraftSnapshot(snapshot.end_offset, snapshot.epoch, size))
+        path = os.path.join(directory, "quorum-state")
+        if os.path.isfile(path):
+            try:
+                report.quorum_state = read_quorum_state(path)
+            except KdumpError as e:
+                report.problems.append(problem_text(e, path))
+            except OSError as e:
+                report.problems.append(f"{path}: {e.strerror or e}")
 
     def txn_states(self, directory: str, problems: list[str]) -> list:
         from kdump.commands.coordinator import read_transaction_states

@@ -23,6 +23,7 @@ from kdump.facts.retention import RetentionFacts
 from kdump.facts.txn import PartitionTxnFacts
 from kdump.facts.verify import Summary
 from kdump.storage.leader_epoch_checkpoint import EpochEntry
+from kdump.storage.quorum_state import QuorumState
 
 #: Problems of one partition kept whole (the rest are counted by kind).
 MAX_PROBLEMS_PER_PARTITION = 50
@@ -38,6 +39,15 @@ class Finding:
     message: str
     position: int | None = None
     offset: int | None = None
+
+
+@dataclass(frozen=True)
+class KraftSnapshot:
+    """A ``<end offset>-<epoch>.checkpoint`` file of the metadata log (Kafka's ``Snapshots.parse``)."""
+
+    end_offset: int
+    epoch: int
+    bytes: int
 
 
 @dataclass
@@ -56,6 +66,10 @@ class PartitionReport:
     problems: list[str] = field(default_factory=list)
     #: The ``node.id`` of the log directory's ``meta.properties`` (as ``kdump ls`` reports it).
     broker_id: int | None = None
+    #: The metadata log (``__cluster_metadata``): its KRaft snapshots by name (end offset, epoch, bytes)...
+    kraft_snapshots: list[KraftSnapshot] = field(default_factory=list)
+    #: ... and its ``quorum-state`` (None when absent or unreadable: then in ``problems``).
+    quorum_state: QuorumState | None = None
 
     @property
     def directory(self) -> str:

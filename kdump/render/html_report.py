@@ -1049,6 +1049,27 @@ def _partition_tables(r: PartitionReport) -> str:
                 f"({k.live_tombstones:,} the latest value of their key).</p>"
             )
         out.extend(f'<p class="note">{escape(p)}</p>' for p in ret.problems)
+    if r.quorum_state is not None or r.kraft_snapshots:
+        q = r.quorum_state
+        out.append("<h4>KRaft metadata log</h4>")
+        if q is not None:
+            voters = "-" if q.current_voters is None else ", ".join(map(str, q.current_voters))
+            out.append(
+                f"<p>quorum-state: leader {q.leader_id}, leader epoch {q.leader_epoch}, voted for {q.voted_id}, "
+                f"voters {escape(voters)}; the leader changes of the log are its leader-epoch changes below.</p>"
+            )
+        if r.kraft_snapshots:
+            shown = r.kraft_snapshots[-20:]
+            out.append("<table><tr><th>snapshot (end offset)</th><th>epoch</th><th>size</th></tr>")
+            out.extend(
+                f"<tr><td>{k.end_offset:,}</td><td>{k.epoch}</td><td>{human_size(k.bytes)}</td></tr>"
+                for k in shown
+            )
+            out.append("</table>")
+            if len(r.kraft_snapshots) > len(shown):
+                out.append(
+                    f"<p class=note>{len(r.kraft_snapshots) - len(shown):,} older snapshots not listed.</p>"
+                )
     t = r.timeline
     if t.epoch_changes or r.epoch_checkpoint:
         out.append(

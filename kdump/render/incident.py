@@ -95,6 +95,19 @@ def partition_object(r: PartitionReport) -> dict[str, Any]:
         retention=None
         if r.retention is None
         else head("retentionPartition", **retention_render.partition_object(r.retention)),
+        metadataSnapshots=[
+            {"endOffset": k.end_offset, "epoch": k.epoch, "bytes": k.bytes} for k in r.kraft_snapshots
+        ],
+        quorumState=None
+        if r.quorum_state is None
+        else {
+            "leaderId": r.quorum_state.leader_id,
+            "leaderEpoch": r.quorum_state.leader_epoch,
+            "votedId": r.quorum_state.voted_id,
+            "currentVoters": None
+            if r.quorum_state.current_voters is None
+            else list(r.quorum_state.current_voters),
+        },
         problemMessages=r.problems,
     )
 

@@ -381,6 +381,8 @@ SCHEMA: dict[str, dict[str, tuple[str, ...]]] = {
         "findings": (LIST,),
         "txn": (OBJ, NULL),
         "retention": (OBJ, NULL),
+        "metadataSnapshots": (LIST,),
+        "quorumState": (OBJ, NULL),
         "problemMessages": (LIST,),
     },
     "reportGroups": {
@@ -625,6 +627,13 @@ MEMBERS.update(
             "durationMs": (INT,),
             "afterOffset": (INT,),
             "beforeOffset": (INT,),
+        },
+        "reportPartition.metadataSnapshots[]": {"endOffset": (INT,), "epoch": (INT,), "bytes": (INT,)},
+        "reportPartition.quorumState": {
+            "leaderId": (INT,),
+            "leaderEpoch": (INT,),
+            "votedId": (INT,),
+            "currentVoters": (LIST, NULL),
         },
         "reportPartition.findings[]": {
             "file": (STR,),

@@ -36,6 +36,15 @@ def nice_ticks(lo: float, hi: float, count: int = 6) -> list[float]:
 
 #: Time tick steps (ms) and how a tick is labelled.
 _TIME_STEPS = (
+    (1, "%S.%f"),
+    (2, "%S.%f"),
+    (5, "%S.%f"),
+    (10, "%S.%f"),
+    (20, "%S.%f"),
+    (50, "%S.%f"),
+    (100, "%H:%M:%S.%f"),
+    (200, "%H:%M:%S.%f"),
+    (500, "%H:%M:%S.%f"),
     (1000, "%H:%M:%S"),
     (5000, "%H:%M:%S"),
     (15_000, "%H:%M:%S"),
@@ -53,13 +62,14 @@ _TIME_STEPS = (
 )
 
 
-def time_ticks(lo: int, hi: int, count: int = 6) -> list[tuple[int, str]]:
+def time_ticks(lo: int, hi: int, count: int = 8) -> list[tuple[int, str]]:
     span = max(hi - lo, 1)
     step, fmt = next(((s, f) for s, f in _TIME_STEPS if span / s <= count), (span // count or 1, "%Y-%m-%d"))
-    if span < 1000:
-        return [(lo, utc(lo, "%H:%M:%S.%f")[:-3]), (hi, utc(hi, "%H:%M:%S.%f")[:-3])]
     first = (lo // step + (1 if lo % step else 0)) * step
-    return [(t, utc(t, fmt)) for t in range(first, hi + 1, step)][:20]
+    # %f is microseconds: milliseconds are its first three digits
+    return [(t, utc(t, fmt)[:-3] if fmt.endswith("%f") else utc(t, fmt)) for t in range(first, hi + 1, step)][
+        :20
+    ]
 
 
 def utc(ms: int, fmt: str = "%Y-%m-%d %H:%M:%S") -> str:
