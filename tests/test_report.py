@@ -250,6 +250,27 @@ def test_timeline_adds_up_to_the_batches(data_dir: Path, report: tuple[list[dict
             previous = epoch
         assert [(e["epoch"], e["offset"]) for e in o["epochChanges"]] == epochs
         assert sum(s["bytes"] for s in o["segmentSpans"]) == o["summary"]["sizeBytes"]
+        by_producer: dict[int, dict[str, Any]] = {}
+        for b in batches:
+            if b["producerId"] < 0:
+                continue
+            p = by_producer.setdefault(
+                b["producerId"], {"batches": 0, "records": 0, "markers": 0, "firstOffset": b["baseOffset"]}
+            )
+            p["lastOffset"], p["producerEpoch"] = b["lastOffset"], b["producerEpoch"]
+            if b["isControl"]:
+                p["markers"] += 1
+            else:
+                p["batches"] += 1
+                p["records"] += b["count"]
+        assert {
+            p["producerId"]: {
+                k: p[k]
+                for k in ("batches", "records", "markers", "firstOffset", "lastOffset", "producerEpoch")
+            }
+            for p in o["producers"]
+        } == by_producer
+        assert sorted(by_producer) == o["summary"]["producers"]
 
 
 def test_many_batches_fold_into_bounded_buckets() -> None:
@@ -261,6 +282,8 @@ def test_many_batches_fold_into_bounded_buckets() -> None:
             self.max_timestamp = T0 + n * 10 + (3_600_000 if n >= 7000 else 0)
             self.size_in_bytes = 100 + n % 7
             self.partition_leader_epoch = 0 if n < 5000 else 1
+            self.producer_id, self.producer_epoch = n % 3, 0
+            self.is_control_batch = self.is_transactional = False
 
     t = Timeline()
     t.start_segment(0)
@@ -275,6 +298,11 @@ def test_many_batches_fold_into_bounded_buckets() -> None:
     assert t.silences[0].duration == 3_600_000 + 10
     first, last = t.buckets[0], t.buckets[-1]
     assert (first.first_offset, last.last_offset) == (0, 9999)
+    assert {p: (a.batches, a.first_offset, a.last_offset) for p, a in t.producers.items()} == {
+        0: (3334, 0, 9999),
+        1: (3333, 1, 9997),
+        2: (3333, 2, 9998),
+    }
     assert all(a.last_offset + 1 == b.first_offset for a, b in zip(t.buckets, t.buckets[1:], strict=False))
 
 

@@ -18,6 +18,8 @@ MAX_BUCKETS = 240
 MAX_EPOCH_CHANGES = 500
 #: Silences kept: the longest ones.
 MAX_SILENCES = 3
+#: Producer ids followed per partition (more are counted only).
+MAX_PRODUCERS = 200
 
 
 @dataclass
@@ -81,6 +83,23 @@ class Silence:
 
 
 @dataclass
+class ProducerActivity:
+    """What one producer id wrote to the partition, from its batches' headers: the latest epoch, batches and
+    records (control batches apart), offsets and max-timestamps of its first and last batch."""
+
+    producer_id: int
+    epoch: int
+    batches: int
+    records: int
+    first_offset: int
+    last_offset: int
+    first_timestamp: int
+    last_timestamp: int
+    transactional: bool
+    markers: int
+
+
+@dataclass
 class Timeline:
     buckets: list[Bucket] = field(default_factory=list)
     #: Batches per bucket now (doubles at each fold).
@@ -92,6 +111,9 @@ class Timeline:
     #: Offsets skipped between consecutive batches (compaction, or a gap), and how many such jumps.
     offset_jumps: int = 0
     offsets_skipped: int = 0
+    producers: dict[int, ProducerActivity] = field(default_factory=dict)
+    #: Producer ids seen beyond :data:`MAX_PRODUCERS` (their batches not followed).
+    producers_over: int = 0
     _epoch: int | None = None
     _last_offset: int | None = None
     _last_timestamp: int = -1
@@ -140,6 +162,9 @@ class Timeline:
                 self.silences.append(gap)
                 self.silences.sort(key=lambda g: -g.duration)
                 del self.silences[MAX_SILENCES:]
+        pid = batch.producer_id
+        if pid >= 0:
+            self._producer(batch, pid, records, ts)
         self._last_offset = last
         if ts >= 0:
             self._last_timestamp = ts
@@ -150,6 +175,27 @@ class Timeline:
         self.buckets.append(Bucket(base, last, ts, ts, 1, records, size, size))
         if len(self.buckets) > MAX_BUCKETS:
             self._fold()
+
+    def _producer(self, batch: RecordBatch, pid: int, records: int, ts: int) -> None:
+        p = self.producers.get(pid)
+        if p is None:
+            if len(self.producers) >= MAX_PRODUCERS:
+                self.producers_over += 1
+                return
+            p = self.producers[pid] = ProducerActivity(
+                pid, batch.producer_epoch, 0, 0, batch.base_offset, batch.last_offset, ts, ts, False, 0
+            )
+        p.epoch = batch.producer_epoch
+        p.last_offset = batch.last_offset
+        if ts >= 0:
+            p.first_timestamp = ts if p.first_timestamp < 0 else min(p.first_timestamp, ts)
+            p.last_timestamp = max(p.last_timestamp, ts)
+        if batch.is_control_batch:
+            p.markers += 1
+            return
+        p.batches += 1
+        p.records += records
+        p.transactional = p.transactional or batch.is_transactional
 
     def _fold(self) -> None:
         folded = []

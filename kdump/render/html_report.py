@@ -627,6 +627,7 @@ def _partition_section(r: PartitionReport, row: _Row) -> str:
     out.append(_batch_chart(r, row))
     out.append(_segments_chart(r, row))
     out.append(_txn_chart(r, row))
+    out.append(_producers_chart(r, row))
     out.append(_partition_tables(r))
     out.append(_json_script(incident.partition_object(r), "reportPartition"))
     out.append("</section>\n")
@@ -1009,8 +1010,65 @@ def _txn_chart(r: PartitionReport, row: _Row) -> str:
     return c.svg() if c.marks else ""
 
 
+def _busiest_producers(r: PartitionReport) -> list[Any]:
+    return sorted(r.timeline.producers.values(), key=lambda p: (-p.records, p.producer_id))[:MAX_ROWS]
+
+
+def _producers_chart(r: PartitionReport, row: _Row) -> str:
+    shown = [p for p in _busiest_producers(r) if p.first_timestamp >= 0]
+    span = _time_range(r)
+    if not shown or span is None:
+        return ""
+    lo, hi = span
+    n = len(shown)
+    c = Chart(
+        "producers: first to last batch of each producer id (the busiest)",
+        lo,
+        hi,
+        0,
+        n,
+        time_x=True,
+        x_label="UTC",
+        y_ticks=False,
+        height=70 + 22 * n,
+        left=160,
+        chart_id=f"chart-producers-{row.anchor}",
+    )
+    for i, p in enumerate(shown):
+        y = n - i - 0.5
+        c.bar(
+            p.first_timestamp,
+            max(p.last_timestamp, p.first_timestamp),
+            y - 0.3,
+            y + 0.3,
+            "txn-producer" if p.transactional else "producer",
+            f"producer {p.producer_id} epoch {p.epoch}: {p.records:,} records in {p.batches:,} batches, offsets "
+            f"{p.first_offset:,}-{p.last_offset:,}, {iso(p.first_timestamp)} to {iso(p.last_timestamp)}"
+            + (f", transactional, {p.markers} markers" if p.transactional or p.markers else ""),
+        )
+        c.row_label(y, f"producer {p.producer_id}")
+    return c.svg()
+
+
 def _partition_tables(r: PartitionReport) -> str:
     out = []
+    producers = _busiest_producers(r)
+    if producers:
+        t = r.timeline
+        out.append(
+            "<h4>Producers</h4><table><tr><th>producer id</th><th>epoch</th><th>records</th><th>batches</th>"
+            "<th>offsets</th><th>first batch</th><th>last batch</th><th>transactional</th><th>markers</th></tr>"
+        )
+        out.extend(
+            f"<tr><td>{p.producer_id}</td><td>{p.epoch}</td><td>{p.records:,}</td><td>{p.batches:,}</td>"
+            f"<td>{p.first_offset:,}-{p.last_offset:,}</td><td>{iso(p.first_timestamp)}</td>"
+            f"<td>{iso(p.last_timestamp)}</td><td>{'yes' if p.transactional else 'no'}</td><td>{p.markers}</td></tr>"
+            for p in producers
+        )
+        out.append("</table>")
+        hidden = len(t.producers) - len(producers) + t.producers_over
+        if hidden:
+            out.append(f"<p class=note>{hidden:,} more producer ids not listed.</p>")
     txn = r.txn
     if txn is not None:
         out.append(
@@ -1165,6 +1223,7 @@ svg .committed { fill: #84adff; } svg .lag { fill: #fdb022; }
 svg .seg0 { fill: #d0d5dd; } svg .seg1 { fill: #98a2b3; } svg .gone { fill: #eaecf0; } svg .live { fill: #a6f4c5; }
 svg .ep0 { fill: #d6bbfb; } svg .ep1 { fill: #b692f6; } svg .ep2 { fill: #e9d7fe; } svg .ep3 { fill: #9e77ed; } svg .epx { fill: #eaecf0; }
 svg .checkpoint { fill: #53389e; } svg .in-bar { fill: #1d2939; font-size: 10px; }
+svg .producer { fill: #84adff; } svg .txn-producer { fill: #fdb022; }
 svg .aborted { fill: #f97066; } svg .open { fill: #fdb022; } svg .hanging { fill: #912018; }
 .legend { color: var(--muted); font-size: 12px; margin: 0 0 8px; } .legend .k { display: inline-block; width: 14px; height: 10px; margin: 0 4px 0 10px; vertical-align: middle; }
 .legend .offsets { background: var(--blue); } .legend .segment { border-left: 2px dashed #98a2b3; }

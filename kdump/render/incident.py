@@ -89,6 +89,22 @@ def partition_object(r: PartitionReport) -> dict[str, Any]:
             }
             for g in t.silences
         ],
+        producers=[
+            {
+                "producerId": x.producer_id,
+                "producerEpoch": x.epoch,
+                "batches": x.batches,
+                "records": x.records,
+                "firstOffset": x.first_offset,
+                "lastOffset": x.last_offset,
+                "firstTimestamp": x.first_timestamp,
+                "lastTimestamp": x.last_timestamp,
+                "transactional": x.transactional,
+                "markers": x.markers,
+            }
+            for x in sorted(t.producers.values(), key=lambda x: x.producer_id)
+        ],
+        producersNotFollowed=t.producers_over,
         problemKinds=dict(sorted(r.kinds.items())),
         findings=[_finding(f) for f in r.findings],
         txn=None if r.txn is None else head("txnPartition", **txn_render.partition_object(r.txn)),
