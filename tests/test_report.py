@@ -306,6 +306,22 @@ def test_many_batches_fold_into_bounded_buckets() -> None:
     assert all(a.last_offset + 1 == b.first_offset for a, b in zip(t.buckets, t.buckets[1:], strict=False))
 
 
+def test_names_from_disk_stay_text(tmp_path: Path) -> None:
+    """A topic named with markup and a control character: shown as text (escaped as kdump's own text escapes
+    it), never markup; the JSON keeps the exact name."""
+    name = "x<img src=y>\x1b]0;t\x07"
+    shutil.copytree(BROKER / "txn-0", tmp_path / f"{name}-0")
+    page = tmp_path / "page.html"
+    code, _ = _cli("report", "-o", str(page), str(tmp_path))
+    parsed = _page(page)
+    text = page.read_text(encoding="utf-8")
+    assert parsed.fetching == [] and "img" not in parsed.tags
+    assert "\x1b" not in text and "\x07" not in text
+    assert "x&lt;img src=y&gt;\\x1b]0;t\\x07-0" in text
+    [unit] = [o for o in parsed.data if o["type"] == "reportPartition"]
+    assert unit["topic"] == name
+
+
 def test_usage() -> None:
     code, out = _cli("report", str(BROKER))
     assert code == 2

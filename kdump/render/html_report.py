@@ -14,7 +14,6 @@ import json
 import os
 import tempfile
 from dataclasses import dataclass, field
-from html import escape
 from typing import IO, Any
 
 from kdump import __version__
@@ -22,7 +21,7 @@ from kdump.facts.incident import CoordinatorReport, GroupsReport, Overview, Part
 from kdump.facts.output import Output
 from kdump.render import incident
 from kdump.render.log_summary import human_size
-from kdump.render.svg import Chart, iso, short_number
+from kdump.render.svg import Chart, escape, iso, short_number
 from kdump.render.tables import duration
 
 #: Partitions drawn in full by default (the others are rows of the tables): a page stays quick to open.

@@ -9,7 +9,16 @@ from __future__ import annotations
 
 import math
 from datetime import UTC, datetime
-from html import escape
+from html import escape as _html_escape
+
+from kdump.render.safe_text import safe_text
+
+
+def escape(text: str) -> str:
+    """Text for the page: control characters of names from disk escaped as kdump's own text escapes them
+    (:func:`kdump.render.safe_text.safe_text`: ``\\x1b``, ``\\n``), then HTML's special characters."""
+    return _html_escape(safe_text(text))
+
 
 WIDTH = 960
 
