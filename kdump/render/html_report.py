@@ -955,8 +955,7 @@ def _txn_chart(r: PartitionReport, row: _Row) -> str:
         hi = max(hi, reference)
     n = len(producers)
     c = Chart(
-        "transactions by producer: aborted (red; .txnindex ranges, times read off the timeline), open (orange), "
-        "hanging (dark red)",
+        "transactions by producer: aborted (red), open (orange), hanging (dark red)",
         lo,
         hi,
         0,
@@ -1006,7 +1005,13 @@ def _txn_chart(r: PartitionReport, row: _Row) -> str:
             "now",
             f"reference time {iso(reference)} ({'--now' if txn.now is not None else 'newest record'})",
         )
-    return c.svg() if c.marks else ""
+    if not c.marks:
+        return ""
+    return c.svg() + (
+        '<p class="legend">Aborted ranges are the .txnindex entries (offsets), placed in time by the timeline; '
+        "an open transaction runs from its first batch to the reference time "
+        f"({'--now' if txn.now is not None else 'the newest record'}).</p>"
+    )
 
 
 def _busiest_producers(r: PartitionReport) -> list[Any]:

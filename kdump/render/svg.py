@@ -174,7 +174,9 @@ class Chart:
     ) -> None:
         """A rectangle from (xa, ya) to (xb, yb) in data units (``back``: behind the other marks)."""
         x = self.clamp_x(min(xa, xb))
-        w = max(self.clamp_x(max(xa, xb)) - x, 1.0)
+        w = self.clamp_x(max(xa, xb)) - x
+        if w < 3.0:  # a bar of a moment stays visible: 3 pixels, inside the plot
+            x, w = min(x, self.width - self.right - 3.0), 3.0
         top = min(self.y(ya), self.y(yb))
         h = max(abs(self.y(ya) - self.y(yb)), 1.0)
         el = (
