@@ -322,6 +322,19 @@ def test_names_from_disk_stay_text(tmp_path: Path) -> None:
     assert unit["topic"] == name
 
 
+def test_several_log_directories(tmp_path: Path) -> None:
+    """Copies of the same partitions in two log directories (two brokers' disks): each row says which."""
+    for copy in ("broker1", "broker2"):
+        shutil.copytree(BROKER, tmp_path / copy)
+    page = tmp_path / "page.html"
+    _cli("report", "-o", str(page), str(tmp_path / "broker1"), str(tmp_path / "broker2"))
+    text = page.read_text(encoding="utf-8")
+    assert "txn-0 (broker1)" in text and "txn-0 (broker2)" in text
+    parsed = _page(page)
+    [overview] = [o for o in parsed.data if o["type"] == "reportOverview"]
+    assert len(overview["logDirs"]) == 2
+
+
 def test_usage() -> None:
     code, out = _cli("report", str(BROKER))
     assert code == 2

@@ -141,9 +141,10 @@ class ReportCommand:
             report = self._partition(d, findings, checkpoints)
             s = report.summary
             if s.topic is not None and s.partition is not None:
-                ends[(s.topic, s.partition)] = (
-                    s.high_watermark if s.high_watermark is not None else s.log_end_offset
-                )
+                end = s.high_watermark if s.high_watermark is not None else s.log_end_offset
+                if end is not None:  # copies of a partition on several brokers: the furthest (the leader's)
+                    key = (s.topic, s.partition)
+                    ends[key] = max(end, ends.get(key) or end)
             if s.unreadable or any(names_unreadable(p) for p in report.problems):
                 self.status = ExitStatus.PROBLEMS
             if report.txn is not None and report.txn.hanging:

@@ -80,8 +80,8 @@ class PartitionReport:
 class GroupLag:
     """A group's committed offset of one partition against that partition's end in the data directory:
     ``log_end_offset`` is what ``kafka-consumer-groups.sh`` calls LOG-END-OFFSET (ListOffsets' latest: the high
-    watermark, else the log end offset when no checkpoint has it), None when the data directory does not hold
-    the partition."""
+    watermark, else the log end offset when no checkpoint has it; the largest of the copies when several log
+    directories hold the partition), None when none holds it."""
 
     topic: str
     partition: int

@@ -68,12 +68,16 @@ class _Row:
     dirty_ratio: float | None
     unreadable: bool
     kinds: dict[str, int]
+    #: The log directory's name, shown beside the partition's when the report covers several.
+    log_dir_label: str = ""
 
     @property
     def name(self) -> str:
         if self.topic is None:
-            return os.path.basename(os.path.normpath(self.directory))
-        return f"{self.topic}-{self.partition}"
+            name = os.path.basename(os.path.normpath(self.directory))
+        else:
+            name = f"{self.topic}-{self.partition}"
+        return f"{name} ({self.log_dir_label})" if self.log_dir_label else name
 
 
 @dataclass
@@ -130,6 +134,10 @@ class HtmlSink:
         self.unreadables.append((path, message))
 
     def end(self) -> None:
+        parents = {os.path.dirname(os.path.abspath(r.directory)) for r in self.rows}
+        if len(parents) > 1:  # the same partition in several log directories: say which
+            for r in self.rows:
+                r.log_dir_label = os.path.basename(os.path.dirname(os.path.abspath(r.directory)))
         w = self.out.write
         w(_HEAD.replace("{title}", escape("kdump report: " + ", ".join(self.paths))))
         w(self._header())
@@ -320,8 +328,8 @@ class HtmlSink:
         else:
             out.append("<p>Everything found was checked.</p>")
         out.append(
-            "<p class=note>Not in this report: record contents (compression ratios, keys of topics that are not "
-            "compacted), the metadata log's leader changes and snapshots beyond retention's view.</p>"
+            "<p class=note>Not in this report: record contents (compression ratios; keys are counted for compacted "
+            "topics only, by retention's prediction).</p>"
         )
         out.append("</section>\n")
         return "".join(out)
