@@ -202,6 +202,7 @@ DATA_JS = """Array.from(document.querySelectorAll('script.kdump-data')).map(s =>
 
 def main(argv: list[str]) -> int:
     page, out = os.path.abspath(argv[0]), argv[1] if len(argv) > 1 else "."
+    os.makedirs(out, exist_ok=True)
     with Browser() as b:
         b.open("file://" + page)
         charts = b.evaluate(CHARTS_JS)

@@ -362,7 +362,8 @@ class HtmlSink:
             out.append(
                 f'<details id="t-{_slug(t.name)}"{" open" if not t.internal and len(t.rows) <= 64 else ""}>'
                 f"<summary>{escape(t.name)}: {t.partitions:,} partition(s), {human_size(t.size)}</summary>"
-                "<table><tr><th>partition</th><th>segments</th><th>size</th><th>log start</th><th>log end</th>"
+                + _partition_sizes_chart(t)
+                + "<table><tr><th>partition</th><th>segments</th><th>size</th><th>log start</th><th>log end</th>"
                 "<th>high watermark</th><th>records</th><th>oldest</th><th>newest</th><th>open txns</th>"
                 "<th>problems</th><th>retention would delete</th><th>dirty ratio</th></tr>"
             )
@@ -471,13 +472,19 @@ def _finding_html(f: Any) -> str:
 
 
 def _topic_charts(topics: list[Any], now: int | None) -> str:
-    shown = sorted((t for t in topics if t.size), key=lambda t: -t.size)[:MAX_ROWS]
+    holding = [t for t in topics if t.size]
+    shown = sorted(holding, key=lambda t: -t.size)[:MAX_ROWS]
     if not shown:
         return "<p>No partition holds data.</p>"
+    of = (
+        f" (the {len(shown)} largest of {len(holding)}; every topic is in the table below)"
+        if len(shown) < len(holding)
+        else ""
+    )
     out = []
     height = 40 + 18 * len(shown) + 34
     c = Chart(
-        "size on disk by topic",
+        "size on disk by topic" + of,
         0,
         max(t.size for t in shown),
         0,
@@ -508,7 +515,7 @@ def _topic_charts(topics: list[Any], now: int | None) -> str:
             hi = max(hi, now)
         height = 40 + 18 * len(timed) + 34
         c = Chart(
-            "time covered by each topic (batch max-timestamps, oldest to newest)",
+            "time covered by each topic (batch max-timestamps, oldest to newest)" + of,
             lo,
             hi,
             0,
@@ -537,6 +544,35 @@ def _topic_charts(topics: list[Any], now: int | None) -> str:
             c.vline(now, "now", f"now (the report's reference time) {iso(now)}", "now")
         out.append(c.svg())
     return "".join(out)
+
+
+def _partition_sizes_chart(t: Any) -> str:
+    """A topic's partitions side by side (size, records on hover): skew at a glance, however many."""
+    rows = [r for r in t.rows if r.partition is not None]
+    if len(rows) < 2 or not any(r.size for r in rows):
+        return ""
+    numbers = sorted({r.partition for r in rows})
+    c = Chart(
+        f"{t.name}: size of each partition",
+        numbers[0] - 0.5,
+        numbers[-1] + 0.5,
+        0,
+        max(r.size for r in rows) * 1.1,
+        height=150,
+        x_label="partition",
+        y_label="bytes",
+        chart_id=f"chart-partitions-{_slug(t.name)}",
+    )
+    for r in rows:
+        c.bar(
+            r.partition - 0.4,
+            r.partition + 0.4,
+            0,
+            r.size,
+            "problem" if r.problems else "size",
+            f"{r.name}: {human_size(r.size)}, {r.records:,} records, {r.problems} problem(s)",
+        )
+    return c.svg()
 
 
 def _kinds_chart(kinds: dict[str, int]) -> str:
