@@ -82,23 +82,6 @@ class UnreadableFileError(KdumpError):
     command is a problem naming it and status 1 (see ``man kdump``, UNREADABLE FILES AND DIRECTORIES)."""
 
 
-def problem_text(error: KdumpError | OSError, path: str | None = None) -> str:
-    """A problem sentence of the forensic commands (``txn``, ``retention``, ``diff``): the error's
-    ``describe()``, but for a file that cannot be read always ``<path>: cannot read it: <reason>``, the words
-    :func:`names_unreadable` knows (the one rule: named, and status 1)."""
-    if isinstance(error, UnreadableFileError):
-        return f"{error.path}: cannot read it: {error.message}"
-    if isinstance(error, OSError):
-        return f"{error.filename or path}: cannot read it: {error.strerror or error}"
-    return error.describe()
-
-
-def names_unreadable(problem: str) -> bool:
-    """Whether a problem sentence says a file or directory could not be read (:func:`problem_text`, and the
-    walk's ``cannot read the directory``)."""
-    return ": cannot read it: " in problem or ": cannot read the directory: " in problem
-
-
 class CorruptIndexError(KdumpError):
     """An index failed Kafka's sanity check (Kafka: CorruptIndexException)."""
 

@@ -83,6 +83,16 @@ def test_unclean_election(tmp_path):
     # A follows B (new epoch 2 from B's 13): asks epoch 0, B answers (0, 10): A drops 10-14.
     # B follows A (new epoch 2 from A's 15): asks epoch 1, A answers (0, 15); B's own end of epoch 0 is 10.
     assert trunc == {(0, 1): (10, 5), (1, 0): (10, 3)}
+    # the protocol's exchange, as the comment above reasons it out by hand
+    steps = {(t["follower"], t["leader"]): t["steps"] for t in p["truncations"]}
+    assert steps[(0, 1)] == [
+        "leader elected at epoch 2 from offset 13",
+        "OffsetsForLeaderEpoch(0) -> epoch 0, end offset 10",
+    ]
+    assert steps[(1, 0)][:2] == [
+        "leader elected at epoch 2 from offset 15",
+        "OffsetsForLeaderEpoch(1) -> epoch 0, end offset 15",
+    ]
 
     code, text = run("diff", str(a), str(b))
     assert code == 1 and "t-0: 2 copies DIVERGED" in text

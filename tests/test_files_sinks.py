@@ -12,7 +12,7 @@ from typing import Any
 
 from kdump.analysis.record_filter import RecordFilter
 from kdump.commands.files import DumpLogSegments
-from kdump.facts.files import DumpOptions, Findings, JavaFile, MessageParser
+from kdump.facts.files import DumpOptions, FileHeader, Findings, JavaFile, MessageParser
 from kdump.render.decoders import message_parser
 from tests.corpus import FIXTURE_CORPUS
 
@@ -46,8 +46,8 @@ class RecordingSink:
     def dumping(self, file: JavaFile, *, held: bool = False) -> None:
         self.facts.append(("dumping", file.name, held))
 
-    def header(self, file: JavaFile, kind: str, **values: Any) -> None:
-        self.facts.append(("header", kind, values))
+    def header(self, file: JavaFile, header: FileHeader) -> None:
+        self.facts.append(("header", header))
 
     def failed(self) -> None:
         self.facts.append(("failed",))
@@ -88,7 +88,7 @@ def test_a_recording_sink_gets_the_batches_records_and_gaps_kafka_shows() -> Non
     sink = _run(DumpOptions(files=[str(SEGMENT)], deep_iteration=True))
     assert sink.facts[:2] == [
         ("dumping", SEGMENT.name, False),
-        ("header", "log", {"logStartingOffset": 0}),
+        ("header", FileHeader("log", log_starting_offset=0)),
     ]
     got = [(f[1], f[2], f[3]) for f in sink.facts if f[0] == "batch"]
     assert got == _kafka_batches()

@@ -25,7 +25,8 @@ import heapq
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from kdump.errors import KdumpError, problem_text
+from kdump.errors import KdumpError
+from kdump.problem import Problem, problem_of
 from kdump.storage import naming
 from kdump.storage.control_record import ControlRecordType, parse_type_id
 from kdump.storage.file_records import RecordBatch
@@ -59,22 +60,22 @@ class TransactionState:
 
     ``aborted``: every aborted transaction of the partition's ``.txnindex`` files, by first offset.
     ``last_stable_offset``: the first offset of the earliest open transaction, or None when none is open (a
-    consumer then reads to the end of the log).  ``problems``: files that could not be (fully) read, as text.
+    consumer then reads to the end of the log).  ``problems``: files that could not be (fully) read.
     """
 
     aborted: tuple[AbortedTxn, ...]
     last_stable_offset: int | None
-    problems: tuple[str, ...] = field(default=())
+    problems: tuple[Problem, ...] = field(default=())
 
 
-def read_aborted_txns(log: LocalLog) -> tuple[list[AbortedTxn], list[str]]:
+def read_aborted_txns(log: LocalLog) -> tuple[list[AbortedTxn], list[Problem]]:
     """Every entry of every ``.txnindex`` of ``log``, sorted by first offset, and the problems met.
 
     A partial last entry is ignored (as Kafka does); an entry with an unknown version stops that file (Kafka
     fails there) and is reported.
     """
     found: list[AbortedTxn] = []
-    problems: list[str] = []
+    problems: list[Problem] = []
     for segment in log.segments:
         if not segment.has(naming.TXN_INDEX_FILE_SUFFIX):
             continue
@@ -83,7 +84,7 @@ def read_aborted_txns(log: LocalLog) -> tuple[list[AbortedTxn], list[str]]:
             for entry in index:
                 found.append(entry)
         except (OSError, KdumpError) as e:
-            problems.append(f"{segment.txn_index_path}: {getattr(e, 'message', None) or e}")
+            problems.append(problem_of(e, segment.txn_index_path))
     found.sort(key=lambda t: (t.first_offset, t.last_offset))
     return found, problems
 
@@ -169,7 +170,7 @@ class TransactionTracker:
         return sorted(self.ongoing.values(), key=lambda t: t.first_offset)
 
 
-def ongoing_transactions(log: LocalLog) -> tuple[list[OngoingTransaction], list[str]]:
+def ongoing_transactions(log: LocalLog) -> tuple[list[OngoingTransaction], list[Problem]]:
     """The transactions still open at the end of ``log`` (by first offset), and the problems met.
 
     Starts from the latest producer snapshot that reads cleanly (its ``currentTxnFirstOffset`` entries), then
@@ -179,14 +180,14 @@ def ongoing_transactions(log: LocalLog) -> tuple[list[OngoingTransaction], list[
     its one header pass (the transactions left open in the files on disk): the two differ only where retention
     deleted a transaction's start or a snapshot disagrees with the batches after it.
     """
-    problems: list[str] = []
+    problems: list[Problem] = []
     tracker = TransactionTracker()
     replay_from = 0
     for offset, path in reversed(log.producer_snapshots):
         try:
             snapshot = read_producer_snapshot(path)
         except (OSError, KdumpError) as e:
-            problems.append(f"{path}: {getattr(e, 'message', None) or e}")
+            problems.append(problem_of(e, path))
             continue
         tracker.load_snapshot(snapshot)
         replay_from = offset
@@ -201,11 +202,11 @@ def ongoing_transactions(log: LocalLog) -> tuple[list[OngoingTransaction], list[
                     if batch.last_offset >= replay_from:
                         tracker.append(batch)
         except KdumpError as e:
-            problems.append(problem_text(e))
+            problems.append(problem_of(e))
     return tracker.transactions(), problems
 
 
-def open_transactions(log: LocalLog) -> tuple[dict[int, int], list[str]]:
+def open_transactions(log: LocalLog) -> tuple[dict[int, int], list[Problem]]:
     """Producer id -> first offset of each transaction still open at the end of ``log``, and the problems met
     (see :func:`ongoing_transactions`)."""
     ongoing, problems = ongoing_transactions(log)

@@ -148,7 +148,6 @@ def verify_segment(
     zero-filled index tail is a running broker's preallocation: noted in ``notes``, not a problem."""
     result = SegmentVerification(segment)
     problems = result.problems
-    has_log = segment.has(naming.LOG_FILE_SUFFIX)
     index_suffixes = [
         s
         for s in (naming.INDEX_FILE_SUFFIX, naming.TIME_INDEX_FILE_SUFFIX, naming.TXN_INDEX_FILE_SUFFIX)
@@ -159,17 +158,44 @@ def verify_segment(
     time_index = _load(segment, naming.TIME_INDEX_FILE_SUFFIX, problems)
     if segment.has(naming.TXN_INDEX_FILE_SUFFIX):
         result.entries += _check_txn_index(segment, problems)
-    if not has_log:
-        for suffix in index_suffixes:
-            problems.append(
-                IndexProblem(
-                    segment.path(suffix),
-                    "orphaned-index",
-                    f"no {naming.offset_to_filename(segment.base_offset)} beside it (a broker deletes index files "
-                    "without a log segment on start-up)",
-                )
-            )
+    if not segment.has(naming.LOG_FILE_SUFFIX):
+        _report_orphans(segment, index_suffixes, problems)
         return result
+    _report_missing_indexes(segment, problems)
+    checks: list[_Checker] = []
+    if isinstance(offset_index, OffsetIndex):
+        checks.append(offset_checker := _OffsetIndexChecker(offset_index, problems))
+        result.entries += len(offset_checker.pending)  # the written entries (a zero tail is reported)
+    if isinstance(time_index, TimeIndex):
+        checks.append(time_checker := _TimeIndexChecker(time_index, problems, result.time_index_rules))
+        result.entries += len(time_checker.pending)
+    if active and _preallocated(offset_index, time_index):
+        _note_preallocation(result)
+    walked = _walk_log(segment, checks, result, progress, visit)
+    if walked is None:
+        return result
+    valid, end_offset = walked
+    result.log_bytes = valid
+    for check in checks:
+        check.finish(valid, end_offset)
+    if progress is not None:
+        progress(valid)
+    return result
+
+
+def _report_orphans(segment: LogSegment, index_suffixes: list[str], problems: list[IndexProblem]) -> None:
+    for suffix in index_suffixes:
+        problems.append(
+            IndexProblem(
+                segment.path(suffix),
+                "orphaned-index",
+                f"no {naming.offset_to_filename(segment.base_offset)} beside it (a broker deletes index files "
+                "without a log segment on start-up)",
+            )
+        )
+
+
+def _report_missing_indexes(segment: LogSegment, problems: list[IndexProblem]) -> None:
     for suffix in (naming.INDEX_FILE_SUFFIX, naming.TIME_INDEX_FILE_SUFFIX):
         if not segment.has(suffix):
             problems.append(
@@ -181,16 +207,18 @@ def verify_segment(
                 )
             )
 
-    checks: list[_Checker] = []
-    if isinstance(offset_index, OffsetIndex):
-        checks.append(offset_checker := _OffsetIndexChecker(offset_index, problems))
-        result.entries += len(offset_checker.pending)  # the written entries (a zero tail is reported)
-    if isinstance(time_index, TimeIndex):
-        checks.append(time_checker := _TimeIndexChecker(time_index, problems, result.time_index_rules))
-        result.entries += len(time_checker.pending)
-    if active and _preallocated(offset_index, time_index):
-        _note_preallocation(result)
 
+def _walk_log(
+    segment: LogSegment,
+    checks: list[_Checker],
+    result: SegmentVerification,
+    progress: Callable[[int], None] | None,
+    visit: Callable[[RecordBatch], None] | None,
+) -> tuple[int, int | None] | None:
+    """The log's one pass: every batch to every check (and to ``visit``); a torn tail or a batch that cannot
+    be read is a problem of the log.  Returns the valid bytes and the last offset read, or None when the log
+    cannot be read at all (its indexes are then not compared with it)."""
+    problems = result.problems
     last: _Batch | None = None
     try:
         with segment.open_log() as records:
@@ -234,17 +262,11 @@ def verify_segment(
             )
         )
         result.unreadable_log = True
-        return result
+        return None
     except KdumpError as e:
         valid = 0 if last is None else last.position + last.size
         problems.append(IndexProblem(segment.log_path, "log", e.message, position=e.position))
-    result.log_bytes = valid
-    end_offset = None if last is None else last.last_offset
-    for check in checks:
-        check.finish(valid, end_offset)
-    if progress is not None:
-        progress(valid)
-    return result
+    return valid, None if last is None else last.last_offset
 
 
 def _load(segment: LogSegment, suffix: str, problems: list[IndexProblem]) -> OffsetIndex | TimeIndex | None:

@@ -13,9 +13,11 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from kdump import problem as pk
 from kdump.analysis.consumer_view import OngoingTransaction, TransactionTracker
 from kdump.analysis.timeline import Timeline
-from kdump.errors import KdumpError, UnreadableFileError, problem_text
+from kdump.errors import KdumpError, UnreadableFileError
+from kdump.problem import Problem, problem, problem_of
 from kdump.storage import naming
 from kdump.storage.local_log import LocalLog
 from kdump.storage.offset_checkpoint import CheckpointOffsets, read_offset_checkpoint
@@ -60,13 +62,13 @@ class PartitionSummary:
     #: the latest producer snapshot as a broker (and ``kdump txn``) does; a transaction whose start retention
     #: deleted is not seen here.
     open_transactions: list[OngoingTransaction] = field(default_factory=list)
-    anomalies: list[str] = field(default_factory=list)
+    anomalies: list[Problem] = field(default_factory=list)
     #: Files and directories of the partition that could not be read (also among the anomalies).
     unreadable: list[str] = field(default_factory=list)
 
 
 def read_log_dir_checkpoints(
-    log_dir: str, anomalies: list[str] | None = None
+    log_dir: str, anomalies: list[Problem] | None = None
 ) -> dict[str, CheckpointOffsets]:
     """``{file name: {(topic, partition): offset}}`` for the offset checkpoints present in ``log_dir``.  A file
     that cannot be read is left out and, when ``anomalies`` is given, reported there."""
@@ -77,12 +79,9 @@ def read_log_dir_checkpoints(
             continue
         try:
             found[name] = read_offset_checkpoint(path).offsets()
-        except (UnreadableFileError, OSError) as e:
+        except (KdumpError, OSError) as e:
             if anomalies is not None:
-                anomalies.append(problem_text(e, path))
-        except KdumpError as e:
-            if anomalies is not None:
-                anomalies.append(f"unreadable {name}: {e}")
+                anomalies.append(problem_of(e, path))
     return found
 
 
@@ -100,7 +99,7 @@ def summarize_partition(
         log = LocalLog.scan(directory)
     except OSError as e:
         s = PartitionSummary(directory, None, None)
-        s.anomalies.append(f"cannot read the directory: {walk_error(e)}")
+        s.anomalies.append(problem(pk.UNREADABLE_DIRECTORY, reason=walk_error(e)))
         s.unreadable.append(directory)
         return s
     s = PartitionSummary(directory, log.topic, log.partition)
@@ -115,12 +114,14 @@ def summarize_partition(
             if value is not None:
                 setattr(s, attribute, value)
         if log.name.kind is not None:
-            anomalies.append(f"directory marked {log.name.kind} ({os.path.basename(directory)})")
+            anomalies.append(
+                problem(pk.MARKED_DIRECTORY, marker=log.name.kind, name=os.path.basename(directory))
+            )
     else:
-        anomalies.append("directory name is not <topic>-<partition>")
+        anomalies.append(problem(pk.NOT_A_PARTITION_NAME))
 
     for path in log.transient_files:
-        anomalies.append(f"left-over file {os.path.basename(path)}")
+        anomalies.append(problem(pk.LEFT_OVER_FILE, name=os.path.basename(path)))
     codecs: set[str] = set()
     producers: set[int] = set()
     transactions = TransactionTracker()
@@ -128,12 +129,13 @@ def summarize_partition(
     for segment in log.segments:
         name = naming.offset_to_filename(segment.base_offset, "")
         if not segment.has(naming.LOG_FILE_SUFFIX):
-            kinds = ", ".join(sorted(segment.files))
-            anomalies.append(f"orphaned index files {name}{{{kinds}}} without a .log")
+            anomalies.append(
+                problem(pk.ORPHANED_INDEXES, segment=name, suffixes=tuple(sorted(segment.files)))
+            )
             continue
         missing = [x for x in (naming.INDEX_FILE_SUFFIX, naming.TIME_INDEX_FILE_SUFFIX) if not segment.has(x)]
         if missing:
-            anomalies.append(f"segment {name} has no {' or '.join(missing)}")
+            anomalies.append(problem(pk.MISSING_INDEX, segment=name, missing=tuple(missing)))
         s.segments += 1
         if s.first_segment_base_offset is None:
             s.first_segment_base_offset = segment.base_offset
@@ -145,8 +147,12 @@ def summarize_partition(
                 s.size_bytes += records.file_size
                 if records.file_size > records.size_in_bytes:
                     anomalies.append(
-                        f"{name}.log: {records.file_size} bytes: only the first {records.size_in_bytes} were read "
-                        "(Kafka's FileRecords view of a segment is int-sized, 2 GiB at most)"
+                        problem(
+                            pk.OVERSIZED_SEGMENT,
+                            f"{name}.log",
+                            size=records.file_size,
+                            read=records.size_in_bytes,
+                        )
                     )
                 valid = 0
                 for batch in records.batches():
@@ -154,12 +160,18 @@ def summarize_partition(
                         first_in_segment = False
                         if batch.base_offset < segment.base_offset:
                             anomalies.append(
-                                f"segment {name} starts with offset {batch.base_offset}, below its name"
+                                problem(pk.SEGMENT_STARTS_BELOW_NAME, segment=name, offset=batch.base_offset)
                             )
                     if previous_last is not None and batch.base_offset <= previous_last:
                         anomalies.append(
-                            f"offset {batch.base_offset} at {name}.log byte {batch.position} does not follow "
-                            f"{previous_last}"
+                            problem(
+                                pk.OFFSET_OUT_OF_ORDER,
+                                f"{name}.log",
+                                batch.position,
+                                segment=name,
+                                offset=batch.base_offset,
+                                previous=previous_last,
+                            )
                         )
                     previous_last = batch.last_offset
                     s.batches += 1
@@ -179,12 +191,12 @@ def summarize_partition(
                     valid = batch.position + batch.size_in_bytes
                 invalid = records.invalid_bytes(valid)
                 if invalid > 0:
-                    anomalies.append(f"{name}.log: {invalid} bytes at byte {valid} are not a whole batch")
+                    anomalies.append(problem(pk.PARTIAL_BATCH, f"{name}.log", valid, bytes=invalid))
         except UnreadableFileError as e:
-            anomalies.append(problem_text(e))
+            anomalies.append(problem_of(e))
             s.unreadable.append(e.path or name)
         except KdumpError as e:
-            anomalies.append(f"{name}.log: {e.describe()}")
+            anomalies.append(problem_of(e, f"{name}.log"))
         if progress is not None:
             progress(segment.log_size)
     if timeline is not None:

@@ -416,10 +416,9 @@ def check_partition(
     known not to compact, or with ``gaps``.  ``whole``: False when only some segments were checked (the
     partition-level checks are then skipped)."""
     out = PartitionFacts(log.directory)
-    problems, unchecked = out.problems, out.unchecked
     with_log = [s for s in segments if s.has_log]
     if not whole:
-        unchecked.append(
+        out.unchecked.append(
             Unchecked(
                 log.directory,
                 "only some segments were given: the checks across segments and of the "
@@ -427,16 +426,47 @@ def check_partition(
             )
         )
         return out
-    # -- order and gaps across segments, segment names ------------------------------------------------------
+    gap_list = _check_segment_order(log, with_log, out)
+    out.log_end_offset = _log_end_offset(with_log)
+    _judge_gaps(log, with_log, gap_list, policy, gaps, out)
+    if not _log_end_is_known(log, segments, with_log, out):
+        out.log_end_offset = None
+    leo = out.log_end_offset
+    first_offset = next((s.first_offset for s in with_log if s.first_offset is not None), None)
+    _check_producer_snapshots(log, with_log, leo, first_offset, out)
+    _check_txn_indexes(log, with_log, out)
+    _check_log_dir_checkpoints(log, leo, log_dir_checkpoints, log_dir, out)
+    if log.name is not None and log.name.kind == "delete":
+        # LogManager.loadLog loads a directory renamed for deletion only to delete it (addLogToBeDeleted): its
+        # leader-epoch cache, emptied when the partition was deleted, is never used again.
+        out.unchecked.append(
+            Unchecked(
+                log.directory,
+                "pending deletion (a -delete directory: a broker loads it only to delete it): its "
+                "leader-epoch-checkpoint was not compared with the batches",
+            )
+        )
+    else:
+        _check_leader_epochs(log, with_log, leo, _log_start_offset(log, log_dir_checkpoints), out)
+    _check_kraft_snapshots(log, out)
+    return out
+
+
+def _check_segment_order(
+    log: LocalLog, with_log: list[SegmentFacts], out: PartitionFacts
+) -> list[tuple[SegmentFacts, tuple[int, int]]]:
+    """Each segment's first offset after the previous segment's last, each last offset below the next segment's
+    name (problems ``offset-order``, ``segment-name``); returns the offset gaps, inside segments and between
+    them, for :func:`_judge_gaps`."""
     gap_list = [(s, g) for s in with_log for g in s.gaps]
     previous: SegmentFacts | None = None
     for i, s in enumerate(with_log):
         if s.first_offset is None:
             continue
+        path = os.path.join(log.directory, naming.offset_to_filename(s.base_offset))
         if previous is not None and previous.last_offset is not None:
-            path = os.path.join(log.directory, naming.offset_to_filename(s.base_offset))
             if s.first_offset <= previous.last_offset:
-                problems.append(
+                out.problems.append(
                     IndexProblem(
                         path,
                         "offset-order",
@@ -449,75 +479,99 @@ def check_partition(
                 gap_list.append((s, (previous.last_offset + 1, s.first_offset - 1)))
         nxt = next((n for n in with_log[i + 1 :]), None)
         if nxt is not None and s.last_offset is not None and s.last_offset >= nxt.base_offset:
-            problems.append(
+            out.problems.append(
                 IndexProblem(
-                    os.path.join(log.directory, naming.offset_to_filename(s.base_offset)),
+                    path,
                     "segment-name",
                     f"last offset {s.last_offset} is at or beyond the next segment's base offset {nxt.base_offset}",
                     offset=s.last_offset,
                 )
             )
         previous = s
+    return gap_list
+
+
+def _log_end_offset(with_log: list[SegmentFacts]) -> int | None:
+    """One past the last batch's last offset, and never below the last segment's base offset (an empty active
+    segment); None without segments."""
     last_with_batches = next((s for s in reversed(with_log) if s.last_offset is not None), None)
     if last_with_batches is not None and last_with_batches.last_offset is not None:
-        out.log_end_offset = max(last_with_batches.last_offset + 1, with_log[-1].base_offset)
-    elif with_log:
-        out.log_end_offset = with_log[-1].base_offset
+        return max(last_with_batches.last_offset + 1, with_log[-1].base_offset)
+    return with_log[-1].base_offset if with_log else None
+
+
+def _judge_gaps(
+    log: LocalLog,
+    with_log: list[SegmentFacts],
+    gap_list: list[tuple[SegmentFacts, tuple[int, int]]],
+    policy: str | None,
+    gaps: bool,
+    out: PartitionFacts,
+) -> None:
+    """Offset gaps are problems (``offset-gap``) with ``gaps`` or when the topic is known not to compact; else
+    one "not judged" line (compaction leaves gaps)."""
+    if not gap_list:
+        return
     compacted = policy is not None and "compact" in policy or any(s.cleaned for s in with_log)
-    if gap_list:
-        if gaps or (policy is not None and not compacted):
-            for s, (a, b) in gap_list:
-                problems.append(
-                    IndexProblem(
-                        os.path.join(log.directory, naming.offset_to_filename(s.base_offset)),
-                        "offset-gap",
-                        f"offsets {a}..{b} are missing"
-                        + ("" if policy is None else f" (cleanup.policy={policy})"),
-                        offset=a,
-                    )
-                )
-        else:
-            first = ", ".join(f"{a}..{b}" for _, (a, b) in gap_list[:3]) + (
-                ", ..." if len(gap_list) > 3 else ""
-            )
-            why = (
-                f"the topic is compacted (cleanup.policy={policy})"
-                if compacted and policy is not None
-                else "the log cleaner has been here (compaction leaves gaps)"
-                if compacted
-                else "the topic's cleanup.policy is not known (compaction leaves gaps)"
-            )
-            unchecked.append(
-                Unchecked(
-                    log.directory,
-                    f"{len(gap_list)} offset gaps ({first}) not judged: {why}; --gaps reports them",
+    if gaps or (policy is not None and not compacted):
+        for s, (a, b) in gap_list:
+            out.problems.append(
+                IndexProblem(
+                    os.path.join(log.directory, naming.offset_to_filename(s.base_offset)),
+                    "offset-gap",
+                    f"offsets {a}..{b} are missing"
+                    + ("" if policy is None else f" (cleanup.policy={policy})"),
+                    offset=a,
                 )
             )
+        return
+    first = ", ".join(f"{a}..{b}" for _, (a, b) in gap_list[:3]) + (", ..." if len(gap_list) > 3 else "")
+    why = (
+        f"the topic is compacted (cleanup.policy={policy})"
+        if compacted and policy is not None
+        else "the log cleaner has been here (compaction leaves gaps)"
+        if compacted
+        else "the topic's cleanup.policy is not known (compaction leaves gaps)"
+    )
+    out.unchecked.append(
+        Unchecked(
+            log.directory, f"{len(gap_list)} offset gaps ({first}) not judged: {why}; --gaps reports them"
+        )
+    )
+
+
+def _log_end_is_known(
+    log: LocalLog, segments: list[SegmentFacts], with_log: list[SegmentFacts], out: PartitionFacts
+) -> bool:
+    """False, with a "not checked" line, when the last segment has index files but no ``.log`` or a ``.log``
+    could not be read (one problem per unreadable file, said with the segment, not one per check needing it)."""
+    known = True
     orphans = [s.base_offset for s in segments if not s.has_log]
     if orphans and (not with_log or max(orphans) > with_log[-1].base_offset):
-        unchecked.append(
+        out.unchecked.append(
             Unchecked(
                 log.directory,
                 f"the last segment ({naming.offset_to_filename(max(orphans))}) has index files but no .log: the log "
                 "end offset is not known, so checkpoints and epochs were not compared with it",
             )
         )
-        out.log_end_offset = None
+        known = False
     unread = [s for s in segments if s.unreadable_log]
-    if unread:  # one problem per unreadable file (said with the segment), not one per check that needs it
-        unchecked.append(
+    if unread:
+        out.unchecked.append(
             Unchecked(
                 log.directory,
                 f"{len(unread)} .log file(s) could not be read: the log end offset is not known, so checkpoints, "
                 "producer snapshots and epochs were not compared with it",
             )
         )
-        out.log_end_offset = None
-    leo = out.log_end_offset
-    first_offset = next((s.first_offset for s in with_log if s.first_offset is not None), None)
-    _check_producer_snapshots(log, with_log, leo, first_offset, out)
-    _check_txn_indexes(log, with_log, out)
-    _check_log_dir_checkpoints(log, leo, log_dir_checkpoints, log_dir, out)
+        known = False
+    return known
+
+
+def _log_start_offset(log: LocalLog, log_dir_checkpoints: LogDirCheckpoints | None) -> int | None:
+    """The partition's log start offset as far as the files say: ``log-start-offset-checkpoint``; for
+    ``__cluster_metadata``, as late as its earliest snapshot."""
     log_start = None
     if log_dir_checkpoints is not None and log.name is not None:
         log_start = log_dir_checkpoints.get("log-start-offset-checkpoint", {}).get(
@@ -530,20 +584,7 @@ def check_partition(
         # and older batches stay in the segment that spans it.  It may lie anywhere up to the earliest snapshot.
         earliest = min(int(os.path.basename(p)[:20]) for p in log.kraft_snapshots)
         log_start = max(log_start or 0, earliest)
-    if log.name is not None and log.name.kind == "delete":
-        # LogManager.loadLog loads a directory renamed for deletion only to delete it (addLogToBeDeleted): its
-        # leader-epoch cache, emptied when the partition was deleted, is never used again.
-        out.unchecked.append(
-            Unchecked(
-                log.directory,
-                "pending deletion (a -delete directory: a broker loads it only to delete it): its "
-                "leader-epoch-checkpoint was not compared with the batches",
-            )
-        )
-    else:
-        _check_leader_epochs(log, with_log, leo, log_start, out)
-    _check_kraft_snapshots(log, out)
-    return out
+    return log_start
 
 
 def _check_producer_snapshots(

@@ -19,7 +19,7 @@ import os
 from typing import Any
 
 from kdump.analysis.topic_config import read_cluster_config
-from kdump.errors import KdumpError, problem_text
+from kdump.errors import KdumpError
 from kdump.exit_status import ExitStatus
 from kdump.facts.coordinator import (
     CommittedOffset,
@@ -30,6 +30,7 @@ from kdump.facts.coordinator import (
 )
 from kdump.facts.report import ReportSink, hand_over
 from kdump.jdk.collections import java_string_hash
+from kdump.problem import Problem, problem_of
 from kdump.storage.control_record import ControlRecordType, parse_type_id
 from kdump.storage.internal_topics import InternalTopicError, decode_key_value
 from kdump.storage.local_log import LocalLog
@@ -91,21 +92,23 @@ def partition_count(log_dir: str, topic: str, given: int | None = None) -> Parti
     return PartitionCount(DEFAULT_PARTITIONS, "default", found)
 
 
-def _records(directory: str, problems: list[str]) -> Any:
+def _records(directory: str, problems: list[Problem]) -> Any:
     """``(batch, record)`` of every data record of the partition in offset order, and each control batch as
     ``(batch, None)``."""
     log = LocalLog.scan(directory)
     for segment in log.log_segments:
+        position = None
         try:
             with segment.open_log() as records:
                 for batch in records.batches():
+                    position = batch.position
                     if batch.is_control_batch:
                         yield batch, None
                         continue
                     for record in batch.records():
                         yield batch, record
         except KdumpError as e:
-            problems.append(problem_text(e))
+            problems.append(problem_of(e.located(segment.log_path, position)))
 
 
 def _marker(batch: Any) -> ControlRecordType | None:
@@ -120,20 +123,20 @@ def _marker(batch: Any) -> ControlRecordType | None:
 def read_group_state(directory: str, group: str) -> GroupState:
     """The committed offsets and group metadata of ``group`` in the ``__consumer_offsets`` partition
     ``directory``."""
-    problems: list[str] = []
+    problems: list[Problem] = []
     state = _replay_groups(directory, problems, group).get(group) or GroupState(group, directory)
     state.problems = problems
     return state
 
 
-def read_group_states(directory: str, problems: list[str] | None = None) -> list[GroupState]:
+def read_group_states(directory: str, problems: list[Problem] | None = None) -> list[GroupState]:
     """Every group of the ``__consumer_offsets`` partition ``directory`` (``kdump report``), by name: the same
     replay as :func:`read_group_state`, for all groups in one pass."""
-    sink: list[str] = [] if problems is None else problems
+    sink: list[Problem] = [] if problems is None else problems
     return sorted(_replay_groups(directory, sink, None).values(), key=lambda g: g.group)
 
 
-def _replay_groups(directory: str, problems: list[str], wanted: str | None) -> dict[str, GroupState]:
+def _replay_groups(directory: str, problems: list[Problem], wanted: str | None) -> dict[str, GroupState]:
     """The groups of ``directory`` (only ``wanted`` when given) as the coordinator loads them."""
     states: dict[str, GroupState] = {}
     committed: dict[str, dict[tuple[str, int], CommittedOffset | None]] = {}
@@ -198,11 +201,11 @@ def _replay_groups(directory: str, problems: list[str], wanted: str | None) -> d
 
 
 def read_transaction_states(
-    directory: str, problems: list[str] | None = None
+    directory: str, problems: list[Problem] | None = None
 ) -> dict[str, TransactionMetadata]:
     """Transactional id -> its latest state in the ``__transaction_state`` partition ``directory``."""
     found: dict[str, TransactionMetadata] = {}
-    sink: list[str] = [] if problems is None else problems
+    sink: list[Problem] = [] if problems is None else problems
     for _batch, record in _records(directory, sink):
         if record is None:
             continue

@@ -20,11 +20,23 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 
+from kdump import problem as pk
 from kdump.analysis.log_summary import read_log_dir_checkpoints
-from kdump.errors import KdumpError, UnreadableFileError, names_unreadable, problem_text
+from kdump.errors import KdumpError
 from kdump.exit_status import ExitStatus
-from kdump.facts.diff import BatchHeader, Copy, Divergence, PairDiff, PartitionDiff, Truncation
+from kdump.facts import diff as step
+from kdump.facts.diff import (
+    BatchHeader,
+    Copy,
+    Divergence,
+    PairDiff,
+    PartitionDiff,
+    RecordDifference,
+    Truncation,
+    TruncationStep,
+)
 from kdump.facts.report import ReportSink, hand_over
+from kdump.problem import Problem, problem, problem_of
 from kdump.storage import naming
 from kdump.storage.leader_epoch_checkpoint import read_leader_epoch_checkpoint
 from kdump.storage.local_log import LocalLog, find_partition_dirs
@@ -39,7 +51,7 @@ MAX_RECORDS = 5
 
 
 def headers(
-    log: LocalLog, problems: list[str], crc_problems: list[str] | None = None
+    log: LocalLog, problems: list[Problem], crc_problems: list[Problem] | None = None
 ) -> Iterator[BatchHeader]:
     """Every batch's header, in offset order; a batch whose CRC fails is told to ``crc_problems``."""
     if crc_problems is None:
@@ -47,7 +59,7 @@ def headers(
     yield from _headers(log, problems, crc_problems)
 
 
-def _headers(log: LocalLog, errors: list[str], problems: list[str] | None) -> Iterator[BatchHeader]:
+def _headers(log: LocalLog, errors: list[Problem], problems: list[Problem] | None) -> Iterator[BatchHeader]:
     for segment in log.log_segments:
         try:
             with segment.open_log() as records:
@@ -65,13 +77,19 @@ def _headers(log: LocalLog, errors: list[str], problems: list[str] | None) -> It
                     )
                     if not header.valid and problems is not None:
                         problems.append(
-                            f"{segment.log_path}: byte {batch.position}: offsets {batch.base_offset}.."
-                            f"{batch.last_offset}: stored CRC {batch.checksum}, computed "
-                            f"{batch.compute_checksum()} (the batch's bytes were changed)"
+                            problem(
+                                pk.CORRUPT_BATCH,
+                                segment.log_path,
+                                batch.position,
+                                base_offset=batch.base_offset,
+                                last_offset=batch.last_offset,
+                                stored=batch.checksum,
+                                computed=batch.compute_checksum(),
+                            )
                         )
                     yield header
         except KdumpError as e:
-            errors.append(problem_text(e))
+            errors.append(problem_of(e))
 
 
 def read_copy(directory: str) -> Copy:
@@ -84,11 +102,7 @@ def read_copy(directory: str) -> Copy:
                 (e.epoch, e.start_offset) for e in read_leader_epoch_checkpoint(path).entries
             ]
         except (KdumpError, OSError) as e:
-            copy.problems.append(
-                problem_text(e, path)
-                if not isinstance(e, KdumpError) or isinstance(e, UnreadableFileError)
-                else f"{path}: {e.message}"
-            )
+            copy.problems.append(problem_of(e, path))
     log_dir = os.path.dirname(os.path.abspath(directory))
     checkpoints = read_log_dir_checkpoints(log_dir, copy.problems)
     if log.name is not None:
@@ -119,7 +133,7 @@ def _add_range(ranges: list[tuple[int, int]], first: int, last: int) -> None:
         ranges.append((first, last))
 
 
-def compare(a_dir: str, b_dir: str, pair: PairDiff, problems: list[str]) -> None:
+def compare(a_dir: str, b_dir: str, pair: PairDiff, problems: list[Problem]) -> None:
     """Stream both copies' batch headers in offset order and fill ``pair``."""
     ia = headers(LocalLog.scan(a_dir), problems, [])  # read_copy tells each copy's CRC failures
     ib = headers(LocalLog.scan(b_dir), problems, [])
@@ -173,7 +187,7 @@ def _diverge(pair: PairDiff, kind: str, x: BatchHeader, y: BatchHeader) -> None:
     if pair.first_divergence is None:
         d = Divergence(min(x.base_offset, y.base_offset), kind, x, y)
         if kind != "leader epoch":
-            d.detail = _record_diff(x, y)
+            _record_diff(x, y, d)
         pair.first_divergence = d
 
 
@@ -189,37 +203,31 @@ def _records(h: BatchHeader) -> dict[int, tuple[bytes | None, bytes | None]]:
     return found
 
 
-def _record_diff(x: BatchHeader, y: BatchHeader) -> list[str]:
-    """Decode the two batches and name the records that differ (at most :data:`MAX_RECORDS`)."""
+def _record_diff(x: BatchHeader, y: BatchHeader, d: Divergence) -> None:
+    """Decode the two batches and note in ``d`` the records that differ (at most :data:`MAX_RECORDS`)."""
     try:
         ra, rb = _records(x), _records(y)
     except KdumpError as e:
-        return [f"cannot decode: {e.describe()}"]
-    out: list[str] = []
+        d.undecodable = problem_of(e)
+        return
     for offset in sorted(set(ra) | set(rb)):
         a, b = ra.get(offset), rb.get(offset)
         if a == b:
             continue
-        if len(out) == MAX_RECORDS:
-            out.append("...")
-            break
-        out.append(
-            f"offset {offset}: key {_short(a and a[0])!s} / {_short(b and b[0])!s}, value {_size(a)} / {_size(b)}"
+        if len(d.records) == MAX_RECORDS:
+            d.more_records = True
+            return
+        d.records.append(
+            RecordDifference(
+                offset,
+                None if a is None else a[0],
+                None if b is None else b[0],
+                None if a is None or a[1] is None else len(a[1]),
+                None if b is None or b[1] is None else len(b[1]),
+                absent_a=a is None,
+                absent_b=b is None,
+            )
         )
-    return out
-
-
-def _short(data: bytes | None) -> str:
-    if data is None:
-        return "-"
-    text = data[:32].decode("utf-8", "replace")
-    return repr(text + ("..." if len(data) > 32 else ""))
-
-
-def _size(r: tuple[bytes | None, bytes | None] | None) -> str:
-    if r is None:
-        return "absent"
-    return "null" if r[1] is None else f"{len(r[1])} bytes"
 
 
 def end_offset_for(epochs: list[tuple[int, int]], requested: int, log_end_offset: int) -> tuple[int, int]:
@@ -248,14 +256,14 @@ def truncation(follower: Copy, leader: Copy, f: int, l_: int, new_epoch: int) ->
     leo = follower.log_end_offset or 0
     leader_leo = leader.log_end_offset or 0
     leader_epochs = [*leader.epochs, (new_epoch, leader_leo)]
-    steps: list[str] = [f"leader elected at epoch {new_epoch} from offset {leader_leo}"]
+    steps = [TruncationStep(step.ELECTED, new_epoch, leader_leo)]
     for _ in range(100):
         requested = epochs[-1][0] if epochs else UNDEFINED_EPOCH
         le, lo = end_offset_for(leader_epochs, requested, leader_leo)
-        steps.append(f"OffsetsForLeaderEpoch({requested}) -> epoch {le}, end offset {lo}")
+        steps.append(TruncationStep(step.ASKED, le, lo, requested))
         if lo == UNDEFINED_OFFSET:
             target = follower.high_watermark if follower.high_watermark is not None else leo
-            steps.append("undefined: truncate to the high watermark")
+            steps.append(TruncationStep(step.UNDEFINED))
             return Truncation(f, l_, target, max(0, leo - target), steps)
         fe, fo = end_offset_for(epochs, le, leo)
         if fo == UNDEFINED_OFFSET:
@@ -263,7 +271,7 @@ def truncation(follower: Copy, leader: Copy, f: int, l_: int, new_epoch: int) ->
             return Truncation(f, l_, target, max(0, leo - target), steps)
         if fe != le:
             target = min(fo, leo)
-            steps.append(f"follower lacks epoch {le}: truncate to {target} and ask again")
+            steps.append(TruncationStep(step.LACKS_EPOCH, le, target))
             epochs = [(e, o) for e, o in epochs if o < target]
             removed = (follower.log_end_offset or 0) - target
             leo = target
@@ -272,19 +280,17 @@ def truncation(follower: Copy, leader: Copy, f: int, l_: int, new_epoch: int) ->
             continue
         target = min(fo, lo, leo)
         return Truncation(f, l_, target, max(0, (follower.log_end_offset or 0) - target), steps)
-    return Truncation(f, l_, None, 0, steps + ["no answer after 100 rounds"])
+    return Truncation(f, l_, None, 0, [*steps, TruncationStep(step.NO_ANSWER)])
 
 
-def group_copies(
-    paths: list[str], walk_errors: list[tuple[str, str]] | None = None
-) -> list[tuple[str, list[str]]]:
+def group_copies(paths: list[str], walk_errors: list[Problem] | None = None) -> list[tuple[str, list[str]]]:
     """(name, directories) per partition: the paths themselves when each is a partition directory, else the
     partition directories below them matched by name.  Directories the walk cannot read go to
     ``walk_errors`` (path, reason)."""
 
     def unreadable(path: str, error: OSError) -> None:
         if walk_errors is not None:
-            walk_errors.append((path, f"cannot read the directory: {walk_error(error)}"))
+            walk_errors.append(problem(pk.UNREADABLE_DIRECTORY, path, reason=walk_error(error)))
 
     dirs = [list(find_partition_dirs([p], on_error=unreadable)) for p in paths]
     for p, found in zip(paths, dirs, strict=True):
@@ -307,7 +313,7 @@ class DiffCommand:
         if len(paths) < 2:
             raise ValueError("give at least two copies to compare")
         #: Directories the walk could not read, with the reason (reported, and status 1).
-        self.walk_errors: list[tuple[str, str]] = []
+        self.walk_errors: list[Problem] = []
         self.groups = group_copies(paths, self.walk_errors)
         if not self.groups:
             raise ValueError("no partition is present in two of the given directories")
@@ -330,7 +336,7 @@ class DiffCommand:
     def status(self, facts: list[PartitionDiff]) -> ExitStatus:
         """1 when copies differ, or something could not be read (a problem of a copy, a directory of the
         walk)."""
-        problems = any(names_unreadable(x) for p in facts for c in p.copies for x in c.problems)
+        problems = any(x.unreadable for p in facts for c in p.copies for x in c.problems)
         return (
             ExitStatus.PROBLEMS
             if problems or self.walk_errors or any(p.diverged for p in facts)

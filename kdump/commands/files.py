@@ -22,6 +22,7 @@ from kdump.errors import CorruptSnapshotError, KdumpError, UsageError
 from kdump.exit_status import ExitStatus
 from kdump.facts.files import (
     DumpOptions,
+    FileHeader,
     FilesSink,
     Findings,
     JavaFile,
@@ -100,7 +101,7 @@ class DumpLogSegments:
             file, held=self.options.record_filter is not None and file.name.endswith(naming.LOG_FILE_SUFFIX)
         )
         if os.path.isdir(file.path):
-            sink.header(file, "directory")
+            sink.header(file, FileHeader("directory"))
             sink.failed()
             raise KdumpError(
                 "is a directory; give the segment, index or snapshot files in it "
@@ -112,7 +113,7 @@ class DumpLogSegments:
             return
         suffix = naming.suffix_of(file.name)
         if suffix is None:
-            sink.header(file, "unknown")
+            sink.header(file, FileHeader("unknown"))
             raise KdumpError(
                 "the file name has no suffix, so Kafka's tool cannot tell what it is "
                 "(it dies with java.lang.StringIndexOutOfBoundsException)",
@@ -160,9 +161,9 @@ class DumpLogSegments:
             raise e.located(file.path) from None
         opts.check_option("max-bytes")  # DumpLogSegments' arguments of dumpLog, in their order
         if file.name.endswith(naming.LOG_FILE_SUFFIX):
-            sink.header(file, "log", logStartingOffset=naming.offset_from_file(file.path))
+            sink.header(file, FileHeader("log", log_starting_offset=naming.offset_from_file(file.path)))
         elif file.name == naming.BOOTSTRAP_CHECKPOINT:
-            sink.header(file, "bootstrap-snapshot")
+            sink.header(file, FileHeader("bootstrap-snapshot"))
         else:
             try:
                 snapshot_id = naming.parse_snapshot_name(file.name)
@@ -171,7 +172,10 @@ class DumpLogSegments:
                     f"not a KRaft snapshot name <20-digit offset>-<10-digit epoch>.checkpoint ({e.message})",
                     path=file.path,
                 ) from None
-            sink.header(file, "snapshot", snapshotEndOffset=snapshot_id.end_offset, epoch=snapshot_id.epoch)
+            sink.header(
+                file,
+                FileHeader("snapshot", snapshot_end_offset=snapshot_id.end_offset, epoch=snapshot_id.epoch),
+            )
         try:
             with FileRecords(file.path, max_bytes=opts.max_bytes) as records:
                 log = sink.log(file, parser)
@@ -319,7 +323,7 @@ class DumpLogSegments:
         sink = self.sink
         opts.check_option("max-message-size")  # an argument of DumpLogSegments.dumpIndex
         base_offset = naming.offset_from_file(file.path)
-        sink.header(file, "offset-index")
+        sink.header(file, FileHeader("offset-index"))
         with self._open_log(file) as records:
             index = self._open_index(OffsetIndex, file, base_offset)
             if index.entry_count == 0:
@@ -353,7 +357,7 @@ class DumpLogSegments:
         opts = self.options
         sink = self.sink
         base_offset = naming.offset_from_file(file.path)
-        sink.header(file, "time-index")
+        sink.header(file, FileHeader("time-index"))
         with self._open_log(file) as records:
             index = self._open_index(OffsetIndex, self._sibling(file, naming.INDEX_FILE_SUFFIX), base_offset)
             time_index = self._open_index(TimeIndex, file, base_offset)
@@ -409,7 +413,7 @@ class DumpLogSegments:
                 previous = entry.timestamp
 
     def dump_producer_snapshot(self, file: JavaFile) -> None:
-        self.sink.header(file, "producer-snapshot")
+        self.sink.header(file, FileHeader("producer-snapshot"))
         try:
             snapshot = read_producer_snapshot(file.path)
         except CorruptSnapshotError as e:
@@ -421,7 +425,7 @@ class DumpLogSegments:
 
     def dump_txn_index(self, file: JavaFile) -> None:
         index = TransactionIndex(file.path, naming.offset_from_file(file.path))
-        self.sink.header(file, "transaction-index")
+        self.sink.header(file, FileHeader("transaction-index"))
         self.sink.aborted_txns(file, index.aborted_txns())
 
     # -- checkpoint and state files (a kdump addition) -----------------------------------------------------
@@ -433,7 +437,7 @@ class DumpLogSegments:
             parsed = checkpoint.read_checkpoint(file.path)
         except OSError as e:
             raise KdumpError(e.strerror or str(e), path=file.path) from None
-        self.sink.header(file, "state-file", name=file.name)
+        self.sink.header(file, FileHeader("state-file", name=file.name))
         self.sink.state_file(file, parsed)
 
     # -- end of run ------------------------------------------------------------------------------------------

@@ -12,10 +12,11 @@ import os
 from collections.abc import Collection
 
 from kdump.analysis.log_summary import PartitionSummary, read_log_dir_checkpoints, summarize_partition
-from kdump.errors import KdumpError, names_unreadable
+from kdump.errors import KdumpError
 from kdump.exit_status import ExitStatus
 from kdump.facts.ls import LogDir, LsSink
 from kdump.facts.progress import ProgressFactory
+from kdump.problem import UNREADABLE_DIRECTORY, Problem, problem
 from kdump.storage.checkpoint import META_PROPERTIES_FILE
 from kdump.storage.local_log import find_partition_dirs, no_kafka_data
 from kdump.storage.meta_properties import read_meta_properties
@@ -49,7 +50,7 @@ class ListPartitions:
         """``topics``: only these topics; ``exclude_internal``: leave out Kafka's internal topics."""
         self.directories: list[str] = []
         #: Directories the walk could not read (permissions, or deleted meanwhile), with the reason.
-        self.walk_errors: list[tuple[str, str]] = []
+        self.walk_errors: list[Problem] = []
         for path in paths:
             found = list(find_partition_dirs([path], on_error=self._walk_error))
             if not found:
@@ -76,11 +77,11 @@ class ListPartitions:
         self.directories.sort(key=lambda d: (*partition_order(d)[:2], dir_order[_parent(d)]))
 
     def _walk_error(self, path: str, error: OSError) -> None:
-        self.walk_errors.append((path, f"cannot read the directory: {walk_error(error)}"))
+        self.walk_errors.append(problem(UNREADABLE_DIRECTORY, path, reason=walk_error(error)))
 
     def summaries(self, progress: ProgressFactory | None = None) -> list[PartitionSummary]:
         checkpoints: dict[str, dict] = {}
-        anomalies: dict[str, list[str]] = {}
+        anomalies: dict[str, list[Problem]] = {}
         total = 0
         for d in self.directories:
             try:
@@ -116,12 +117,12 @@ class ListPartitions:
         sink.log_dirs(self.log_dirs)
         for summary in summaries:
             sink.partition(summary)
-        for path, message in self.walk_errors:
-            sink.unreadable(path, message)
+        for walk_error_ in self.walk_errors:
+            sink.unreadable(walk_error_)
         sink.end()
         # the one rule for what cannot be read: named (an anomaly, an unreadable line), and status 1
         unreadable = self.walk_errors or any(
-            s.unreadable or any(names_unreadable(a) for a in s.anomalies) for s in summaries
+            s.unreadable or any(a.unreadable for a in s.anomalies) for s in summaries
         )
         return ExitStatus.PROBLEMS if unreadable else ExitStatus.OK
 

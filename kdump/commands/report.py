@@ -24,7 +24,7 @@ from kdump.commands.ls import ListPartitions, is_internal
 from kdump.commands.retention import METADATA_TOPIC, RetentionCommand
 from kdump.commands.txn import TxnCommand
 from kdump.commands.verify import Verify, select
-from kdump.errors import KdumpError, names_unreadable, problem_text
+from kdump.errors import KdumpError
 from kdump.exit_status import ExitStatus
 from kdump.facts.incident import (
     MAX_PROBLEMS_PER_PARTITION,
@@ -40,6 +40,7 @@ from kdump.facts.incident import (
 from kdump.facts.report import ReportSink
 from kdump.facts.verify import Summary
 from kdump.facts.verify_index import RuleNote
+from kdump.problem import Problem, problem_of
 from kdump.storage.leader_epoch_checkpoint import read_leader_epoch_checkpoint
 from kdump.storage.naming import (
     BOOTSTRAP_CHECKPOINT,
@@ -121,8 +122,8 @@ class ReportCommand:
         transaction hangs (as ``kdump txn``) or something could not be read, else 0."""
         for unit in self.units():
             sink.fact(unit)
-        for path, message in self.listing.walk_errors:
-            sink.unreadable(path, message)
+        for problem in self.listing.walk_errors:
+            sink.unreadable(problem)
         sink.end()
         return self.status
 
@@ -145,7 +146,7 @@ class ReportCommand:
                 if end is not None:  # copies of a partition on several brokers: the furthest (the leader's)
                     key = (s.topic, s.partition)
                     ends[key] = max(end, ends.get(key) or end)
-            if s.unreadable or any(names_unreadable(p) for p in report.problems):
+            if s.unreadable or any(p.unreadable for p in report.problems):
                 self.status = ExitStatus.PROBLEMS
             if report.txn is not None and report.txn.hanging:
                 self.status = ExitStatus.PROBLEMS  # as kdump txn
@@ -153,7 +154,7 @@ class ReportCommand:
         for d in consumer_offsets:
             yield self._groups(d, ends)
         for d in transaction_state:
-            problems: list[str] = []
+            problems: list[Problem] = []
             states = self.txn_states(d, problems)
             yield CoordinatorReport(d, states, problems)
         if findings.totals.problems or self.listing.walk_errors:
@@ -183,7 +184,7 @@ class ReportCommand:
         self, directory: str, findings: _Findings, checkpoints: dict[str, dict]
     ) -> PartitionReport:
         parent = os.path.dirname(os.path.abspath(directory))
-        problems: list[str] = []
+        problems: list[Problem] = []
         if parent not in checkpoints:
             checkpoints[parent] = read_log_dir_checkpoints(parent)
         timeline = Timeline()
@@ -194,7 +195,7 @@ class ReportCommand:
             try:
                 epochs = read_leader_epoch_checkpoint(path).entries
             except (KdumpError, OSError) as e:
-                problems.append(problem_text(e, path) if isinstance(e, KdumpError) else f"{path}: {e}")
+                problems.append(problem_of(e, path))
         report = PartitionReport(
             summary,
             timeline,
@@ -233,19 +234,17 @@ class ReportCommand:
         if os.path.isfile(path):
             try:
                 report.quorum_state = read_quorum_state(path)
-            except KdumpError as e:
-                report.problems.append(problem_text(e, path))
-            except OSError as e:
-                report.problems.append(f"{path}: {e.strerror or e}")
+            except (KdumpError, OSError) as e:
+                report.problems.append(problem_of(e, path))
 
-    def txn_states(self, directory: str, problems: list[str]) -> list:
+    def txn_states(self, directory: str, problems: list[Problem]) -> list:
         from kdump.commands.coordinator import read_transaction_states
 
         states = read_transaction_states(directory, problems)
         return sorted(states.values(), key=lambda m: m.transactional_id)
 
     def _groups(self, directory: str, ends: dict[tuple[str, int], int | None]) -> GroupsReport:
-        problems: list[str] = []
+        problems: list[Problem] = []
         groups = read_group_states(directory, problems)
         lags = {
             g.group: [

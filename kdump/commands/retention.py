@@ -32,14 +32,16 @@ import os
 import time
 from collections.abc import Callable
 
+from kdump import problem as pk
 from kdump.analysis.consumer_view import ongoing_transactions
 from kdump.analysis.log_summary import read_log_dir_checkpoints
 from kdump.analysis.topic_config import ClusterConfig, read_cluster_config
 from kdump.commands.key_census import BUDGET_BYTES, ENTRY_BYTES, KeyCensus
-from kdump.errors import KdumpError, names_unreadable, problem_text
+from kdump.errors import KdumpError
 from kdump.exit_status import ExitStatus
 from kdump.facts.report import ReportSink, hand_over
 from kdump.facts.retention import CompactionFacts, RetentionFacts, SegmentFate
+from kdump.problem import Problem, problem, problem_of
 from kdump.storage.local_log import LocalLog, find_partition_dirs
 from kdump.storage.regular_file import walk_error
 
@@ -80,13 +82,13 @@ class RetentionCommand:
     ) -> None:
         self.directories: list[str] = []
         #: Directories the walk could not read, with the reason (reported, and status 1).
-        self.walk_errors: list[tuple[str, str]] = []
+        self.walk_errors: list[Problem] = []
         for path in paths:
             found = list(
                 find_partition_dirs(
                     [path],
                     on_error=lambda p, e: self.walk_errors.append(
-                        (p, f"cannot read the directory: {walk_error(e)}")
+                        problem(pk.UNREADABLE_DIRECTORY, p, reason=walk_error(e))
                     ),
                 )
             )
@@ -101,19 +103,19 @@ class RetentionCommand:
     def status(self, facts: list[RetentionFacts]) -> ExitStatus:
         """0, or 1 when a file or directory could not be read (a partition's problem, a directory of the
         walk); the other problems are notes of the prediction (no high watermark, a value not a number)."""
-        unreadable = any(names_unreadable(p) for f in facts for p in f.problems)
+        unreadable = any(p.unreadable for f in facts for p in f.problems)
         return ExitStatus.PROBLEMS if self.walk_errors or unreadable else ExitStatus.OK
 
-    def _cluster_config(self, log_dir: str, problems: list[str]) -> ClusterConfig | None:
+    def _cluster_config(self, log_dir: str, problems: list[Problem]) -> ClusterConfig | None:
         if log_dir not in self._cluster:
             try:
                 self._cluster[log_dir] = read_cluster_config(log_dir)
             except KdumpError as e:
-                problems.append(f"__cluster_metadata: {problem_text(e)}")
+                problems.append(problem_of(e))
                 self._cluster[log_dir] = None
         return self._cluster[log_dir]
 
-    def effective_config(self, log_dir: str, topic: str | None, problems: list[str]) -> tuple[dict, dict]:
+    def effective_config(self, log_dir: str, topic: str | None, problems: list[Problem]) -> tuple[dict, dict]:
         cluster = self._cluster_config(log_dir, problems)
         config: dict[str, str] = {}
         sources: dict[str, str] = {}
@@ -147,7 +149,7 @@ class RetentionCommand:
 
     def partition_facts(self, directory: str) -> RetentionFacts:
         log = LocalLog.scan(directory)
-        problems: list[str] = []
+        problems: list[Problem] = []
         log_dir = os.path.dirname(os.path.abspath(directory))
         config, sources = self.effective_config(log_dir, log.topic, problems)
         checkpoints = read_log_dir_checkpoints(log_dir, problems)
@@ -168,7 +170,7 @@ class RetentionCommand:
                         largest = max(largest, batch.max_timestamp)
                         log_end = batch.last_offset + 1
             except KdumpError as e:
-                problems.append(problem_text(e))
+                problems.append(problem_of(e))
             if largest < 0:
                 try:
                     largest = int(os.path.getmtime(segment.log_path) * 1000)
@@ -186,9 +188,7 @@ class RetentionCommand:
         if hw is None and log_end is not None:
             hw = log_end
             if log.topic != METADATA_TOPIC:  # the raft layer's high watermark is never checkpointed
-                problems.append(
-                    "no high watermark in replication-offset-checkpoint: the log end offset is used"
-                )
+                problems.append(problem(pk.NO_HIGH_WATERMARK))
         size_total = sum(s.size for s in segments)
         policy = {p.strip() for p in config["cleanup.policy"].split(",")}
         if log.topic == METADATA_TOPIC:
@@ -232,7 +232,7 @@ class RetentionCommand:
         sources: dict[str, str],
         log_start: int | None,
         hw: int | None,
-        problems: list[str],
+        problems: list[Problem],
     ) -> int | None:
         """The KRaft metadata log: no time or size retention of its own (``KafkaMetadataLog.apply`` sets
         retention.ms and retention.bytes to -1); ``KafkaMetadataLog.maybeClean`` deletes old snapshots -- while
@@ -309,7 +309,7 @@ class RetentionCommand:
         hw: int | None,
         log_end: int | None,
         size_total: int,
-        problems: list[str],
+        problems: list[Problem],
     ) -> None:
         def upper_ok(i: int) -> bool:
             s = segments[i]
@@ -363,13 +363,13 @@ class RetentionCommand:
         cleaner_checkpoint: int | None,
         log_start: int | None,
         hw: int | None,
-        problems: list[str],
+        problems: list[Problem],
     ) -> CompactionFacts:
         start = log_start or 0
         log_end = segments[-1].next_offset
         first_dirty = cleaner_checkpoint if cleaner_checkpoint is not None else start
         if first_dirty < start or first_dirty > log_end:
-            problems.append(f"cleaner checkpoint {first_dirty} out of range: the log start offset is used")
+            problems.append(problem(pk.CLEANER_CHECKPOINT_OUT_OF_RANGE, offset=first_dirty))
             first_dirty = start
         ongoing, more = ongoing_transactions(log)
         problems.extend(more)
@@ -400,7 +400,14 @@ class RetentionCommand:
         try:
             min_ratio = float(config["min.cleanable.dirty.ratio"])
         except ValueError:
-            problems.append("min.cleanable.dirty.ratio is not a number: 0.5 used")
+            problems.append(
+                problem(
+                    pk.NOT_A_NUMBER,
+                    name="min.cleanable.dirty.ratio",
+                    value=config["min.cleanable.dirty.ratio"],
+                    used=0.5,
+                )
+            )
             min_ratio = 0.5
         facts = CompactionFacts(
             first_dirty, uncleanable, clean, cleanable, ratio, min_ratio, total > 0 and ratio > min_ratio
@@ -408,18 +415,20 @@ class RetentionCommand:
         self._keys(log, facts, problems)
         return facts
 
-    def _keys(self, log: LocalLog, facts: CompactionFacts, problems: list[str]) -> None:
+    def _keys(self, log: LocalLog, facts: CompactionFacts, problems: list[Problem]) -> None:
         census = KeyCensus()  # bounded: spills to temporary files past a few tens of MiB of keys
         latest = census.latest  # key -> latest value is a tombstone
         budget = BUDGET_BYTES
         held = 0
         keyed = 0
         for segment in log.log_segments:
+            position = None
             try:
                 with segment.open_log() as records:
                     for batch in records.batches():
                         if batch.is_control_batch:
                             continue
+                        position = batch.position
                         horizon = batch.delete_horizon_ms
                         for record in batch.records():
                             facts.records += 1
@@ -446,12 +455,12 @@ class RetentionCommand:
                                     if horizon <= self.now:
                                         facts.tombstones_past_horizon += 1
             except KdumpError as e:
-                problems.append(problem_text(e))
+                problems.append(problem_of(e.located(segment.log_path, position)))
         facts.distinct_keys, facts.live_tombstones = census.counts()
         facts.superseded = keyed - facts.distinct_keys  # every keyed record but each key's first
 
 
-def _metadata_snapshots(log: LocalLog, problems: list[str]) -> list[tuple[int, int | None, int]]:
+def _metadata_snapshots(log: LocalLog, problems: list[Problem]) -> list[tuple[int, int | None, int]]:
     """The metadata log's snapshots (``<offset>-<epoch>.checkpoint``) in (offset, epoch) order: offset, the
     header's LastContainedLogTimestamp (``Snapshots.lastContainedLogTimestamp``; None when unreadable) and
     size."""
@@ -473,7 +482,7 @@ def _metadata_snapshots(log: LocalLog, problems: list[str]) -> list[tuple[int, i
                         break
                     break
         except (KdumpError, OSError) as e:
-            problems.append(f"{path}: {getattr(e, 'message', None) or e}")
+            problems.append(problem_of(e, path))
             continue
         found.append((int(name[:20]), int(name[21:31]), timestamp, size))
     found.sort()
@@ -492,9 +501,9 @@ def _segments_between(segments: list[SegmentFate], start: int, end: int) -> list
     return [s for s in segments[floor:] if s.base_offset < end]
 
 
-def _int(text: str, problems: list[str], name: str) -> int:
+def _int(text: str, problems: list[Problem], name: str) -> int:
     try:
         return int(text)
     except ValueError:
-        problems.append(f"{name}={text!r} is not a number: -1 used")
+        problems.append(problem(pk.NOT_A_NUMBER, name=name, value=text, used=-1))
         return -1

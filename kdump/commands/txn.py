@@ -31,11 +31,24 @@ from kdump.analysis.consumer_view import (
 )
 from kdump.analysis.log_summary import read_log_dir_checkpoints
 from kdump.commands.coordinator import TRANSACTION_STATE, read_transaction_states
-from kdump.errors import KdumpError, names_unreadable, problem_text
+from kdump.errors import KdumpError
 from kdump.exit_status import ExitStatus
 from kdump.facts.coordinator import TransactionMetadata
 from kdump.facts.report import ReportSink, hand_over
-from kdump.facts.txn import CompletedStats, OpenTransactionFact, PartitionTxnFacts
+from kdump.facts.txn import (
+    CLOSED_AT_COORDINATOR,
+    NEWER_EPOCH_AT_COORDINATOR,
+    NO_COORDINATOR,
+    NO_TRANSACTIONAL_ID,
+    OLDER_THAN_MAX_TIMEOUT,
+    OPEN_AT_COORDINATOR,
+    PARTITION_NOT_AT_COORDINATOR,
+    AbortTarget,
+    CompletedStats,
+    OpenTransactionFact,
+    PartitionTxnFacts,
+)
+from kdump.problem import UNREADABLE_DIRECTORY, Problem, problem, problem_of
 from kdump.storage.local_log import LocalLog, find_partition_dirs
 from kdump.storage.record_batch import DefaultRecordBatch
 from kdump.storage.regular_file import walk_error
@@ -57,7 +70,7 @@ class TxnCommand:
     ) -> None:
         self.directories: list[str] = []
         #: Directories the walk could not read, with the reason (reported, and status 1).
-        self.walk_errors: list[tuple[str, str]] = []
+        self.walk_errors: list[Problem] = []
         for path in paths:
             found = [d for d in find_partition_dirs([path], on_error=self._walk_error) if not _is_internal(d)]
             if not found and os.path.isdir(path):
@@ -68,13 +81,13 @@ class TxnCommand:
         self.now = now
         self.max_timeout_ms = max_timeout_ms
         self.bootstrap_server = bootstrap_server
-        self._coordinators: dict[str, tuple[str | None, dict[str, TransactionMetadata], list[str]]] = {}
+        self._coordinators: dict[str, tuple[str | None, dict[str, TransactionMetadata], list[Problem]]] = {}
 
-    def _coordinator(self, log_dir: str) -> tuple[str | None, dict[str, TransactionMetadata], list[str]]:
+    def _coordinator(self, log_dir: str) -> tuple[str | None, dict[str, TransactionMetadata], list[Problem]]:
         cached = self._coordinators.get(log_dir)
         if cached is None:
             states: dict[str, TransactionMetadata] = {}
-            problems: list[str] = []
+            problems: list[Problem] = []
             dirs = []
             try:
                 names = sorted(os.listdir(log_dir))
@@ -100,7 +113,7 @@ class TxnCommand:
 
     def partition_facts(self, directory: str) -> PartitionTxnFacts:
         log = LocalLog.scan(directory)
-        problems: list[str] = []
+        problems: list[Problem] = []
         log_dir = os.path.dirname(os.path.abspath(directory))
         checkpoints = read_log_dir_checkpoints(log_dir, problems)
         key = None if log.name is None else (log.name.topic, log.name.partition)
@@ -168,25 +181,22 @@ class TxnCommand:
         meta = by_producer.get(t.producer_id)
         if coordinator_source is not None:
             if meta is None:
-                hanging, reason = True, "no transactional id with this producer id at the coordinator"
+                hanging, verdict = True, NO_TRANSACTIONAL_ID
             elif meta.state in _CLOSED_STATES:
-                hanging, reason = True, f"{meta.state} at the coordinator"
+                hanging, verdict = True, CLOSED_AT_COORDINATOR
             elif meta.producer_epoch > t.producer_epoch:
-                hanging, reason = True, f"the coordinator is at epoch {meta.producer_epoch}"
+                hanging, verdict = True, NEWER_EPOCH_AT_COORDINATOR
             elif log.topic is not None and (log.topic, log.partition) not in meta.partitions:
-                hanging, reason = True, f"{meta.state} at the coordinator without this partition"
+                hanging, verdict = True, PARTITION_NOT_AT_COORDINATOR
             else:
-                hanging, reason = False, f"{meta.state} at the coordinator"
+                hanging, verdict = False, OPEN_AT_COORDINATOR
         elif age is not None and age > self.max_timeout_ms:
-            hanging, reason = True, f"open longer than transaction.max.timeout.ms ({self.max_timeout_ms} ms)"
+            hanging, verdict = True, OLDER_THAN_MAX_TIMEOUT
         else:
-            hanging, reason = False, "no coordinator state in the data directory"
-        command = None
+            hanging, verdict = False, NO_COORDINATOR
+        abort = None
         if hanging and log.topic is not None:
-            command = (
-                f"kafka-transactions.sh --bootstrap-server {self.bootstrap_server} abort --topic {log.topic} "
-                f"--partition {log.partition} --start-offset {t.first_offset}"
-            )
+            abort = AbortTarget(self.bootstrap_server, log.topic, log.partition, t.first_offset)
         return OpenTransactionFact(
             t.producer_id,
             t.producer_epoch,
@@ -197,17 +207,18 @@ class TxnCommand:
             age,
             meta,
             hanging,
-            reason,
-            command,
+            verdict,
+            self.max_timeout_ms,
+            abort,
         )
 
     def _walk_error(self, path: str, error: OSError) -> None:
-        self.walk_errors.append((path, f"cannot read the directory: {walk_error(error)}"))
+        self.walk_errors.append(problem(UNREADABLE_DIRECTORY, path, reason=walk_error(error)))
 
     def status(self, facts: list[PartitionTxnFacts]) -> ExitStatus:
         """1 when a transaction hangs, or a file or directory could not be read (a partition's problem, a
         directory of the walk)."""
-        unreadable = any(names_unreadable(p) for f in facts for p in f.problems)
+        unreadable = any(p.unreadable for f in facts for p in f.problems)
         if any(f.hanging for f in facts) or unreadable or self.walk_errors:
             return ExitStatus.PROBLEMS
         return ExitStatus.OK
@@ -219,7 +230,7 @@ def _is_internal(directory: str) -> bool:
 
 
 def _history(
-    log: LocalLog, wanted_first_offsets: set[int], problems: list[str]
+    log: LocalLog, wanted_first_offsets: set[int], problems: list[Problem]
 ) -> tuple[CompletedStats, int | None, int | None, dict[int, int]]:
     """One pass over the batch headers: completed transactions (marker count and duration), the newest
     timestamp, the log end offset, and the base timestamp of the batches at ``wanted_first_offsets``."""
@@ -247,7 +258,7 @@ def _history(
                         try:
                             abort = is_abort_marker(batch)
                         except KdumpError as e:
-                            problems.append(problem_text(e))
+                            problems.append(problem_of(e.located(segment.log_path, batch.position)))
                             continue
                         if abort:
                             stats.aborts += 1
@@ -260,5 +271,5 @@ def _history(
                     elif batch.is_transactional and pid not in started:
                         started[pid] = batch.base_timestamp
         except KdumpError as e:
-            problems.append(problem_text(e))
+            problems.append(problem_of(e))
     return stats, newest, log_end, first_ts

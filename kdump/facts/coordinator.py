@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from kdump.problem import Problem
+
 
 @dataclass(frozen=True)
 class PartitionCount:
@@ -38,7 +40,7 @@ class GroupState:
     metadata: dict[str, Any] | None = None
     #: Offsets committed in transactions that are still open (not yet visible).
     pending_transactional: int = 0
-    problems: list[str] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -72,7 +74,7 @@ class CoordinatorLookup:
     directory: str | None
     group: GroupState | None = None
     transaction: TransactionMetadata | None = None
-    problems: list[str] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
 
     @property
     def found(self) -> bool:

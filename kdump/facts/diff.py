@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from kdump.problem import Problem
+
 
 class BatchHeader(NamedTuple):
     base_offset: int
@@ -33,12 +35,27 @@ class Copy:
     checkpoint_epochs: list[tuple[int, int]] | None = None
     #: (epoch, first offset) of each change of partition leader epoch along the batches.
     batch_epochs: list[tuple[int, int]] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
 
     @property
     def epochs(self) -> list[tuple[int, int]]:
         """The epoch cache a broker loads: the checkpoint, else what the batches say."""
         return self.checkpoint_epochs if self.checkpoint_epochs is not None else self.batch_epochs
+
+
+@dataclass(frozen=True)
+class RecordDifference:
+    """A record the two first differing batches do not agree on: its offset, its key in each (None: no key;
+    ``absent_a``/``absent_b``: the batch has no record at this offset) and its value's size in each (None: a
+    null value)."""
+
+    offset: int
+    key_a: bytes | None
+    key_b: bytes | None
+    value_size_a: int | None
+    value_size_b: int | None
+    absent_a: bool = False
+    absent_b: bool = False
 
 
 @dataclass
@@ -47,8 +64,12 @@ class Divergence:
     kind: str  # "crc", "leader epoch", "batch boundaries"
     a: BatchHeader | None
     b: BatchHeader | None
-    #: Records of the two batches that differ, as (offset, key) text, decoded only for this pair.
-    detail: list[str] = field(default_factory=list)
+    #: The records of the two batches that differ (decoded only for this pair; at most MAX_RECORDS of them).
+    records: list[RecordDifference] = field(default_factory=list)
+    #: More records differ than ``records`` holds.
+    more_records: bool = False
+    #: Why the two batches' records could not be compared (a batch that cannot be decoded).
+    undecodable: Problem | None = None
 
 
 @dataclass
@@ -78,6 +99,22 @@ class PairDiff:
         return bool(self.diverged_batches or self.inner_offsets_only)
 
 
+# The steps of the leader-epoch protocol a follower goes through (TruncationStep.kind).
+ELECTED = "elected"  # the leader is elected at ``epoch`` from ``offset`` (its log end offset)
+ASKED = "asked"  # OffsetsForLeaderEpoch(requested) -> ``epoch``, ``offset``
+UNDEFINED = "undefined"  # the answer is undefined: truncate to the high watermark
+LACKS_EPOCH = "lacks-epoch"  # the follower lacks ``epoch``: truncate to ``offset`` and ask again
+NO_ANSWER = "no-answer"  # no answer after 100 rounds
+
+
+@dataclass(frozen=True)
+class TruncationStep:
+    kind: str
+    epoch: int | None = None
+    offset: int | None = None
+    requested: int | None = None
+
+
 @dataclass
 class Truncation:
     follower: int
@@ -85,7 +122,7 @@ class Truncation:
     #: The offset the follower truncates to, and how many of its offsets that removes.
     offset: int | None
     removed_offsets: int
-    steps: list[str]
+    steps: list[TruncationStep]
 
 
 @dataclass

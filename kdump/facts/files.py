@@ -127,6 +127,20 @@ class JavaFile:
         return naming.java_absolute_path(self.path) if self.path else os.getcwd()
 
 
+@dataclass(frozen=True, slots=True)
+class FileHeader:
+    """What a file is (``kind``: ``log``, ``snapshot``, ``bootstrap-snapshot``, ``offset-index``,
+    ``time-index``, ``producer-snapshot``, ``transaction-index``, ``state-file``, ``directory``, ``unknown``)
+    and the values its header gives: a log's starting offset (from its name), a snapshot's end offset and
+    epoch, a state file's name."""
+
+    kind: str
+    log_starting_offset: int | None = None
+    snapshot_end_offset: int | None = None
+    epoch: int | None = None
+    name: str | None = None
+
+
 @dataclass
 class Findings:
     """The end-of-run findings, each a list of ``(absolute path, pairs)`` groups in Kafka's order (groups in
@@ -174,9 +188,8 @@ class FilesSink(Protocol):
         nothing then stays silent."""
         ...
 
-    def header(self, file: JavaFile, kind: str, **values: object) -> None:
-        """What the file is (``log``, ``snapshot``, ``offset-index``, ``state-file``, ...) and its header values
-        (``logStartingOffset``, ``snapshotEndOffset`` and ``epoch``, ...), named as in the JSON output."""
+    def header(self, file: JavaFile, header: FileHeader) -> None:
+        """What the file is and its header values."""
         ...
 
     def failed(self) -> None:

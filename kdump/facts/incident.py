@@ -22,6 +22,7 @@ from kdump.facts.ls import LogDir
 from kdump.facts.retention import RetentionFacts
 from kdump.facts.txn import PartitionTxnFacts
 from kdump.facts.verify import Summary
+from kdump.problem import Problem
 from kdump.storage.leader_epoch_checkpoint import EpochEntry
 from kdump.storage.quorum_state import QuorumState
 
@@ -63,7 +64,7 @@ class PartitionReport:
     #: ``kdump txn``'s facts (None for a partition without producer ids or an internal topic).
     txn: PartitionTxnFacts | None = None
     retention: RetentionFacts | None = None
-    problems: list[str] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
     #: The ``node.id`` of the log directory's ``meta.properties`` (as ``kdump ls`` reports it).
     broker_id: int | None = None
     #: The metadata log (``__cluster_metadata``): its KRaft snapshots by name (end offset, epoch, bytes)...
@@ -101,7 +102,7 @@ class GroupsReport:
     directory: str
     groups: list[GroupState]
     lags: dict[str, list[GroupLag]]
-    problems: list[str] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
 
 
 @dataclass
@@ -110,7 +111,7 @@ class CoordinatorReport:
 
     directory: str
     transactions: list[TransactionMetadata]
-    problems: list[str] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
 
 
 @dataclass

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from kdump.analysis.log_summary import PartitionSummary
+from kdump.problem import Problem
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,6 @@ class LsSink(Protocol):
 
     def partition(self, summary: PartitionSummary) -> None: ...
 
-    def unreadable(self, path: str, message: str) -> None: ...
+    def unreadable(self, problem: Problem) -> None: ...
 
     def end(self) -> None: ...

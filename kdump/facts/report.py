@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Protocol, TypeVar
 
+from kdump.problem import Problem
+
 F_contra = TypeVar("F_contra", contravariant=True)
 
 
@@ -16,7 +18,7 @@ class ReportSink(Protocol[F_contra]):
 
     def fact(self, fact: F_contra) -> None: ...
 
-    def unreadable(self, path: str, message: str) -> None:
+    def unreadable(self, problem: Problem) -> None:
         """A directory the walk could not read (the one rule for what cannot be read: named, status 1)."""
         ...
 
@@ -26,15 +28,15 @@ class ReportSink(Protocol[F_contra]):
 F = TypeVar("F")
 
 
-def hand_over(sink: ReportSink[F], facts: Iterable[F], unreadable: Iterable[tuple[str, str]] = ()) -> list[F]:
+def hand_over(sink: ReportSink[F], facts: Iterable[F], unreadable: Iterable[Problem] = ()) -> list[F]:
     """The one way a reporting command hands over its run: each fact to ``sink`` as it is made, then each
-    directory that could not be read (``(path, message)``), then the end; returns the facts handed over (the
+    directory that could not be read, then the end; returns the facts handed over (the
     command's exit status is judged on them)."""
     handed = []
     for fact in facts:
         sink.fact(fact)
         handed.append(fact)
-    for path, message in unreadable:
-        sink.unreadable(path, message)
+    for problem in unreadable:
+        sink.unreadable(problem)
     sink.end()
     return handed

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from kdump.problem import Problem
+
 
 @dataclass
 class SegmentFate:
@@ -57,7 +59,7 @@ class RetentionFacts:
     size_bytes: int
     segments: list[SegmentFate]
     compaction: CompactionFacts | None
-    problems: list[str] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
 
     @property
     def deleted(self) -> list[SegmentFate]:

@@ -8,7 +8,29 @@ import statistics
 from dataclasses import dataclass, field
 
 from kdump.facts.coordinator import TransactionMetadata
+from kdump.problem import Problem
 from kdump.storage.transaction_index import AbortedTxn
+
+# Why an open transaction is (or is not) judged hanging (OpenTransactionFact.verdict).
+NO_TRANSACTIONAL_ID = "no-transactional-id"  # no transactional id with this producer id at the coordinator
+CLOSED_AT_COORDINATOR = "closed-at-coordinator"  # the coordinator's state is closed (Empty, Complete*, Dead)
+NEWER_EPOCH_AT_COORDINATOR = "newer-epoch-at-coordinator"  # the coordinator is at a later producer epoch
+PARTITION_NOT_AT_COORDINATOR = "partition-not-at-coordinator"  # the coordinator lacks this partition
+OPEN_AT_COORDINATOR = "open-at-coordinator"  # the coordinator has it open with this partition: not hanging
+OLDER_THAN_MAX_TIMEOUT = (
+    "older-than-max-timeout"  # no coordinator state; open past transaction.max.timeout.ms
+)
+NO_COORDINATOR = "no-coordinator"  # no coordinator state in the data directory: not judged
+
+
+@dataclass(frozen=True)
+class AbortTarget:
+    """What ``kafka-transactions.sh abort`` needs to end a hanging transaction."""
+
+    bootstrap_server: str
+    topic: str
+    partition: int | None
+    start_offset: int
 
 
 @dataclass
@@ -23,8 +45,10 @@ class OpenTransactionFact:
     age_ms: int | None
     coordinator: TransactionMetadata | None
     hanging: bool
-    reason: str
-    abort_command: str | None
+    verdict: str
+    #: transaction.max.timeout.ms the age was judged against.
+    max_timeout_ms: int
+    abort: AbortTarget | None
 
 
 @dataclass
@@ -53,7 +77,7 @@ class PartitionTxnFacts:
     stats: CompletedStats
     #: Where the coordinator state came from (None: no ``__transaction_state`` in the data directory).
     coordinator_source: str | None
-    problems: list[str]
+    problems: list[Problem]
 
     @property
     def hanging(self) -> list[OpenTransactionFact]:

@@ -6,6 +6,7 @@ from typing import Any
 
 from kdump.facts.coordinator import CoordinatorLookup
 from kdump.render.json_lines import head, line
+from kdump.render.problem_text import details, sentences
 from kdump.render.table_fit import Column
 from kdump.render.tables import Section, duration, iso_time, opt, partition_list
 
@@ -92,7 +93,7 @@ def sections(r: CoordinatorLookup, *, human: bool) -> list[Section]:
                  parts, t(x.start_timestamp), t(x.last_update_timestamp), str(x.record_offset)]
             )  # fmt: skip
         result.append(s)
-    result[-1].notes.extend(f"problem: {p}" for p in r.problems)
+    result[-1].notes.extend(f"problem: {p}" for p in sentences(r.problems))
     return result
 
 
@@ -153,7 +154,8 @@ def lookup_object(r: CoordinatorLookup) -> dict[str, Any]:
                 "removed": x.removed,
             }
         )
-    obj["problemMessages"] = r.problems
+    obj["problemMessages"] = sentences(r.problems)
+    obj["problemDetails"] = details(r.problems)
     return obj
 
 

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from kdump.facts.diff import BatchHeader, PartitionDiff
+from kdump.facts import diff as step
+from kdump.facts.diff import BatchHeader, Divergence, PartitionDiff, TruncationStep
 from kdump.render.json_lines import head, line
+from kdump.render.problem_text import details, sentence, sentences
 from kdump.render.table_fit import Column
-from kdump.render.tables import Section, opt, partition_list, unique
+from kdump.render.tables import Section, opt, partition_list
 
 COPY_COLUMNS_SPEC = (
     Column("COPY", "COPY"),
@@ -130,7 +132,7 @@ def sections(facts: list[PartitionDiff]) -> list[Section]:
                 [str(i), c.directory, opt(c.log_start_offset), opt(c.log_end_offset), opt(c.high_watermark),
                  str(c.batches), _epochs(c.checkpoint_epochs), _epochs(c.batch_epochs)]
             )  # fmt: skip
-            copies.notes.extend(f"problem: copy {i}: {x}" for x in unique(c.problems))
+            copies.notes.extend(f"problem: copy {i}: {x}" for x in sentences(c.problems))
         pairs = Section("", PAIR_COLUMNS_SPEC)
         for n, d in enumerate(p.pairs):
             fd = d.first_divergence
@@ -145,7 +147,7 @@ def sections(facts: list[PartitionDiff]) -> list[Section]:
                 pairs.notes.append(f"copies {d.a}/{d.b} first diverge at offset {fd.offset} ({fd.kind}):")
                 pairs.notes.append(f"  {d.a}: {_batch(fd.a)}")
                 pairs.notes.append(f"  {d.b}: {_batch(fd.b)}")
-                pairs.notes.extend(f"  {x}" for x in fd.detail)
+                pairs.notes.extend(f"  {x}" for x in record_differences(fd))
         truncs = Section("as a follower (leader-epoch truncation):", TRUNCATION_COLUMNS_SPEC)
         for t in p.truncations:
             truncs.rows.append([str(t.follower), str(t.leader), opt(t.offset), str(t.removed_offsets)])
@@ -153,6 +155,42 @@ def sections(facts: list[PartitionDiff]) -> list[Section]:
                 truncs.flagged.add(len(truncs.rows) - 1)
         result.extend([copies, pairs, truncs])
     return result
+
+
+def _key(key: bytes | None, absent: bool) -> str:
+    if absent or key is None:
+        return "-"
+    text = key[:32].decode("utf-8", "replace")
+    return repr(text + ("..." if len(key) > 32 else ""))
+
+
+def _value(size: int | None, absent: bool) -> str:
+    return "absent" if absent else "null" if size is None else f"{size} bytes"
+
+
+def record_differences(d: Divergence) -> list[str]:
+    """The records of the first differing batches that differ, a line each (``...`` when more do)."""
+    if d.undecodable is not None:
+        return [f"cannot decode: {sentence(d.undecodable)}"]
+    lines = [
+        f"offset {r.offset}: key {_key(r.key_a, r.absent_a)} / {_key(r.key_b, r.absent_b)}, "
+        f"value {_value(r.value_size_a, r.absent_a)} / {_value(r.value_size_b, r.absent_b)}"
+        for r in d.records
+    ]
+    return [*lines, "..."] if d.more_records else lines
+
+
+def step_text(x: TruncationStep) -> str:
+    """One step of the leader-epoch protocol (``Truncation.steps``) in words."""
+    if x.kind == step.ELECTED:
+        return f"leader elected at epoch {x.epoch} from offset {x.offset}"
+    if x.kind == step.ASKED:
+        return f"OffsetsForLeaderEpoch({x.requested}) -> epoch {x.epoch}, end offset {x.offset}"
+    if x.kind == step.UNDEFINED:
+        return "undefined: truncate to the high watermark"
+    if x.kind == step.LACKS_EPOCH:
+        return f"follower lacks epoch {x.epoch}: truncate to {x.offset} and ask again"
+    return "no answer after 100 rounds"
 
 
 def _header(h: BatchHeader | None) -> dict[str, Any] | None:
@@ -183,7 +221,8 @@ def partition_object(p: PartitionDiff) -> dict[str, Any]:
                 if c.checkpoint_epochs is None
                 else [{"epoch": e, "startOffset": o} for e, o in c.checkpoint_epochs],
                 "batchEpochs": [{"epoch": e, "startOffset": o} for e, o in c.batch_epochs],
-                "problemMessages": c.problems,
+                "problemMessages": sentences(c.problems),
+                "problemDetails": details(c.problems),
             }
             for c in p.copies
         ],
@@ -200,7 +239,7 @@ def partition_object(p: PartitionDiff) -> dict[str, Any]:
                     "kind": d.first_divergence.kind,
                     "batchA": _header(d.first_divergence.a),
                     "batchB": _header(d.first_divergence.b),
-                    "recordDifferences": d.first_divergence.detail,
+                    "recordDifferences": record_differences(d.first_divergence),
                 },
                 "onlyInA": [{"first": a, "last": b} for a, b in d.only_in_a],
                 "onlyInB": [{"first": a, "last": b} for a, b in d.only_in_b],
@@ -215,7 +254,7 @@ def partition_object(p: PartitionDiff) -> dict[str, Any]:
                 "leader": t.leader,
                 "truncateTo": t.offset,
                 "removedOffsets": t.removed_offsets,
-                "steps": t.steps,
+                "steps": [step_text(x) for x in t.steps],
             }
             for t in p.truncations
         ],

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from kdump.errors import KdumpError
-from kdump.facts.files import STREAM_LINES, DumpOptions, Findings, JavaFile, RenderChunk
+from kdump.facts.files import STREAM_LINES, DumpOptions, FileHeader, Findings, JavaFile, RenderChunk
 from kdump.facts.output import Output
 from kdump.render import json_lines
 from kdump.render.decoders import MessageParser, message_parser
@@ -41,8 +41,18 @@ class JsonLinesSink:
     def dumping(self, file: JavaFile, *, held: bool = False) -> None:
         """Nothing yet: the ``file`` object comes with the file's kind (:meth:`header`)."""
 
-    def header(self, file: JavaFile, kind: str, **values: Any) -> None:
-        self.out.write(json_lines.file_object(file.path, kind, **values))
+    def header(self, file: JavaFile, header: FileHeader) -> None:
+        values = {
+            "logStartingOffset": header.log_starting_offset,
+            "snapshotEndOffset": header.snapshot_end_offset,
+            "epoch": header.epoch,
+            "name": header.name,
+        }
+        self.out.write(
+            json_lines.file_object(
+                file.path, header.kind, **{k: v for k, v in values.items() if v is not None}
+            )
+        )
 
     def failed(self) -> None:
         """Nothing: the ``file`` object was written at once."""

@@ -16,7 +16,7 @@ from typing import Any
 
 from kdump.analysis.offset_gaps import OffsetGaps
 from kdump.errors import KdumpError
-from kdump.facts.files import STREAM_LINES, DumpOptions, Findings, JavaFile, RenderChunk
+from kdump.facts.files import STREAM_LINES, DumpOptions, FileHeader, Findings, JavaFile, RenderChunk
 from kdump.facts.output import Output
 from kdump.render import kafka_text
 from kdump.render.decoders import MessageParser, message_parser
@@ -64,15 +64,14 @@ class KafkaTextSink:
         else:
             self.out.write(f"Dumping {file.path}\n")
 
-    def header(self, file: JavaFile, kind: str, **values: Any) -> None:
+    def header(self, file: JavaFile, header: FileHeader) -> None:
+        kind = header.kind
         if kind == "log":
-            self._header_line(f"Log starting offset: {values['logStartingOffset']}\n")
+            self._header_line(f"Log starting offset: {header.log_starting_offset}\n")
         elif kind == "bootstrap-snapshot":
             self._header_line("KRaft bootstrap snapshot\n")
         elif kind == "snapshot":
-            self._header_line(
-                f"Snapshot end offset: {values['snapshotEndOffset']}, epoch: {values['epoch']}\n"
-            )
+            self._header_line(f"Snapshot end offset: {header.snapshot_end_offset}, epoch: {header.epoch}\n")
 
     def failed(self) -> None:
         self.release()

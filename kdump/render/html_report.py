@@ -19,8 +19,11 @@ from typing import IO, Any
 from kdump import __version__
 from kdump.facts.incident import CoordinatorReport, GroupsReport, Overview, PartitionReport, ReportUnit
 from kdump.facts.output import Output
+from kdump.problem import Problem
 from kdump.render import incident
+from kdump.render import txn as txn_render
 from kdump.render.log_summary import human_size
+from kdump.render.problem_text import sentences
 from kdump.render.svg import Chart, escape, iso, short_number
 from kdump.render.tables import duration
 
@@ -115,7 +118,7 @@ class HtmlSink:
         self.group_data: list[dict[str, Any]] = []
         self.coordinators: list[CoordinatorReport] = []
         self.overview: Overview | None = None
-        self.unreadables: list[tuple[str, str]] = []
+        self.unreadables: list[Problem] = []
 
     # the sink protocol
     def fact(self, unit: ReportUnit) -> None:
@@ -130,8 +133,8 @@ class HtmlSink:
         else:
             self.overview = unit
 
-    def unreadable(self, path: str, message: str) -> None:
-        self.unreadables.append((path, message))
+    def unreadable(self, problem: Problem) -> None:
+        self.unreadables.append(problem)
 
     def end(self) -> None:
         parents = {os.path.dirname(os.path.abspath(r.directory)) for r in self.rows}
@@ -319,9 +322,7 @@ class HtmlSink:
         if o.unchecked or self.unreadables:
             out.append("<ul>")
             out.extend(f"<li><code>{escape(f.path)}</code>: {escape(f.message)}</li>" for f in o.unchecked)
-            out.extend(
-                f'<li class="bad"><code>{escape(p)}</code>: {escape(m)}</li>' for p, m in self.unreadables
-            )
+            out.extend(f'<li class="bad">{escape(p)}</li>' for p in sentences(self.unreadables))
             out.append("</ul>")
             if o.unchecked_total > len(o.unchecked):
                 out.append(f"<p class=note>{o.unchecked_total - len(o.unchecked):,} more not listed.</p>")
@@ -419,7 +420,7 @@ class HtmlSink:
                         f"<td>{_num(x.log_end_offset)}</td><td>{_num(x.lag)}</td><td>{iso(x.commit_timestamp)}</td></tr>"
                     )
                 out.append("</table></div>")
-            out.extend(f'<p class="bad">problem: {escape(p)}</p>' for p in g.problems)
+            out.extend(f'<p class="bad">problem: {escape(p)}</p>' for p in sentences(g.problems))
             out.append(_json_script(incident.groups_object(g), "reportGroups"))
         out.append("</section>\n")
         return "".join(out)
@@ -445,7 +446,7 @@ class HtmlSink:
                     )
             out.append("</table>")
             for c in self.coordinators:
-                out.extend(f'<p class="bad">problem: {escape(p)}</p>' for p in c.problems)
+                out.extend(f'<p class="bad">problem: {escape(p)}</p>' for p in sentences(c.problems))
                 out.append(_json_script(incident.coordinator_object(c), "reportCoordinator"))
         out.append("</section>\n")
         return "".join(out)
@@ -664,7 +665,11 @@ def _partition_section(r: PartitionReport, row: _Row) -> str:
         "</dl>"
     )
     if s.anomalies:
-        out.append("<ul>" + "".join(f'<li class="warn">{escape(a)}</li>' for a in s.anomalies[:20]) + "</ul>")
+        out.append(
+            "<ul>"
+            + "".join(f'<li class="warn">{escape(a)}</li>' for a in sentences(s.anomalies[:20]))
+            + "</ul>"
+        )
     out.append(_offsets_chart(r, row))
     out.append(_rate_chart(r, row))
     out.append(_batch_chart(r, row))
@@ -1040,7 +1045,7 @@ def _txn_chart(r: PartitionReport, row: _Row) -> str:
                 y + 0.34,
                 "hanging" if o.hanging else "open",
                 f"{'HANGING' if o.hanging else 'open'} since {iso(start)} ({duration(o.age_ms)}): producer {pid} epoch "
-                f"{o.producer_epoch}, offsets {o.first_offset:,}-{o.last_offset:,}, transactional id {tid}; {o.reason}",
+                f"{o.producer_epoch}, offsets {o.first_offset:,}-{o.last_offset:,}, transactional id {tid}; {txn_render.reason(o)}",
             )
         c.row_label(y, f"producer {pid}")
     if reference is not None:
@@ -1134,10 +1139,10 @@ def _partition_tables(r: PartitionReport) -> str:
                     f'<tr class="{"bad" if o.hanging else "warn"}"><td>{o.producer_id}</td><td>{o.producer_epoch}</td>'
                     f"<td>{o.first_offset:,}-{o.last_offset:,}</td><td>{iso(o.first_timestamp)}</td><td>{duration(o.age_ms)}</td>"
                     f"<td>{_e(o.coordinator.transactional_id if o.coordinator else None)}</td>"
-                    f"<td>{_e(o.coordinator.state if o.coordinator else None)}</td><td>{'yes' if o.hanging else 'no'}: {escape(o.reason)}</td></tr>"
+                    f"<td>{_e(o.coordinator.state if o.coordinator else None)}</td><td>{'yes' if o.hanging else 'no'}: {escape(txn_render.reason(o))}</td></tr>"
                 )
             out.append("</table>")
-            out.extend(f"<pre>{escape(o.abort_command)}</pre>" for o in txn.open if o.abort_command)
+            out.extend(f"<pre>{escape(txn_render.abort_command(o.abort))}</pre>" for o in txn.open if o.abort)
     ret = r.retention
     if ret is not None:
         out.append(
@@ -1154,7 +1159,7 @@ def _partition_tables(r: PartitionReport) -> str:
                 f"{k.distinct_keys:,} distinct keys, {k.superseded:,} superseded, {k.tombstones:,} tombstones "
                 f"({k.live_tombstones:,} the latest value of their key).</p>"
             )
-        out.extend(f'<p class="note">{escape(p)}</p>' for p in ret.problems)
+        out.extend(f'<p class="note">{escape(p)}</p>' for p in sentences(ret.problems))
     if r.quorum_state is not None or r.kraft_snapshots:
         q = r.quorum_state
         out.append("<h4>KRaft metadata log</h4>")
@@ -1219,7 +1224,7 @@ def _partition_tables(r: PartitionReport) -> str:
                 f"<li>... {more:,} more ({', '.join(f'{k}: {n}' for k, n in sorted(r.kinds.items()))})</li>"
             )
         out.append("</ul>")
-    out.extend(f'<p class="bad">problem: {escape(p)}</p>' for p in r.problems)
+    out.extend(f'<p class="bad">problem: {escape(p)}</p>' for p in sentences(r.problems))
     return "".join(out)
 
 

@@ -22,6 +22,7 @@ from kdump.render import log_summary
 from kdump.render import retention as retention_render
 from kdump.render import txn as txn_render
 from kdump.render.json_lines import head, line
+from kdump.render.problem_text import details, sentences
 from kdump.render.verify_report import summary_object
 from kdump.storage.naming import parse_partition_dir
 
@@ -124,7 +125,8 @@ def partition_object(r: PartitionReport) -> dict[str, Any]:
             if r.quorum_state.current_voters is None
             else list(r.quorum_state.current_voters),
         },
-        problemMessages=r.problems,
+        problemMessages=sentences(r.problems),
+        problemDetails=details(r.problems),
     )
 
 
@@ -164,7 +166,8 @@ def groups_object(r: GroupsReport) -> dict[str, Any]:
         topic=topic,
         partition=partition,
         groups=groups,
-        problemMessages=r.problems,
+        problemMessages=sentences(r.problems),
+        problemDetails=details(r.problems),
     )
 
 
@@ -191,7 +194,8 @@ def coordinator_object(r: CoordinatorReport) -> dict[str, Any]:
         topic=topic,
         partition=partition,
         transactions=[transaction_object(x) for x in r.transactions],
-        problemMessages=r.problems,
+        problemMessages=sentences(r.problems),
+        problemDetails=details(r.problems),
     )
 
 

@@ -18,6 +18,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from kdump.jdk.text import decode_utf8_jdk
+from kdump.problem import Problem
+from kdump.render.problem_text import what
 from kdump.storage.naming import parse_partition_dir
 from kdump.storage.record import check_object_headers
 
@@ -77,12 +79,10 @@ def head(type_: str, /, **fields: Any) -> dict[str, Any]:
     return {"type": type_, "version": JSON_SCHEMA_VERSION, **fields}
 
 
-def unreadable_lines(walk_errors: list[tuple[str, str]]) -> str:
+def unreadable_lines(walk_errors: list[Problem]) -> str:
     """One ``unreadable`` object per directory a walk could not read (``ls``, ``txn``, ``retention``,
     ``diff``)."""
-    return "".join(
-        line({"type": "unreadable", "path": path, "message": message}) for path, message in walk_errors
-    )
+    return "".join(line({"type": "unreadable", "path": p.file, "message": what(p)}) for p in walk_errors)
 
 
 def put_bytes(obj: dict[str, Any], name: str, data: bytes | None) -> None:

@@ -243,6 +243,7 @@ SCHEMA: dict[str, dict[str, tuple[str, ...]]] = {
         "producers": (LIST,),
         "openTransactions": (LIST,),
         "anomalies": (LIST,),
+        "anomalyDetails": (LIST,),
     },
     "unreadable": {"path": (STR,), "message": (STR,)},
     # kdump find --group / --transactional-id
@@ -263,6 +264,7 @@ SCHEMA: dict[str, dict[str, tuple[str, ...]]] = {
         "groupMetadata": (OBJ, NULL),
         "transaction": (OBJ, NULL),
         "problemMessages": (LIST,),
+        "problemDetails": (LIST,),
     },
     # kdump salvage
     "lost": {"file": (STR,), "start": (INT,), "end": (INT,), "bytes": (INT,), "reason": (STR,)},
@@ -363,6 +365,7 @@ SCHEMA: dict[str, dict[str, tuple[str, ...]]] = {
         "abortDurationMs": (OBJ,),
         "coordinatorSource": (STR, NULL),
         "problemMessages": (LIST,),
+        "problemDetails": (LIST,),
     },
     # kdump report (the other commands' objects inside: NESTED)
     "reportPartition": {
@@ -386,6 +389,7 @@ SCHEMA: dict[str, dict[str, tuple[str, ...]]] = {
         "metadataSnapshots": (LIST,),
         "quorumState": (OBJ, NULL),
         "problemMessages": (LIST,),
+        "problemDetails": (LIST,),
     },
     "reportGroups": {
         "version": (INT,),
@@ -394,6 +398,7 @@ SCHEMA: dict[str, dict[str, tuple[str, ...]]] = {
         "partition": (INT, NULL),
         "groups": (LIST,),
         "problemMessages": (LIST,),
+        "problemDetails": (LIST,),
     },
     "reportCoordinator": {
         "version": (INT,),
@@ -402,6 +407,7 @@ SCHEMA: dict[str, dict[str, tuple[str, ...]]] = {
         "partition": (INT, NULL),
         "transactions": (LIST,),
         "problemMessages": (LIST,),
+        "problemDetails": (LIST,),
     },
     "reportOverview": {
         "version": (INT,),
@@ -440,6 +446,7 @@ SCHEMA: dict[str, dict[str, tuple[str, ...]]] = {
         "segmentFates": (LIST,),
         "compaction": (OBJ, NULL),
         "problemMessages": (LIST,),
+        "problemDetails": (LIST,),
     },
 }
 
@@ -499,6 +506,7 @@ MEMBERS: dict[str, dict[str, tuple[str, ...]]] = {
         "ageMs": (INT, NULL),
         "coordinator": (OBJ, NULL),
         "hanging": (BOOL,),
+        "verdict": (STR,),
         "reason": (STR, NULL),
         "abortCommand": (STR, NULL),
     },
@@ -529,6 +537,7 @@ MEMBERS: dict[str, dict[str, tuple[str, ...]]] = {
         "checkpointEpochs": (LIST, NULL),
         "batchEpochs": (LIST,),
         "problemMessages": (LIST,),
+        "problemDetails": (LIST,),
     },
     "diffPartition.copies[].checkpointEpochs[]": {"epoch": (INT,), "startOffset": (INT,)},
     "diffPartition.copies[].batchEpochs[]": {"epoch": (INT,), "startOffset": (INT,)},
@@ -691,6 +700,24 @@ MEMBERS.update(
         },
     }
 )
+#: A problem as a fact (kdump.problem.Problem): its kind, where (file, byte position) when known, the kind's data.
+PROBLEM_DETAIL: dict[str, tuple[str, ...]] = {
+    "kind": (STR,),
+    "file": (STR,),
+    "position": (INT,),
+    "data": (OBJ,),
+}
+PROBLEM_DETAILS = (
+    "partition.anomalyDetails[]",
+    "txnPartition.problemDetails[]",
+    "retentionPartition.problemDetails[]",
+    "diffPartition.copies[].problemDetails[]",
+    "coordinator.problemDetails[]",
+    "reportPartition.problemDetails[]",
+    "reportGroups.problemDetails[]",
+    "reportCoordinator.problemDetails[]",
+)
+MEMBERS.update((path, PROBLEM_DETAIL) for path in PROBLEM_DETAILS)
 MEMBERS["diffPartition.pairs[].firstDivergence.batchB"] = MEMBERS[
     "diffPartition.pairs[].firstDivergence.batchA"
 ]
@@ -708,6 +735,7 @@ DATA = frozenset(
         "retentionPartition.config",
         "retentionPartition.configSources",
         "reportPartition.problemKinds",
+        *(f"{path}.data" for path in PROBLEM_DETAILS),
     }
 )
 
@@ -821,6 +849,6 @@ def _validate_members(path: str, value: Any) -> list[str]:
             problems.append(f"{path}: undocumented field {name!r}")
         elif _json_type(member) not in allowed:
             problems.append(f"{path}.{name}: {_json_type(member)} is not one of {allowed}")
-        else:
+        elif f"{path}.{name}" not in DATA:
             problems.extend(_validate_members(f"{path}.{name}", member))
     return problems

@@ -9,8 +9,10 @@ from datetime import tzinfo
 from typing import TYPE_CHECKING, Any
 
 from kdump.analysis.log_summary import PartitionSummary
+from kdump.problem import LEFT_OVER_FILE, Problem
 from kdump.render.human_time import iso
 from kdump.render.json_lines import head, line
+from kdump.render.problem_text import details, sentence, sentences
 from kdump.render.safe_text import safe_text
 
 if TYPE_CHECKING:
@@ -117,35 +119,36 @@ def plain_table(
     return "\n".join(lines) + "\n"
 
 
-LEFT_OVER = "left-over file "
-
-
-def anomaly_texts(anomalies: Sequence[str], *, verbose: bool = False) -> list[str]:
+def anomaly_texts(anomalies: Sequence[Problem], *, verbose: bool = False) -> list[str]:
     """A partition's anomalies as lines: the left-over files of a deletion or cleaning (``.deleted``,
     ``.cleaned``, ``.swap``; a broker deletes them ``file.delete.delay.ms`` later) counted by kind, one line
     each with ``verbose``."""
     if verbose:
-        return list(anomalies)
-    counts: dict[str, int] = {}
-    lines = []
+        return sentences(anomalies)
+    left_over: dict[str, list[Problem]] = {}
+    lines: list[str | list[Problem]] = []
     for a in anomalies:
-        if a.startswith(LEFT_OVER):
-            suffix = "." + a.rsplit(".", 1)[-1]
-            if suffix not in counts:
-                lines.append(suffix)  # where the count goes, in the order first seen
-            counts[suffix] = counts.get(suffix, 0) + 1
+        if a.kind == LEFT_OVER_FILE:
+            suffix = "." + str(a["name"]).rsplit(".", 1)[-1]
+            if suffix not in left_over:
+                left_over[suffix] = []
+                lines.append(left_over[suffix])  # where the count goes, in the order first seen
+            left_over[suffix].append(a)
         else:
-            lines.append(a)
-    return [
-        (
-            f"{counts[line]} left-over {line} file{'s' if counts[line] > 1 else ''} (-v lists them)"
-            if counts[line] > 1
-            else next(a for a in anomalies if a.startswith(LEFT_OVER) and a.endswith(line))
+            lines.append(sentence(a))
+    suffix_of = {id(files): suffix for suffix, files in left_over.items()}
+    return list(
+        dict.fromkeys(
+            line
+            if isinstance(line, str)
+            else (
+                f"{len(line)} left-over {suffix_of[id(line)]} files (-v lists them)"
+                if len(line) > 1
+                else sentence(line[0])
+            )
+            for line in lines
         )
-        if line in counts
-        else line
-        for line in lines
-    ]
+    )
 
 
 def summary_object(
@@ -177,7 +180,8 @@ def summary_object(
             {"producerId": t.producer_id, "producerEpoch": t.producer_epoch, "firstOffset": t.first_offset}
             for t in s.open_transactions
         ],
-        anomalies=s.anomalies,
+        anomalies=sentences(s.anomalies),
+        anomalyDetails=details(s.anomalies),
     )
 
 

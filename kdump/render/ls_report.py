@@ -13,8 +13,10 @@ from datetime import tzinfo
 from kdump.analysis.log_summary import PartitionSummary
 from kdump.facts.ls import LogDir
 from kdump.facts.output import Output
+from kdump.problem import Problem
 from kdump.render import log_summary, ls_table
-from kdump.render.json_lines import line
+from kdump.render.json_lines import unreadable_lines
+from kdump.render.problem_text import sentence
 from kdump.render.safe_text import safe_text
 
 
@@ -23,7 +25,7 @@ class _TableSink:
         self.out = out
         self.dirs: list[LogDir] = []
         self.summaries: list[PartitionSummary] = []
-        self.unreadables: list[tuple[str, str]] = []
+        self.unreadables: list[Problem] = []
 
     def log_dirs(self, log_dirs: list[LogDir]) -> None:
         self.dirs = log_dirs
@@ -31,16 +33,16 @@ class _TableSink:
     def partition(self, summary: PartitionSummary) -> None:
         self.summaries.append(summary)
 
-    def unreadable(self, path: str, message: str) -> None:
-        self.unreadables.append((path, message))
+    def unreadable(self, problem: Problem) -> None:
+        self.unreadables.append(problem)
 
     def table(self) -> str:
         raise NotImplementedError
 
     def end(self) -> None:
         self.out.write(self.table())
-        for path, message in self.unreadables:
-            self.out.write(f"{safe_text(f'{path}: {message}')}\n")
+        for problem in self.unreadables:
+            self.out.write(f"{safe_text(sentence(problem))}\n")
 
 
 class TerminalSink(_TableSink):
@@ -127,8 +129,8 @@ class JsonSink:
             log_summary.summary_json(summary, log_dir=log_dir, broker_id=self.brokers.get(log_dir))
         )
 
-    def unreadable(self, path: str, message: str) -> None:
-        self.out.write(line({"type": "unreadable", "path": path, "message": message}))
+    def unreadable(self, problem: Problem) -> None:
+        self.out.write(unreadable_lines([problem]))
 
     def end(self) -> None:
         pass

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Generic, TypeVar
 
 from kdump.facts.output import Output
+from kdump.problem import Problem
 from kdump.render import tables
 from kdump.render.json_lines import unreadable_lines
 
@@ -28,13 +29,13 @@ class TableSink(Generic[F]):
         self.terminal_width = terminal_width
         self.wide = wide
         self.facts: list[F] = []
-        self.unreadables: list[tuple[str, str]] = []
+        self.unreadables: list[Problem] = []
 
     def fact(self, fact: F) -> None:
         self.facts.append(fact)
 
-    def unreadable(self, path: str, message: str) -> None:
-        self.unreadables.append((path, message))
+    def unreadable(self, problem: Problem) -> None:
+        self.unreadables.append(problem)
 
     def end(self) -> None:
         sections = self.sections(self.facts) + tables.unreadable_section(self.unreadables)
@@ -49,8 +50,8 @@ class JsonSink(Generic[F]):
     def fact(self, fact: F) -> None:
         self.out.write(self.json_lines([fact]))
 
-    def unreadable(self, path: str, message: str) -> None:
-        self.out.write(unreadable_lines([(path, message)]))
+    def unreadable(self, problem: Problem) -> None:
+        self.out.write(unreadable_lines([problem]))
 
     def end(self) -> None:
         pass

@@ -8,8 +8,9 @@ from typing import Any
 from kdump.facts.retention import RetentionFacts
 from kdump.render.json_lines import head, line
 from kdump.render.log_summary import human_size
+from kdump.render.problem_text import details, sentences
 from kdump.render.table_fit import Column
-from kdump.render.tables import Section, duration, iso_time, opt, partition_list, unique
+from kdump.render.tables import Section, duration, iso_time, opt, partition_list
 
 
 def segment_columns(human: bool) -> tuple[Column, ...]:
@@ -109,7 +110,7 @@ def _sections(facts: list[RetentionFacts], *, human: bool, now_given: bool) -> l
                 )
             else:
                 s.notes.append(f"tombstones: {c.tombstones_with_horizon} with a delete horizon")
-        s.notes.extend(f"problem: {p}" for p in unique(f.problems))
+        s.notes.extend(f"problem: {p}" for p in sentences(f.problems))
         result.append(s)
         group.append(f)
         following = facts[n + 1] if n + 1 < len(facts) else None
@@ -164,7 +165,8 @@ def partition_object(f: RetentionFacts) -> dict[str, Any]:
             for s in f.segments
         ],
         "compaction": None if f.compaction is None else _camel(asdict(f.compaction)),
-        "problemMessages": f.problems,
+        "problemMessages": sentences(f.problems),
+        "problemDetails": details(f.problems),
     }
 
 

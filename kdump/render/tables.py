@@ -18,8 +18,10 @@ import textwrap
 from dataclasses import dataclass, field
 
 from kdump.facts.output import Output
+from kdump.problem import Problem
 from kdump.render import color
 from kdump.render.human_time import iso
+from kdump.render.problem_text import sentence
 from kdump.render.safe_text import safe_text
 from kdump.render.table_fit import Column, blocks, fit
 
@@ -113,12 +115,12 @@ def partition_list(partitions: list[tuple[str | None, int | None, str]]) -> str:
     return ", ".join(parts + others)
 
 
-def unreadable_section(walk_errors: list[tuple[str, str]]) -> list[Section]:
+def unreadable_section(walk_errors: list[Problem]) -> list[Section]:
     """The directories a walk could not read, one ``problem:`` line each, at the end (the one rule for what
     cannot be read: named, and status 1)."""
     if not walk_errors:
         return []
-    return [Section("", notes=[f"problem: {path}: {message}" for path, message in walk_errors])]
+    return [Section("", notes=[f"problem: {sentence(p)}" for p in walk_errors])]
 
 
 def unique(lines: list[str]) -> list[str]:

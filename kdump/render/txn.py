@@ -6,14 +6,43 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from kdump.facts.txn import PartitionTxnFacts, summarize_durations
+from kdump.facts import txn
+from kdump.facts.txn import AbortTarget, OpenTransactionFact, PartitionTxnFacts, summarize_durations
 from kdump.render.json_lines import head, line
+from kdump.render.problem_text import details, sentences
 from kdump.render.table_fit import Column
-from kdump.render.tables import Section, Verbatim, duration, iso_time, opt, partition_list, unique
+from kdump.render.tables import Section, Verbatim, duration, iso_time, opt, partition_list
 
 
 #: The open transactions' columns (full header, short header, order of leaving out to fit a terminal). In a
 #: pipe the age and timeout are milliseconds and their headers say so; on a terminal they are human durations.
+def reason(o: OpenTransactionFact) -> str:
+    """Why an open transaction is judged hanging or not, in words."""
+    v, meta = o.verdict, o.coordinator
+    state = "" if meta is None else meta.state
+    if v == txn.NO_TRANSACTIONAL_ID:
+        return "no transactional id with this producer id at the coordinator"
+    if v == txn.CLOSED_AT_COORDINATOR:
+        return f"{state} at the coordinator"
+    if v == txn.NEWER_EPOCH_AT_COORDINATOR:
+        return f"the coordinator is at epoch {None if meta is None else meta.producer_epoch}"
+    if v == txn.PARTITION_NOT_AT_COORDINATOR:
+        return f"{state} at the coordinator without this partition"
+    if v == txn.OPEN_AT_COORDINATOR:
+        return f"{state} at the coordinator"
+    if v == txn.OLDER_THAN_MAX_TIMEOUT:
+        return f"open longer than transaction.max.timeout.ms ({o.max_timeout_ms} ms)"
+    return "no coordinator state in the data directory"
+
+
+def abort_command(a: AbortTarget) -> str:
+    """The command that aborts a hanging transaction (one line, never broken)."""
+    return (
+        f"kafka-transactions.sh --bootstrap-server {a.bootstrap_server} abort --topic {a.topic} "
+        f"--partition {a.partition} --start-offset {a.start_offset}"
+    )
+
+
 def open_columns(human: bool) -> tuple[Column, ...]:
     return (
         Column("PRODUCER-ID", "PID"),
@@ -107,10 +136,10 @@ def sections(facts: list[PartitionTxnFacts], *, human: bool) -> list[Section]:
             s.notes.append("coordinator: " + coordinator_text(f.coordinator_source))
         for o in f.open:
             if o.hanging:
-                s.notes.append(f"HANGING: producer {o.producer_id} from offset {o.first_offset}: {o.reason}")
-                if o.abort_command:
-                    s.notes.append(Verbatim(f"  {o.abort_command}"))
-        s.notes.extend(f"problem: {p}" for p in unique(f.problems))
+                s.notes.append(f"HANGING: producer {o.producer_id} from offset {o.first_offset}: {reason(o)}")
+                if o.abort is not None:
+                    s.notes.append(Verbatim(f"  {abort_command(o.abort)}"))
+        s.notes.extend(f"problem: {p}" for p in sentences(f.problems))
         result.append(s)
     if quiet:
         names = partition_list([(f.topic, f.partition, f.directory) for f in quiet])
@@ -153,8 +182,9 @@ def partition_object(f: PartitionTxnFacts) -> dict[str, Any]:
                     "topicPartitions": [{"topic": tp, "partition": p} for tp, p in o.coordinator.partitions],
                 },
                 "hanging": o.hanging,
-                "reason": o.reason,
-                "abortCommand": o.abort_command,
+                "verdict": o.verdict,
+                "reason": reason(o),
+                "abortCommand": None if o.abort is None else abort_command(o.abort),
             }
             for o in f.open
         ],
@@ -172,7 +202,8 @@ def partition_object(f: PartitionTxnFacts) -> dict[str, Any]:
         "commitDurationMs": summarize_durations(st.commit_durations),
         "abortDurationMs": summarize_durations(st.abort_durations),
         "coordinatorSource": f.coordinator_source,
-        "problemMessages": f.problems,
+        "problemMessages": sentences(f.problems),
+        "problemDetails": details(f.problems),
     }
 
 

@@ -20,6 +20,7 @@ from kdump.analysis.consumer_view import aborted_in_range, transaction_state
 from kdump.analysis.log_search import LogStart, find_timestamp, offset_start_position
 from kdump.analysis.offset_lookup import cut_positions
 from kdump.errors import KdumpError
+from kdump.render.problem_text import sentence
 from kdump.spark.options import EARLIEST, LATEST, Selection
 from kdump.storage.file_records import FileRecords
 from kdump.storage.local_log import LocalLog, find_partition_dirs
@@ -174,7 +175,7 @@ def plan(selection: Selection) -> Plan:
         if selection.read.read_committed:
             state = transaction_state(log)
             aborted, lso = state.aborted, state.last_stable_offset
-            problems.extend(state.problems)
+            problems.extend(sentence(p) for p in state.problems)
         for i, segment in enumerate(segments):
             upper = segments[i + 1].base_offset if i + 1 < len(segments) else None
             if end is not None and segment.base_offset >= end:
