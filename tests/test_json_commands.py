@@ -33,6 +33,7 @@ from kdump.render.json_schema import (
     validate,
 )
 from kdump.storage.naming import parse_partition_dir
+from kdump.storage.offset_checkpoint import encode_offset_checkpoint
 from tests.corpus import CORPUS, FIXTURE_CORPUS, REPO, corpus_available
 from tests.forensic_data import (
     T0,
@@ -153,6 +154,8 @@ def _run_every_command(root: Path, tmp: Path) -> dict[str, list[dict]]:
         damaged_state = bytearray(state_log.read_bytes())
         damaged_state[61] = 0x7F  # the first record's length varint (after the 61-byte batch header): -64
         state_log.write_bytes(bytes(damaged_state))
+    # a high watermark beyond the log end: a problem of the log directory's own file (logDirFindings)
+    (troubled / "replication-offset-checkpoint").write_bytes(encode_offset_checkpoint({("txn", 0): 999}))
     seen["report"] += _cli("report", str(troubled))
     # two copies of a partition that diverge at offset 1 (the second has one more batch)
     for copy, values in (("a", [b"x", b"y"]), ("b", [b"x", b"z", b"w"])):
