@@ -40,8 +40,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
 from kdump.errors import KdumpError
-from kdump.storage import naming
+from kdump.storage import locations, naming
 from kdump.storage.abstract_index import largest_lower_bound_slot
+from kdump.storage.byte_source import source_of
 from kdump.storage.file_records import FileRecords, RecordBatch
 from kdump.storage.log_segment import LogSegment
 from kdump.storage.offset_index import ENTRY_SIZE as OFFSET_ENTRY_SIZE
@@ -158,7 +159,7 @@ def log_start(log: LocalLog) -> LogStart:
         return LogStart(first, source)
     parent = os.path.dirname(os.path.abspath(log.directory))
     path = os.path.join(parent, LOG_START_OFFSET_CHECKPOINT)
-    if not os.path.exists(path):
+    if not locations.exists(path):
         return LogStart(first, source)
     from kdump.storage.offset_checkpoint import read_offset_checkpoint  # needed only here
 
@@ -521,12 +522,35 @@ def _open_dir(directory: str) -> int | None:
         return None
 
 
+def _stored_largest_timestamp(directory: str, base_offset: int) -> tuple[int, str | None]:
+    """:func:`_indexed_largest_timestamp` of a segment in a store: the time index's size, then its last entry
+    (one ranged read of 12 bytes)."""
+    url = os.path.join(directory, naming.offset_to_filename(base_offset, naming.TIME_INDEX_FILE_SUFFIX))
+    try:
+        if not locations.exists(url):
+            return NO_TIMESTAMP, "it is missing"
+        size = locations.getsize(url)
+        if size % TIME_ENTRY_SIZE:
+            return NO_TIMESTAMP, f"{size} bytes is not a whole number of {TIME_ENTRY_SIZE}-byte entries"
+        if size == 0:
+            log_url = os.path.join(directory, naming.offset_to_filename(base_offset, naming.LOG_FILE_SUFFIX))
+            return (
+                (NO_TIMESTAMP, None) if locations.getsize(log_url) == 0 else (NO_TIMESTAMP, _EMPTY_TIME_INDEX)
+            )
+        last = source_of(url).read(size - TIME_ENTRY_SIZE, size)
+    except OSError as e:
+        return NO_TIMESTAMP, e.strerror or str(e)
+    return _last_time_entry(last, size, base_offset)
+
+
 def _indexed_largest_timestamp(
     directory: str, dir_fd: int | None, base_offset: int
 ) -> tuple[int, str | None]:
     """A segment's largest timestamp from the last entry of its time index (the entry written when the segment
     was rolled or closed), reading 12 bytes; or (-1, why) when the index cannot be trusted for it."""
     name = naming.offset_to_filename(base_offset, naming.TIME_INDEX_FILE_SUFFIX)
+    if locations.is_url(directory):
+        return _stored_largest_timestamp(directory, base_offset)
     try:
         if dir_fd is not None:
             fd = os.open(name, os.O_RDONLY, dir_fd=dir_fd)
@@ -553,6 +577,12 @@ def _indexed_largest_timestamp(
         return NO_TIMESTAMP, e.strerror or str(e)
     finally:
         os.close(fd)
+    return _last_time_entry(last, size, base_offset)
+
+
+def _last_time_entry(last: bytes, size: int, base_offset: int) -> tuple[int, str | None]:
+    """The largest timestamp a time index of ``size`` bytes ending in ``last`` (its last entry) holds, or (-1,
+    why) when that entry cannot be trusted."""
     if len(last) < TIME_ENTRY_SIZE:
         return NO_TIMESTAMP, "it could not be read"
     timestamp, offset = TimeIndex.from_bytes(last, base_offset).entry(0)

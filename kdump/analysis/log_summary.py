@@ -18,7 +18,7 @@ from kdump.analysis.consumer_view import OngoingTransaction, TransactionTracker
 from kdump.analysis.timeline import Timeline
 from kdump.errors import KdumpError, UnreadableFileError
 from kdump.problem import Problem, problem, problem_of
-from kdump.storage import naming
+from kdump.storage import locations, naming
 from kdump.storage.local_log import LocalLog
 from kdump.storage.offset_checkpoint import CheckpointOffsets, read_offset_checkpoint
 from kdump.storage.record_batch import RecordBatch
@@ -75,7 +75,7 @@ def read_log_dir_checkpoints(
     found: dict[str, CheckpointOffsets] = {}
     for name in LOG_DIR_CHECKPOINTS:
         path = os.path.join(log_dir, name)
-        if not os.path.isfile(path):
+        if not locations.isfile(path):
             continue
         try:
             found[name] = read_offset_checkpoint(path).offsets()
@@ -105,7 +105,7 @@ def summarize_partition(
     s = PartitionSummary(directory, log.topic, log.partition)
     anomalies = s.anomalies
     if checkpoints is None:
-        parent = os.path.dirname(os.path.abspath(directory))
+        parent = os.path.dirname(locations.abspath(directory))
         checkpoints = read_log_dir_checkpoints(parent, anomalies)
     if log.name is not None:
         key = (log.name.topic, log.name.partition)

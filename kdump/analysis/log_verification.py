@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, TypeAlias, cast
 
 from kdump.analysis.index_verification import IndexProblem, SegmentVerification, verify_segment
 from kdump.errors import KdumpError
-from kdump.storage import naming
+from kdump.storage import locations, naming
 from kdump.storage.checksum import crc32c
 from kdump.storage.control_record import ControlRecordType, parse_type_id
 from kdump.storage.file_records import INT_MAX, FileRecords, RecordBatch
@@ -934,13 +934,14 @@ def check_log_dir(log_dir: str, checkpoints: LogDirCheckpoints | None) -> LogDir
     directories present: an entry without one is data that is gone)."""
     out = LogDirFacts(log_dir)
     bootstrap = os.path.join(log_dir, BOOTSTRAP_CHECKPOINT)
-    if os.path.isfile(bootstrap):
+    if locations.isfile(bootstrap):
         out.bootstrap_checkpoints += 1
         _check_snapshot_file(bootstrap, "bootstrap-checkpoint", out.problems)
     if not checkpoints:
         return out
     try:
-        present = {e.name for e in os.scandir(log_dir) if e.is_dir(follow_symlinks=False)}
+        with locations.scandir(log_dir) as entries:
+            present = {e.name for e in entries if e.is_dir(follow_symlinks=False)}
     except OSError:
         return out
     held: set[tuple[str, int]] = set()

@@ -21,7 +21,7 @@ import os
 from dataclasses import dataclass, field
 
 from kdump.errors import KdumpError
-from kdump.storage import naming
+from kdump.storage import locations, naming
 from kdump.storage.file_records import FileRecords
 from kdump.storage.internal_topics import RecordDecodeError, read_frame
 from kdump.storage.message_reader import MessageFormatError, read_message_prefix
@@ -117,10 +117,10 @@ def read_cluster_config(log_dir: str) -> ClusterConfig | None:
     offset.  None when the directory has no metadata partition.  Unreadable parts are skipped (whatever was
     replayed up to them stands); a :class:`KdumpError` is raised only when nothing at all can be read."""
     directory = os.path.join(log_dir, METADATA_PARTITION_DIR)
-    if not os.path.isdir(directory):
+    if not locations.isdir(directory):
         return None
     config = ClusterConfig(directory)
-    names = sorted(os.listdir(directory))
+    names = sorted(locations.listdir(directory))
     snapshots = []
     for name in names:
         if name.endswith(naming.SNAPSHOT_SUFFIX) and name != naming.BOOTSTRAP_CHECKPOINT:

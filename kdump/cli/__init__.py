@@ -16,6 +16,7 @@ from kdump.errors import KdumpError
 from kdump.exit_status import ExitStatus
 from kdump.facts.output import Output, OutputError
 from kdump.render.safe_text import safe_text
+from kdump.storage import locations
 
 if TYPE_CHECKING:
     from kdump.facts.report import ReportSink
@@ -34,6 +35,25 @@ def run_guarded(
     """
     out = Output(stdout if stdout is not None else sys.stdout.buffer)
     err = Output(stderr if stderr is not None else sys.stderr.buffer, chunk=1, name="standard error")
+    try:
+        return _run(body, out, err)
+    finally:
+        _store_stats(err)
+
+
+def _store_stats(err: Output) -> None:
+    """``KDUMP_STORE_STATS=1``: what the run fetched from object stores, one line on standard error."""
+    store = sys.modules.get("kdump.storage.object_store")
+    if store is None or not os.environ.get("KDUMP_STORE_STATS"):
+        return
+    try:
+        err.write(store.STATS.line() + "\n")
+        err.flush()
+    except (BrokenPipeError, OutputError):
+        pass
+
+
+def _run(body: Callable[[Output, Output], int], out: Output, err: Output) -> int:
     try:
         status = body(out, err)
         out.flush()
@@ -90,12 +110,12 @@ def directory_arguments(paths: tuple[str, ...] | list[str]) -> list[str]:
         paths = ["."]
     # `.` or `..` as its absolute path, so that a partition directory named so still has its name
     kept = [
-        os.path.abspath(p) if os.path.basename(os.path.normpath(p)) in (".", "..", "") else p
+        locations.abspath(p) if os.path.basename(os.path.normpath(p)) in (".", "..", "") else p
         for p in paths
-        if os.path.isdir(p)
+        if locations.isdir(p)
     ]
     for p in paths:
-        if not os.path.isdir(p):
+        if not locations.isdir(p):
             sys.stderr.write(
                 f"kdump: {p}: not a directory (a partition or log directory is expected); skipped\n"
             )

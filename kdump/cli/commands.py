@@ -117,6 +117,7 @@ SUBCOMMAND_MODULES = (
     "retention",
     "diff",
     "report",
+    "tiered",
     "help",
 )
 

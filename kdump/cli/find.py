@@ -7,10 +7,12 @@ import sys
 
 import click
 
+from kdump.cli.path_args import Location
+
 
 @click.command("find")
 @click.argument(
-    "path", required=False, default=".", type=click.Path(exists=True, file_okay=True, dir_okay=True)
+    "path", required=False, default=".", type=Location(exists=True, file_okay=True, dir_okay=True)
 )
 @click.option("--offset", type=click.IntRange(min=0), metavar="N", help="The offset to look for.")
 @click.option(

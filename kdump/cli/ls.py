@@ -7,11 +7,12 @@ import sys
 
 import click
 
+from kdump.cli.path_args import Location
 from kdump.render.color import CHOICES as COLOR_CHOICES
 
 
 @click.command("ls")
-@click.argument("paths", nargs=-1, type=click.Path(exists=True, file_okay=True, dir_okay=True))
+@click.argument("paths", nargs=-1, type=Location(exists=True, file_okay=True, dir_okay=True))
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per partition.")
 @click.option("--wide", is_flag=True, help="On a terminal, every column, however wide the table gets.")
 @click.option(

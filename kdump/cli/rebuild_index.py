@@ -7,12 +7,16 @@ from typing import TYPE_CHECKING
 
 import click
 
+from kdump.cli.path_args import LocalOutput
+
 if TYPE_CHECKING:
     from kdump.facts.output import Output
 
 
 @click.command("rebuild-index")
-@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, file_okay=True, dir_okay=True))
+@click.argument(
+    "paths", nargs=-1, required=True, type=LocalOutput(exists=True, file_okay=True, dir_okay=True)
+)
 @click.option(
     "--index-interval-bytes",
     type=click.IntRange(min=0),

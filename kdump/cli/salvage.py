@@ -7,6 +7,8 @@ import sys
 
 import click
 
+from kdump.cli.path_args import LocalOutput
+
 
 @click.command("salvage")
 @click.argument("segment", type=click.Path(exists=True, dir_okay=False))
@@ -14,7 +16,7 @@ import click
     "--out",
     "out_dir",
     required=True,
-    type=click.Path(file_okay=False),
+    type=LocalOutput(file_okay=False),
     help="Directory for the new segment and its indexes (created if needed; never the input's own directory).",
 )
 @click.option(

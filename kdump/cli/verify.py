@@ -6,9 +6,11 @@ import sys
 
 import click
 
+from kdump.cli.path_args import Location
+
 
 @click.command("verify")
-@click.argument("paths", nargs=-1, type=click.Path(exists=True, file_okay=True, dir_okay=True))
+@click.argument("paths", nargs=-1, type=Location(exists=True, file_okay=True, dir_okay=True))
 @click.option(
     "--json", "as_json", is_flag=True, help="One JSON object per fact (problem, unchecked, note, summary)."
 )

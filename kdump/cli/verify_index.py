@@ -7,9 +7,11 @@ from typing import NoReturn
 
 import click
 
+from kdump.cli.path_args import Location
+
 
 @click.command("verify-index")
-@click.argument("paths", nargs=-1, type=click.Path(exists=True, file_okay=True, dir_okay=True))
+@click.argument("paths", nargs=-1, type=Location(exists=True, file_okay=True, dir_okay=True))
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per problem, then a summary object.")
 @click.option("--no-progress", is_flag=True, help="Never show a progress bar.")
 def command(paths: tuple[str, ...], as_json: bool, no_progress: bool) -> None:

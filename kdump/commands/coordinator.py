@@ -31,6 +31,7 @@ from kdump.facts.coordinator import (
 from kdump.facts.report import ReportSink, hand_over
 from kdump.jdk.collections import java_string_hash
 from kdump.problem import Problem, problem_of
+from kdump.storage import locations
 from kdump.storage.control_record import ControlRecordType, parse_type_id
 from kdump.storage.internal_topics import InternalTopicError, decode_key_value
 from kdump.storage.local_log import LocalLog
@@ -72,7 +73,7 @@ def partition_count(log_dir: str, topic: str, given: int | None = None) -> Parti
     """The partition count of ``topic`` for ``log_dir``: ``given``, else the metadata log's, else the default."""
     local: list[int] = []
     try:
-        for name in os.listdir(log_dir):
+        for name in locations.listdir(log_dir):
             prefix, _, number = name.rpartition("-")
             if prefix == topic and number.isdigit():
                 local.append(int(number))
@@ -288,7 +289,7 @@ def lookup(
         h,
         p,
         count,
-        directory if os.path.isdir(directory) else None,
+        directory if locations.isdir(directory) else None,
     )
     if result.directory is None:
         return result

@@ -29,7 +29,7 @@ from kdump.facts.files import (
     LogSink,
 )
 from kdump.jdk.collections import scala_hashmap_order
-from kdump.storage import checkpoint, naming
+from kdump.storage import checkpoint, naming, object_store
 from kdump.storage.file_records import (
     INT_MAX,
     FileRecords,
@@ -82,6 +82,9 @@ class DumpLogSegments:
         self.remaining: int | None = None if selector is None else selector.max_records
 
     def run(self) -> int:
+        for arg in self.options.files:  # before anything is printed: a URL never shows its credentials
+            if object_store.is_url(arg):
+                object_store.check_url(arg)
         try:
             for arg in self.options.files:
                 if self.remaining is not None and self.remaining <= 0:
@@ -100,7 +103,7 @@ class DumpLogSegments:
         sink.dumping(
             file, held=self.options.record_filter is not None and file.name.endswith(naming.LOG_FILE_SUFFIX)
         )
-        if os.path.isdir(file.path):
+        if _is_dir(file.path):
             sink.header(file, FileHeader("directory"))
             sink.failed()
             raise KdumpError(
@@ -300,7 +303,8 @@ class DumpLogSegments:
         return JavaFile(f"{parent}/{file.name.split('.', 1)[0]}{suffix}")
 
     def _open_index(self, cls, file: JavaFile, base_offset: int):  # noqa: ANN001, ANN202
-        if not os.path.exists(file.path):
+        remote = object_store.is_url(file.path)
+        if not (object_store.exists(file.path) if remote else os.path.exists(file.path)):
             raise KdumpError(
                 "no such index file (Kafka would create an empty one here and die of "
                 '"Invalid max index size: -1"; kdump creates nothing)',
@@ -458,6 +462,11 @@ class DumpLogSegments:
                 ],
             )
         )
+
+
+def _is_dir(path: str) -> bool:
+    """A directory, or a prefix of a store (a URL whose object is a "directory")."""
+    return object_store.is_dir(path) if object_store.is_url(path) else os.path.isdir(path)
 
 
 def _kept(

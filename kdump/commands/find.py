@@ -13,7 +13,7 @@ from kdump.analysis.log_search import FOUND, LogStart, SearchResult, find_offset
 from kdump.errors import KdumpError, UsageError
 from kdump.exit_status import ExitStatus
 from kdump.facts.find import FindSink, Location
-from kdump.storage import naming
+from kdump.storage import locations, naming
 from kdump.storage.local_log import LocalLog, is_partition_dir
 
 
@@ -24,10 +24,10 @@ def resolve_partition_dir(path: str, topic: str | None, partition: int | None) -
         raise UsageError("--topic and --partition go together")
     if topic is not None:
         directory = os.path.join(path, naming.partition_dir_name(topic, partition or 0))
-        if not os.path.isdir(directory):
+        if not locations.isdir(directory):
             raise UsageError(f"{directory}: no such partition directory")
         return directory
-    if os.path.isfile(path):
+    if locations.isfile(path):
         return os.path.dirname(path) or "."
     if not is_partition_dir(path):
         raise UsageError(

@@ -17,6 +17,7 @@ from kdump.exit_status import ExitStatus
 from kdump.facts.ls import LogDir, LsSink
 from kdump.facts.progress import ProgressFactory
 from kdump.problem import UNREADABLE_DIRECTORY, Problem, problem
+from kdump.storage import locations
 from kdump.storage.checkpoint import META_PROPERTIES_FILE
 from kdump.storage.local_log import find_partition_dirs, no_kafka_data
 from kdump.storage.meta_properties import read_meta_properties
@@ -85,20 +86,20 @@ class ListPartitions:
         total = 0
         for d in self.directories:
             try:
-                names = os.listdir(d)
+                names = locations.listdir(d)
             except OSError:
                 continue  # said in its row
             for name in names:
                 if name.endswith(".log"):
                     try:
-                        total += os.path.getsize(os.path.join(d, name))
+                        total += locations.getsize(os.path.join(d, name))
                     except OSError:
                         pass
         bar = progress("scanning", total) if progress is not None and total >= PROGRESS_THRESHOLD else None
         result = []
         try:
             for d in self.directories:
-                parent = os.path.dirname(os.path.abspath(d))
+                parent = os.path.dirname(locations.abspath(d))
                 if parent not in checkpoints:
                     anomalies[parent] = []
                     checkpoints[parent] = read_log_dir_checkpoints(parent, anomalies[parent])
@@ -130,12 +131,12 @@ class ListPartitions:
 def _named(directory: str) -> str:
     """``.`` or ``..`` (or a path ending in them) as its absolute path, so the partition has its name."""
     if os.path.basename(os.path.normpath(directory)) in (".", "..", ""):
-        return os.path.abspath(directory)
+        return locations.abspath(directory)
     return directory
 
 
 def _parent(directory: str) -> str:
-    return os.path.dirname(os.path.abspath(directory))
+    return os.path.dirname(locations.abspath(directory))
 
 
 def _log_dir(path: str) -> LogDir:

@@ -68,6 +68,7 @@ def _output_fd(out: Output) -> int | None:
 def worth_it(deep_iteration: bool, out: Output, records: FileRecords) -> bool:
     return (
         deep_iteration
+        and not records.fetched_on_demand  # an object store's segment: one ordered walk fetches it once
         and hasattr(os, "fork")
         and workers_wanted() > 1
         and records.size_in_bytes >= int(os.environ.get("KDUMP_PARALLEL_MIN_BYTES", MIN_PARALLEL_BYTES))

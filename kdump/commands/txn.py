@@ -49,6 +49,7 @@ from kdump.facts.txn import (
     PartitionTxnFacts,
 )
 from kdump.problem import UNREADABLE_DIRECTORY, Problem, problem, problem_of
+from kdump.storage import locations
 from kdump.storage.local_log import LocalLog, find_partition_dirs
 from kdump.storage.record_batch import DefaultRecordBatch
 from kdump.storage.regular_file import walk_error
@@ -73,7 +74,7 @@ class TxnCommand:
         self.walk_errors: list[Problem] = []
         for path in paths:
             found = [d for d in find_partition_dirs([path], on_error=self._walk_error) if not _is_internal(d)]
-            if not found and os.path.isdir(path):
+            if not found and locations.isdir(path):
                 found = list(find_partition_dirs([path]))
             if not found:
                 raise ValueError(f"{path}: no partition directory in it or below it")
@@ -90,7 +91,7 @@ class TxnCommand:
             problems: list[Problem] = []
             dirs = []
             try:
-                names = sorted(os.listdir(log_dir))
+                names = sorted(locations.listdir(log_dir))
             except OSError:
                 names = []
             for name in names:
@@ -114,7 +115,7 @@ class TxnCommand:
     def partition_facts(self, directory: str) -> PartitionTxnFacts:
         log = LocalLog.scan(directory)
         problems: list[Problem] = []
-        log_dir = os.path.dirname(os.path.abspath(directory))
+        log_dir = os.path.dirname(locations.abspath(directory))
         checkpoints = read_log_dir_checkpoints(log_dir, problems)
         key = None if log.name is None else (log.name.topic, log.name.partition)
         hw = checkpoints.get("replication-offset-checkpoint", {}).get(key) if key else None

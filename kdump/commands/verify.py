@@ -37,7 +37,7 @@ from kdump.exit_status import ExitStatus
 from kdump.facts.progress import ProgressFactory
 from kdump.facts.verify import Summary, VerifySink
 from kdump.facts.verify_index import RuleNote
-from kdump.storage import naming
+from kdump.storage import locations, naming
 from kdump.storage.local_log import (
     LOG_DIR_FILES,
     LocalLog,
@@ -96,25 +96,25 @@ def select(
             )
 
     for path in paths:
-        if os.path.isdir(path):
+        if locations.isdir(path):
             if os.path.basename(os.path.normpath(path)) in (".", "..", ""):
-                path = os.path.abspath(path)  # `.` in a partition directory: the partition has its name
+                path = locations.abspath(path)  # `.` in a partition directory: the partition has its name
             found = False
-            root = os.path.realpath(path)
+            root = locations.realpath(path)
             try:
-                if holds_log_dir_files(os.listdir(path)):
+                if holds_log_dir_files(locations.listdir(path)):
                     found = True
                     log_dirs.setdefault(root, path)
             except OSError:
                 pass
             for directory in find_partition_dirs([path], on_error=on_error):
                 found = True
-                key = os.path.realpath(directory)
+                key = locations.realpath(directory)
                 if key != root:
                     parent = os.path.dirname(directory)
                     try:
-                        if holds_log_dir_files(os.listdir(parent)):
-                            log_dirs.setdefault(os.path.realpath(parent), parent)
+                        if holds_log_dir_files(locations.listdir(parent)):
+                            log_dirs.setdefault(locations.realpath(parent), parent)
                     except OSError:
                         pass
                 if key not in targets:
@@ -124,14 +124,14 @@ def select(
                         on_error(directory, e)
                 else:
                     targets[key].base_offsets = None
-            if not found and not (unreadable and os.path.realpath(path) == root):
+            if not found and not (unreadable and locations.realpath(path) == root):
                 raise ValueError(no_kafka_data(path))
         else:
             try:
                 segment = LogSegment.of_file(path)
             except naming.NumberFormatError as e:
                 raise ValueError(e.describe()) from None
-            key = os.path.realpath(segment.directory)
+            key = locations.realpath(segment.directory)
             target = targets.get(key)
             if target is None:
                 target = targets[key] = PartitionTarget(LocalLog.scan(segment.directory), set())
@@ -223,7 +223,7 @@ class Verify:
         log_dirs: dict[str, tuple[LogDirCheckpoints | None, ClusterConfig | None]] = {}
         for target, facts in self._checked_segments():
             log = target.log
-            parent = os.path.dirname(os.path.abspath(log.directory))
+            parent = os.path.dirname(locations.abspath(log.directory))
             if parent not in log_dirs:
                 log_dirs[parent] = _log_dir_state(parent)
             checkpoints, config = log_dirs[parent]
@@ -275,7 +275,7 @@ class Verify:
         for problem in self.unreadable:
             self._problem(problem, summary, files)
         for log_dir in self.log_dirs:
-            key = os.path.dirname(os.path.join(os.path.abspath(log_dir), ""))
+            key = os.path.dirname(os.path.join(locations.abspath(log_dir), ""))
             if key not in log_dirs:
                 log_dirs[key] = _log_dir_state(key)
             own = check_log_dir(log_dir, log_dirs[key][0])
@@ -376,7 +376,7 @@ def _log_dir_state(log_dir: str) -> tuple[LogDirCheckpoints | None, ClusterConfi
     from kdump.analysis.log_summary import read_log_dir_checkpoints
 
     try:
-        names = set(os.listdir(log_dir))
+        names = set(locations.listdir(log_dir))
     except OSError:
         return None, None
     if not names.intersection(LOG_DIR_FILES):

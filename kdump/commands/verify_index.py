@@ -16,7 +16,7 @@ from kdump.analysis.index_verification import IndexProblem, verify_segment
 from kdump.exit_status import ExitStatus
 from kdump.facts.progress import ProgressFactory
 from kdump.facts.verify_index import IndexSink, IndexSummary, RuleNote
-from kdump.storage import naming
+from kdump.storage import locations, naming
 from kdump.storage.local_log import LocalLog, find_partition_dirs, no_kafka_data
 from kdump.storage.log_segment import LogSegment
 from kdump.storage.regular_file import walk_error
@@ -61,7 +61,7 @@ def select_segments(
             targets.append(Target(directory, segment, segment.base_offset == active))
 
     for path in paths:
-        if os.path.isdir(path):
+        if locations.isdir(path):
             found = False
             for directory in find_partition_dirs([path], on_error=unreadable):
                 found = True

@@ -22,6 +22,7 @@ from kdump.storage.file_records import (
     RecordBatch,
 )
 from kdump.storage.kafka_release import KafkaRelease
+from kdump.storage.object_store import is_url
 from kdump.storage.producer_snapshot import ProducerSnapshotEntry
 from kdump.storage.record import Record
 from kdump.storage.transaction_index import AbortedTxn
@@ -115,6 +116,10 @@ class JavaFile:
 
     def __init__(self, arg: str) -> None:
         path = arg
+        if is_url(path):  # an object in a store: named exactly as given (``a//b`` is another key)
+            self.path = path
+            self.name = path[path.rfind("/") + 1 :]
+            return
         while "//" in path:
             path = path.replace("//", "/")
         if len(path) > 1 and path.endswith("/"):

@@ -14,6 +14,7 @@ from typing import Any
 from kdump.storage import sigbus_guard
 from kdump.storage.byte_source import ByteSource, LocalFile, location_of, read_all
 from kdump.storage.naming import java_absolute_path, offset_from_file
+from kdump.storage.object_store import is_url
 
 _WARM_SECTION_BYTES = 8192
 #: Iteration reads a mapped index this many bytes at a time and releases the pages behind it.
@@ -100,6 +101,9 @@ class AbstractIndex:
     def __init__(self, path: str | os.PathLike[str], base_offset: int | None = None) -> None:
         if base_offset is None:
             base_offset = offset_from_file(path)
+        if is_url(path):  # an object in a store: read whole (an index is small beside its segment)
+            self._init(read_all(path), base_offset, os.fspath(path))
+            return
         data, _size = sigbus_guard.map_file(os.fspath(path))
         self._init(data, base_offset, os.fspath(path))
 

@@ -94,6 +94,9 @@ class RangedSource:
         self.read_ahead = max(1, read_ahead)
         self.requests = 0
         self.bytes_fetched = 0
+        #: Where :meth:`ensure` stops fetching, read-ahead included (a reader of the first bytes only, such as
+        #: ``--max-bytes``, lowers it: nothing past it is fetched).
+        self.fetch_end = size
         #: The window buffer and how far it is filled: ``[_lo, _hi)`` holds the content (one range at a time).
         self._buffer: mmap.mmap | None = None
         self._lo = 0
@@ -131,7 +134,7 @@ class RangedSource:
         """Make ``[start, end)`` of :meth:`window_buffer` hold the content: a range already there costs
         nothing; otherwise what is missing is fetched, at least ``read_ahead`` bytes, and the pages before
         ``start`` are given back (the reader has moved on)."""
-        end = min(end, self._size)
+        end = min(end, self.fetch_end)
         if start >= end or (self._lo <= start and end <= self._hi):
             return
         buffer = self.window_buffer()
@@ -142,7 +145,7 @@ class RangedSource:
         ):  # a jump: the filled range is given back, filling starts at start
             self._drop(buffer, self._lo, self._hi + page)
             self._lo = self._hi = start
-        fill_to = min(self._size, max(end, self._hi + self.read_ahead))
+        fill_to = min(self.fetch_end, max(end, self._hi + self.read_ahead))
         buffer[self._hi : fill_to] = self._get(self._hi, fill_to)
         self._hi = fill_to
         drop_to = start // page * page  # the pages wholly before start: the reader has moved on
@@ -166,12 +169,24 @@ def location_of(location: str | os.PathLike[str] | ByteSource) -> str | os.PathL
 def read_all(location: str | os.PathLike[str] | ByteSource) -> bytes:
     """The whole content of a small file (a state file, a snapshot, an index fetched whole)."""
     if isinstance(location, (str, os.PathLike)):
-        return read_regular(os.fspath(location))
+        text = os.fspath(location)
+        if "://" in text:
+            from kdump.storage import object_store  # a URL: an object in a store
+
+            if object_store.is_url(text):
+                return object_store.read_whole(text)
+        return read_regular(text)
     return location.read(0, location.size())
 
 
 def source_of(location: str | os.PathLike[str] | ByteSource) -> ByteSource:
     """A source for ``location``: a local path becomes a :class:`LocalFile`; a source is itself."""
     if isinstance(location, (str, os.PathLike)):
+        text = os.fspath(location)
+        if "://" in text:
+            from kdump.storage import object_store  # a URL: an object in a store, read by ranges
+
+            if object_store.is_url(text):
+                return object_store.open_source(text)
         return LocalFile(location)
     return location

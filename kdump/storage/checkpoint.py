@@ -25,6 +25,8 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
+from kdump.storage.byte_source import ByteSource, location_of
+
 if TYPE_CHECKING:
     from kdump.storage.clean_shutdown import CleanShutdown
     from kdump.storage.leader_epoch_checkpoint import LeaderEpochCheckpoint
@@ -49,7 +51,7 @@ CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
 
 
 def read_checkpoint(
-    path: str | os.PathLike[str],
+    path: str | os.PathLike[str] | ByteSource,
 ) -> (
     OffsetCheckpoint
     | LeaderEpochCheckpoint
@@ -59,7 +61,7 @@ def read_checkpoint(
     | CleanShutdown
 ):
     """Read any of the files above, chosen by file name; ValueError for a name that is none of them."""
-    name = os.path.basename(os.fspath(path))
+    name = os.path.basename(os.fspath(location_of(path)))
     if name in OFFSET_CHECKPOINT_FILES:
         from kdump.storage.offset_checkpoint import read_offset_checkpoint
 

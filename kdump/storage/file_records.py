@@ -29,6 +29,7 @@ from kdump.errors import CorruptRecordError, KdumpError, UnreadableFileError
 from kdump.storage import compression, sigbus_guard
 from kdump.storage.byte_source import ByteSource, InMemory, LocalFile, RangedSource, source_of
 from kdump.storage.legacy_record import LegacyRecordBatch
+from kdump.storage.object_store import is_url, open_source
 from kdump.storage.record_batch import (
     HEADER_SIZE_UP_TO_MAGIC,
     LOG_OVERHEAD,
@@ -89,6 +90,10 @@ class FileRecords:
         self._opened: tuple[int, int] | None = None
         #: Fills the buffer before a range of it is read (a ranged source's window; None: all there).
         self._ensure: Callable[[int, int], None] | None = None
+        ranged = None
+        if data is None and is_url(path):  # an object in a store: fetched a window at a time as it is walked
+            ranged = open_source(path)
+            data = ranged.window_buffer()
         if data is not None:
             self.buf: bytes = data  # type: ignore[assignment]
             self.file_size = len(data)
@@ -116,6 +121,9 @@ class FileRecords:
                 os.close(fd)
         #: End of the slice that iteration covers (``--max-bytes``).
         self.end = min(self.file_size, max_bytes)
+        if ranged is not None:
+            ranged.fetch_end = self.end
+            self._ensure = ranged.ensure
         self._sample(0)
 
     @classmethod
@@ -139,6 +147,7 @@ class FileRecords:
             data = source.data
         elif isinstance(source, RangedSource):
             data = source.window_buffer()
+            source.fetch_end = min(source.size(), max_bytes)  # --max-bytes: nothing after it is fetched
         elif not isinstance(source, LocalFile):
             data = source.read(0, source.size())
         records = cls(
@@ -253,6 +262,11 @@ class FileRecords:
                     path=self.path,
                     position=position,
                 )
+
+    @property
+    def fetched_on_demand(self) -> bool:
+        """Whether the content is fetched as it is read (a ranged source: an object store), not all there."""
+        return self._ensure is not None
 
     @property
     def size_in_bytes(self) -> int:

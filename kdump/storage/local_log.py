@@ -21,7 +21,7 @@ import stat
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
-from kdump.storage import naming
+from kdump.storage import locations, naming
 from kdump.storage.log_segment import SEGMENT_SUFFIXES, LogSegment
 
 _LONG_MAX = 2**63 - 1
@@ -133,7 +133,7 @@ class LocalLog:
         by_offset: dict[int, LogSegment] = {}
         #: The segment of each digit string seen (a segment's files share theirs), None when out of range.
         by_digits: dict[str, LogSegment | None] = {}
-        with os.scandir(path) as entries:
+        with locations.scandir(path) as entries:
             names = sorted(e.name for e in entries if not e.is_dir(follow_symlinks=False))
         prefix = os.path.join(path, "")  # prefix + name is os.path.join(path, name), without a call per file
         for name in names:
@@ -185,7 +185,7 @@ class LocalLog:
         log = cls(
             path, naming.parse_partition_dir(os.path.basename(os.path.normpath(path))), segments_only=True
         )
-        with os.scandir(path) as entries:
+        with locations.scandir(path) as entries:
             names = {e.name for e in entries if not e.is_dir(follow_symlinks=False)}
         # The names Kafka writes, <20 digits>.log: a base offset each (when it fits a long).
         digits = [n[:20] for n in names if n.endswith(naming.LOG_FILE_SUFFIX) and len(n) == _LOG_NAME_LENGTH]
@@ -308,11 +308,17 @@ def is_partition_dir(directory: str | os.PathLike[str]) -> bool:
     try:
         # The listing is read only up to the first partition file (a partition of 10,000 segments: the first
         # entry, not 30,000): a log directory's files are then looked up by name.
-        with os.scandir(path) as entries:
+        with locations.scandir(path) as entries:
             if not holds_partition_files(e.name for e in entries if not e.is_dir(follow_symlinks=False)):
                 return False
     except OSError:
         return False
+    if locations.is_url(path):  # a store's prefix: its listing says it all (a "directory" is never a file)
+        try:
+            with locations.scandir(path) as entries:
+                return not holds_log_dir_files(e.name for e in entries if not e.is_dir(follow_symlinks=False))
+        except OSError:
+            return False
     for name in LOG_DIR_FILES:
         try:
             mode = os.lstat(os.path.join(path, name)).st_mode
@@ -320,7 +326,7 @@ def is_partition_dir(directory: str | os.PathLike[str]) -> bool:
             continue
         except OSError:  # cannot tell by name (no search permission): the whole listing, as names only
             try:
-                with os.scandir(path) as entries:
+                with locations.scandir(path) as entries:
                     return not holds_log_dir_files(
                         e.name for e in entries if not e.is_dir(follow_symlinks=False)
                     )
@@ -335,7 +341,7 @@ def is_log_dir(directory: str | os.PathLike[str]) -> bool:
     """True when the directory is a Kafka log directory: it holds ``meta.properties`` or a log directory's
     checkpoint file, or a partition directory directly below it."""
     try:
-        with os.scandir(os.fspath(directory)) as entries:
+        with locations.scandir(os.fspath(directory)) as entries:
             files: list[str] = []
             subdirs: list[str] = []
             for e in entries:
@@ -379,14 +385,14 @@ def find_partition_dirs(
                 # what lies deeper (a Spark state store's ``state/0/3/11.snapshot``, an IDE's ``.metadata/0.log``)
                 # is not Kafka's.  One that cannot be read may be a partition: said.
                 try:
-                    with os.scandir(path):
+                    with locations.scandir(path):
                         pass
                 except OSError as e:
                     if on_error is not None:
                         on_error(path, e)
                 continue
             try:
-                with os.scandir(path) as entries:
+                with locations.scandir(path) as entries:
                     subdirs = []
                     log_dir = False
                     for entry in entries:
@@ -404,7 +410,7 @@ def find_partition_dirs(
             stack.extend((os.path.join(path, name), log_dir) for name in subdirs)
 
 
-def _is_dir(entry: os.DirEntry[str]) -> bool:
+def _is_dir(entry: locations.DirEntry) -> bool:
     try:
         return entry.is_dir(follow_symlinks=False)
     except OSError:

@@ -10,7 +10,7 @@ import os
 from dataclasses import dataclass, field
 from typing import TypedDict, Unpack
 
-from kdump.storage import naming
+from kdump.storage import locations, naming
 from kdump.storage.file_records import FileRecords
 from kdump.storage.offset_index import OffsetIndex
 
@@ -51,7 +51,7 @@ class LogSegment:
             raise ValueError(f"{path}: not a segment file (.log, .index, .timeindex or .txnindex)")
         segment = cls(os.path.dirname(path) or ".", naming.offset_from_file(path))
         for s in SEGMENT_SUFFIXES:
-            if os.path.exists(segment.path(s)):
+            if locations.exists(segment.path(s)):
                 segment.files[s] = segment.path(s)
         return segment
 
@@ -89,7 +89,7 @@ class LogSegment:
         if not self.has(naming.LOG_FILE_SUFFIX):
             return 0
         try:
-            return os.path.getsize(self.log_path)
+            return locations.getsize(self.log_path)
         except OSError:
             return 0
 

@@ -14,6 +14,7 @@ import unicodedata
 from dataclasses import dataclass
 
 from kdump.errors import KdumpError
+from kdump.storage.object_store import is_url
 
 LOG_FILE_SUFFIX = ".log"
 INDEX_FILE_SUFFIX = ".index"
@@ -70,6 +71,8 @@ def offset_from_file(path: str | os.PathLike[str]) -> int:
 def java_absolute_path(path: str | os.PathLike[str]) -> str:
     """Java's ``File.getAbsolutePath``: the working directory prefixed to a relative path, nothing resolved."""
     text = os.fspath(path)
+    if is_url(text):  # an object in a store: a URL is absolute
+        return text
     return text if os.path.isabs(text) else os.path.join(os.getcwd(), text)
 
 

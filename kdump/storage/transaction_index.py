@@ -20,9 +20,10 @@ from collections.abc import Iterator
 from typing import NamedTuple
 
 from kdump.errors import CorruptIndexError, KdumpError
-from kdump.storage import sigbus_guard
+from kdump.storage import object_store, sigbus_guard
 from kdump.storage.byte_source import ByteSource, LocalFile, location_of, read_all
 from kdump.storage.naming import java_absolute_path, offset_from_file
+from kdump.storage.object_store import is_url
 
 __all__ = ["ENTRY_SIZE", "AbortedTxn", "TransactionIndex", "TxnIndexSearchResult"]
 
@@ -90,8 +91,12 @@ class TransactionIndex:
         if start_offset is None:
             start_offset = offset_from_file(path)
         try:
-            data: bytes | mmap.mmap = sigbus_guard.map_file(os.fspath(path))[0]
-            exists = True
+            if is_url(path):  # an object in a store, read whole; a missing one is empty, as a missing file
+                exists = object_store.exists(os.fspath(path))
+                data: bytes | mmap.mmap = read_all(path) if exists else b""
+            else:
+                data = sigbus_guard.map_file(os.fspath(path))[0]
+                exists = True
         except FileNotFoundError:
             data, exists = b"", False
         self._init(data, start_offset, os.fspath(path), exists)

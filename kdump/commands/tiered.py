@@ -1,0 +1,144 @@
+"""``kdump tiered``: a tiered partition (KIP-405) as one log -- its local partition directory, its segments in
+remote storage (Kafka's ``RemoteLogSegmentFileset`` layout under a remote root, a local directory or a URL) and
+what ``__remote_log_metadata`` says of them -- with the checks of :mod:`kdump.analysis.tiered`."""
+
+from __future__ import annotations
+
+import os
+import uuid
+
+from kdump.analysis.remote_log_metadata import (
+    DEFAULT_METADATA_PARTITIONS,
+    METADATA_TOPIC,
+    metadata_partition,
+    metadata_partition_dirs,
+    read_remote_log_metadata,
+)
+from kdump.analysis.tiered import TieredFacts, TieredProblem, check_tiered, remote_partition_dirs
+from kdump.errors import KdumpError
+from kdump.exit_status import ExitStatus
+from kdump.facts.report import ReportSink, hand_over
+from kdump.storage import locations, naming
+from kdump.storage.kafka_uuid import decode_uuid
+from kdump.storage.local_log import LocalLog
+from kdump.storage.partition_metadata import read_partition_metadata
+
+
+class TieredCommand:
+    """One ``kdump tiered`` run over a partition directory."""
+
+    def __init__(
+        self,
+        partition_dir: str,
+        remote_root: str,
+        metadata: list[str] | None = None,
+        *,
+        metadata_partitions: int = DEFAULT_METADATA_PARTITIONS,
+        deep: bool = False,
+        layout: str = "kafka",
+    ) -> None:
+        self.layout = layout
+        self.partition_dir = partition_dir
+        self.remote_root = remote_root
+        parent = os.path.dirname(os.path.normpath(locations.abspath(partition_dir)))
+        self.metadata = metadata or [parent]
+        self.metadata_partitions = metadata_partitions
+        self.deep = deep
+        name = naming.parse_partition_dir(os.path.basename(os.path.normpath(partition_dir)))
+        if name is None:
+            raise ValueError(f"{partition_dir}: not a partition directory name (<topic>-<partition>)")
+        self.topic, self.partition = name.topic, name.partition
+
+    def run(self, sink: ReportSink[TieredFacts]) -> int:
+        facts = self.facts()
+        hand_over(sink, [facts])
+        return ExitStatus.PROBLEMS if facts.problems else ExitStatus.OK
+
+    def facts(self) -> TieredFacts:
+        facts = TieredFacts(self.partition_dir, self.topic, self.partition, None, None)
+        problems = facts.problems
+        local: LocalLog | None
+        try:
+            local = LocalLog.scan(self.partition_dir)
+        except OSError as e:
+            problems.append(TieredProblem(self.partition_dir, "unreadable", f"cannot read it: {e}"))
+            local = None
+        topic_id = self._topic_id(problems)
+        # the metadata partition that holds this partition's records, when it is among those given
+        dirs = [d for path in self.metadata for d in _metadata_dirs(path, problems)]
+        if topic_id is not None:
+            wanted = (
+                f"{METADATA_TOPIC}-{metadata_partition(topic_id, self.partition, self.metadata_partitions)}"
+            )
+            chosen = [d for d in dirs if os.path.basename(os.path.normpath(d)) == wanted]
+            dirs = chosen or dirs
+        if not dirs:
+            problems.append(
+                TieredProblem(
+                    self.metadata[0],
+                    "metadata",
+                    f"no {METADATA_TOPIC} partition found: what is in remote storage cannot be known",
+                )
+            )
+        metadata = read_remote_log_metadata(dirs)
+        remote = metadata.partition(self.topic, self.partition)
+        if remote is not None and topic_id is not None and remote.topic_id != topic_id:
+            problems.append(
+                TieredProblem(
+                    self.partition_dir,
+                    "metadata",
+                    f"the metadata's topic id for {self.topic}-{self.partition} is not partition.metadata's "
+                    "(the topic was deleted and re-created?)",
+                )
+            )
+        if topic_id is None and remote is not None:
+            topic_id = remote.topic_id
+        facts.topic_id = None if topic_id is None else _kafka_id(topic_id)
+        names: dict[str, int] | None = None
+        if topic_id is not None:
+            candidates = remote_partition_dirs(
+                self.remote_root, self.topic, self.partition, topic_id, self.layout
+            )
+            facts.remote_dir = next((c for c in candidates if locations.isdir(c)), candidates[0])
+            try:
+                names = locations.file_sizes(facts.remote_dir)
+            except OSError as e:
+                if remote is not None and remote.segments:
+                    problems.append(
+                        TieredProblem(facts.remote_dir, "unreadable", f"cannot list it: {e.strerror or e}")
+                    )
+        key = None if topic_id is None else (topic_id, self.partition)
+        mine = [p for p in metadata.problems if p.topic_partition in (key, None)]
+        try:
+            check_tiered(facts, remote, names, local, mine, deep=self.deep, layout=self.layout)
+        except KdumpError as e:
+            problems.append(TieredProblem(e.path or self.partition_dir, "unreadable", e.message))
+        return facts
+
+    def _topic_id(self, problems: list[TieredProblem]) -> uuid.UUID | None:
+        path = os.path.join(self.partition_dir, "partition.metadata")
+        if not locations.exists(path):
+            return None
+        try:
+            return uuid.UUID(bytes=read_partition_metadata(path).topic_id_bytes)
+        except (KdumpError, OSError, ValueError) as e:
+            problems.append(TieredProblem(path, "unreadable", str(e)))
+            return None
+
+
+def _metadata_dirs(path: str, problems: list[TieredProblem]) -> list[str]:
+    try:
+        return metadata_partition_dirs(path)
+    except OSError as e:
+        problems.append(TieredProblem(path, "unreadable", f"cannot read it: {e.strerror or e}"))
+        return []
+
+
+def _kafka_id(u: uuid.UUID) -> str:
+    from kdump.storage.kafka_uuid import encode_uuid
+
+    return encode_uuid(u.bytes)
+
+
+def parse_topic_id(text: str) -> uuid.UUID:
+    return uuid.UUID(bytes=decode_uuid(text))

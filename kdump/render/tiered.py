@@ -1,0 +1,48 @@
+"""``kdump tiered``'s text: the partition's one log as a table (remote segments by the metadata, then the local
+ones), then one line per problem."""
+
+from __future__ import annotations
+
+from kdump.analysis.tiered import TieredFacts
+from kdump.render.table_fit import Column
+from kdump.render.tables import Section, opt, printable
+
+
+def sections(facts: list[TieredFacts], *, human: bool) -> list[Section]:
+    out = []
+    for f in facts:
+        remote = [s for s in f.segments if s.tier == "remote"]
+        local = [s for s in f.segments if s.tier == "local"]
+        title = (
+            f"{printable(f.topic or f.directory)}-{f.partition}: {len(remote)} remote segment(s), {len(local)} local "
+            f"(topic id {opt(f.topic_id)}; remote {printable(opt(f.remote_dir))}"
+            + (f"; partition {f.delete_state}" if f.delete_state else "")
+            + ")"
+        )
+        columns = (
+            Column("TIER", "TIER", right=False),
+            Column("BASE-OFFSET", "BASE"),
+            Column("END-OFFSET", "END"),
+            Column("SIZE-BYTES", "BYTES"),
+            Column("STATE", "STATE", right=False),
+            Column("SEGMENT-ID", "ID", right=False, drop=1),
+        )
+        rows = [
+            [
+                s.tier,
+                str(s.base_offset),
+                opt(s.end_offset),
+                opt(s.size),
+                s.state + (" (also remote)" if s.also_remote else ""),
+                opt(s.segment_id),
+            ]
+            for s in f.segments
+        ]
+        notes = [printable(f"{p.path}: {p.kind}: {p.message}") for p in f.problems]
+        notes.append(
+            f"{len(f.problems)} problem(s)"
+            if f.problems
+            else "no problems found in the remote log's metadata and objects"
+        )
+        out.append(Section(title, columns, rows, notes))
+    return out

@@ -1,0 +1,269 @@
+"""``kdump tiered``: a tiered partition (local partition directory + remote objects in Kafka's
+RemoteLogSegmentFileset layout + ``__remote_log_metadata``) seen as one log, and every injected inconsistency
+found.
+
+The partition is made here: segments by tests/builder (Kafka's batch format, checked elsewhere against the real
+tool), the fileset names of Kafka's ``RemoteLogSegmentFileset``/``RemoteTopicPartitionDirectory`` (4.0 source),
+and metadata records written with kdump's message writer from Kafka's schemas (the reading of Kafka's own
+serialized records is checked in tests/test_remote_log_metadata.py).  No real RemoteStorageManager wrote them:
+Kafka ships none (LocalTieredStorage is in its test sources)."""
+
+from __future__ import annotations
+
+import shutil
+import uuid
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from kdump.analysis.remote_log_metadata import metadata_partition
+from kdump.cli.commands import cli
+from kdump.storage.message_writer import write_message
+from kdump.storage.partition_metadata import encode_partition_metadata
+from kdump.storage.remote_log_segment import fileset_name, partition_dir_name
+from kdump.storage.schemas import remote_log_metadata as schemas
+from kdump.storage.varint import encode_unsigned_varint
+from tests.builder import SimpleRecord, build_segment, build_v2_batch
+
+TOPIC_ID = uuid.UUID(int=0x5A5A_0123_4567_89AB_CDEF_0011_2233_4455)
+SEG_A = uuid.UUID(int=0xA)
+SEG_B = uuid.UUID(int=0xB)
+SEG_C = uuid.UUID(int=0xC)
+STARTED, FINISHED, DELETE_STARTED, DELETE_FINISHED = 0, 1, 2, 3
+
+
+def _segment(first: int, last: int, epochs: dict[int, int]) -> bytes:
+    """One batch per offset, each in the leader epoch in force at its offset (``epochs``: epoch -> first offset)."""
+    batches = []
+    for offset in range(first, last + 1):
+        epoch = max(e for e, start in epochs.items() if start <= offset)
+        batches.append(
+            build_v2_batch(
+                [SimpleRecord(value=b"v%d" % offset, timestamp=1_700_000_000_000 + offset)],
+                base_offset=offset,
+                partition_leader_epoch=epoch,
+            )
+        )
+    return build_segment(batches)
+
+
+def _framed(name: str, values: dict) -> bytes:
+    schema = schemas.SCHEMAS[name]
+    head = encode_unsigned_varint(1) + encode_unsigned_varint(schema.api_key or 0) + encode_unsigned_varint(0)
+    return head + write_message(schema, values, 0)
+
+
+TIP = {"Name": "orders", "Id": TOPIC_ID, "Partition": 0}
+
+
+def _added(seg: uuid.UUID, start: int, end: int, epochs: dict[int, int], size: int) -> bytes:
+    return _framed(
+        "RemoteLogSegmentMetadataRecord",
+        {
+            "RemoteLogSegmentId": {"TopicIdPartition": TIP, "Id": seg},
+            "StartOffset": start,
+            "EndOffset": end,
+            "BrokerId": 1,
+            "MaxTimestampMs": 1_700_000_000_000 + end,
+            "EventTimestampMs": 1_800_000_000_000,
+            "SegmentLeaderEpochs": [{"LeaderEpoch": e, "Offset": o} for e, o in sorted(epochs.items())],
+            "SegmentSizeInBytes": size,
+            "CustomMetadata": None,
+            "RemoteLogSegmentState": STARTED,
+        },
+    )
+
+
+def _update(seg: uuid.UUID, state: int) -> bytes:
+    return _framed(
+        "RemoteLogSegmentMetadataUpdateRecord",
+        {
+            "RemoteLogSegmentId": {"TopicIdPartition": TIP, "Id": seg},
+            "BrokerId": 1,
+            "EventTimestampMs": 1_800_000_000_001,
+            "CustomMetadata": None,
+            "RemoteLogSegmentState": state,
+        },
+    )
+
+
+A = (0, 9, {0: 0})
+B = (10, 19, {0: 10, 1: 15})
+C = (20, 29, {1: 20})
+
+
+class Tiered:
+    """The files of one tiered partition, to damage before a run."""
+
+    def __init__(self, root: Path) -> None:
+        self.logs = root / "logs"
+        self.partition = self.logs / "orders-0"
+        self.partition.mkdir(parents=True)
+        (self.partition / "partition.metadata").write_bytes(encode_partition_metadata(_kafka_id(TOPIC_ID)))
+        # local: B (still local: local retention has not deleted it) and C, the active segment
+        for first, last, epochs in (B, C):
+            (self.partition / f"{first:020d}.log").write_bytes(_segment(first, last, epochs))
+        self.remote_root = root / "tiered"
+        self.remote = self.remote_root / "kafka-tiered-storage" / partition_dir_name("orders", 0, TOPIC_ID)
+        self.remote.mkdir(parents=True)
+        self.events: list[bytes] = []
+        for seg, (first, last, epochs) in ((SEG_A, A), (SEG_B, B)):
+            data = _segment(first, last, epochs)
+            for suffix in (".log", ".index", ".timeindex", ".leader_epoch_checkpoint", ".snapshot"):
+                (self.remote / fileset_name(first, seg, suffix)).write_bytes(
+                    data if suffix == ".log" else b""
+                )
+            self.events += [_added(seg, first, last, epochs, len(data)), _update(seg, FINISHED)]
+
+    def file(self, seg: uuid.UUID, first: int, suffix: str) -> Path:
+        return self.remote / fileset_name(first, seg, suffix)
+
+    def write_metadata(self) -> None:
+        directory = self.logs / f"__remote_log_metadata-{metadata_partition(TOPIC_ID, 0)}"
+        directory.mkdir(exist_ok=True)
+        batches = [build_v2_batch([SimpleRecord(value=v)], base_offset=i) for i, v in enumerate(self.events)]
+        (directory / "00000000000000000000.log").write_bytes(build_segment(batches))
+
+    def run(self, *extra: str, remote_root: str | None = None) -> tuple[int, str]:
+        self.write_metadata()
+        result = CliRunner().invoke(
+            cli,
+            ["tiered", str(self.partition), "--remote-root", remote_root or str(self.remote_root), *extra],
+        )
+        return result.exit_code, result.stdout
+
+
+def _kafka_id(u: uuid.UUID) -> str:
+    from kdump.storage.kafka_uuid import encode_uuid
+
+    return encode_uuid(u.bytes)
+
+
+@pytest.fixture
+def tiered(tmp_path: Path) -> Tiered:
+    return Tiered(tmp_path)
+
+
+def test_a_sound_tiered_partition_is_one_log(tiered: Tiered) -> None:
+    code, out = tiered.run("--deep")
+    assert code == 0, out
+    lines = out.splitlines()
+    rows = [line.split() for line in lines if line.startswith(("remote", "local"))]
+    assert [(r[0], r[1]) for r in rows] == [
+        ("remote", "0"),
+        ("remote", "10"),
+        ("local", "10"),
+        ("local", "20"),
+    ]
+    assert rows[0][4] == rows[1][4] == "COPY_SEGMENT_FINISHED"
+    assert "(also remote)" in out  # local 10-19 is also in remote storage: normal
+    assert "orders-0: 2 remote segment(s), 2 local" in lines[0]
+    assert "no problems found" in out
+
+
+def test_the_remote_root_may_be_a_url(tiered: Tiered) -> None:
+    pytest.importorskip("fsspec", reason="fsspec is not installed (pip install 'kdump[s3]')")
+    code, out = tiered.run("--deep")
+    url = "file://" + str(tiered.remote_root)
+    rcode, rout = tiered.run("--deep", remote_root=url)
+    assert (rcode, rout) == (code, out.replace(str(tiered.remote_root), url))
+
+
+def _kinds(out: str) -> set[str]:
+    return {
+        line.split(": ")[1] for line in out.splitlines() if line.count(": ") >= 2 and line.startswith("/")
+    }
+
+
+def test_a_missing_object_is_found(tiered: Tiered) -> None:
+    tiered.file(SEG_A, 0, ".timeindex").unlink()
+    code, out = tiered.run()
+    assert code == 1
+    assert _kinds(out) == {"missing-object"}
+    assert fileset_name(0, SEG_A, ".timeindex") in out
+
+
+def test_a_size_that_differs_from_the_metadata_is_found(tiered: Tiered) -> None:
+    log = tiered.file(SEG_B, 10, ".log")
+    log.write_bytes(log.read_bytes()[:-20])
+    code, out = tiered.run("--deep")
+    assert code == 1
+    assert _kinds(out) == {"size", "log", "offset-range"}
+
+
+def test_an_orphaned_fileset_is_found(tiered: Tiered) -> None:
+    shutil.copy(tiered.file(SEG_A, 0, ".log"), tiered.file(uuid.UUID(int=0xDEAD), 0, ".log"))
+    code, out = tiered.run()
+    assert code == 1
+    assert _kinds(out) == {"orphaned-object"}
+
+
+def test_a_segment_stuck_in_copy_or_delete_is_found(tiered: Tiered) -> None:
+    tiered.events.append(_added(SEG_C, 20, 29, {1: 20}, 100))  # never finished
+    tiered.events.append(_update(SEG_A, DELETE_STARTED))  # never finished
+    code, out = tiered.run()
+    assert code == 1
+    assert _kinds(out) == {"unfinished"}
+    assert "COPY_SEGMENT_STARTED" in out and "DELETE_SEGMENT_STARTED" in out
+
+
+def test_a_finished_deletion_removes_the_segment_and_leaves_its_objects_orphaned(tiered: Tiered) -> None:
+    tiered.events += [_update(SEG_A, DELETE_STARTED), _update(SEG_A, DELETE_FINISHED)]
+    code, out = tiered.run()
+    assert code == 1
+    assert _kinds(out) == {"orphaned-object"}
+    assert [line.split()[1] for line in out.splitlines() if line.startswith("remote")] == ["10"]
+
+
+def test_wrong_offsets_and_leader_epochs_are_found_by_deep(tiered: Tiered) -> None:
+    tiered.events[0] = _added(SEG_A, 0, 8, {0: 0}, tiered.file(SEG_A, 0, ".log").stat().st_size)
+    tiered.events[2] = _added(SEG_B, 10, 19, {0: 10, 2: 15}, tiered.file(SEG_B, 10, ".log").stat().st_size)
+    code, out = tiered.run()
+    assert "offset-range" not in out  # without --deep the logs are not read
+    code, out = tiered.run("--deep")
+    assert code == 1
+    assert _kinds(out) == {"offset-range", "leader-epochs", "gap"}  # A's end 8: offset 9 in no segment
+
+
+def test_a_gap_between_remote_and_local_is_found(tiered: Tiered) -> None:
+    (tiered.partition / "00000000000000000010.log").unlink()
+    (tiered.partition / "00000000000000000020.log").rename(tiered.partition / "00000000000000000025.log")
+    code, out = tiered.run()
+    assert code == 1
+    assert _kinds(out) == {"gap"}
+    assert "offsets 20-24 are neither in remote storage" in out
+
+
+def test_an_invalid_transition_in_the_metadata_is_found(tiered: Tiered) -> None:
+    tiered.events.append(_update(SEG_B, DELETE_FINISHED))  # FINISHED -> DELETE_FINISHED: Kafka ignores it
+    code, out = tiered.run()
+    assert code == 1
+    assert _kinds(out) == {"metadata"}
+    assert "invalid transition COPY_SEGMENT_FINISHED -> DELETE_SEGMENT_FINISHED" in out
+
+
+def test_the_remote_root_may_be_in_s3(tmp_path: Path) -> None:
+    """The remote part in a real S3 API (moto's server, as in tests/test_object_store.py), the Kafka layout
+    and Aiven's: the same table and problems as from the local copy of the objects."""
+    pytest.importorskip("s3fs", reason="s3fs is not installed (pip install 'kdump[s3]')")
+    pytest.importorskip("moto.server", reason="moto[server] is not installed")
+    import boto3
+
+    from tests.test_aiven_segment import AivenTiered
+    from tests.test_object_store import moto_s3
+
+    with moto_s3() as (bucket, _):
+        client = boto3.client("s3")
+        for name, cls in (("kafka", Tiered), ("aiven", AivenTiered)):
+            tiered = cls(tmp_path / name)
+            tiered.file(SEG_A, 0, ".log").unlink()  # a problem to report too
+            for path in sorted(tiered.remote_root.rglob("*")):
+                if path.is_file():
+                    key = f"{name}/{path.relative_to(tiered.remote_root)}"
+                    client.put_object(Bucket=bucket, Key=key, Body=path.read_bytes())
+            code, out = tiered.run("--deep")
+            url = f"s3://{bucket}/{name}"
+            rcode, rout = tiered.run("--deep", remote_root=url)
+            assert code == 1 and "missing-object" in out
+            assert (rcode, rout) == (code, out.replace(str(tiered.remote_root), url))
