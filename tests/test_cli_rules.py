@@ -140,17 +140,18 @@ def test_one_rule_for_what_cannot_be_read(unreadable: Path, command: str) -> Non
 def test_verify_shows_progress_on_a_terminal_only(tmp_path: Path) -> None:
     """100 partitions (issue 31: 'verify on 110 partitions runs 7.5 s with no sign of progress'): a bar on
     standard error when it is a terminal, nothing in a pipe or with --no-progress."""
-    from tests.test_tables_terminal import run_in_pty
+    from tests.pty_run import run_in_pty
 
     logs = tmp_path / "data"
     for p in range(100):
         write_segment(str(logs / f"t-{p}"), 0, [records_batch(0, [b"v"], ts=T0)])
         for suffix in ("index", "timeindex"):
             (logs / f"t-{p}" / f"00000000000000000000.{suffix}").write_bytes(b"")
-    status, text = run_in_pty(["verify", str(logs)], 80)
+    r = run_in_pty(["verify", str(logs)], 80)
+    status, text = r.status, r.text
     assert status == 0 and "verifying 100 partitions" in text
     assert "Checked 100 partitions" in text
-    status, text = run_in_pty(["verify", "--no-progress", str(logs)], 80)
+    text = run_in_pty(["verify", "--no-progress", str(logs)], 80).text
     assert "verifying" not in text
     piped = kdump("verify", str(logs))
     assert piped.returncode == 0 and "verifying" not in piped.stderr + piped.stdout

@@ -7,25 +7,21 @@ appear whole at every width, no line may be wider than the terminal, and every c
 
 from __future__ import annotations
 
-import errno
-import fcntl
 import json
-import os
 import re
-import struct
 import subprocess
 import sys
-import termios
 from pathlib import Path
 
 import pytest
 
 from kdump.render.ls_table import COLUMNS
 from kdump.storage.naming import offset_to_filename
+from tests import pty_run
 from tests.builder import SimpleRecord, build_v2_batch
+from tests.pty_run import ANSI
 
 BASE = 2229960
-ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
 def _write_partition(directory: Path, base: int = BASE, count: int = 40) -> None:
@@ -53,30 +49,11 @@ def log_dirs(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
 def run_in_pty(
     args: list[str], columns: int, env: dict[str, str] | None = None, cwd: Path | None = None
 ) -> str:
-    """Run ``kdump`` with standard output and error on a pseudo-terminal of ``columns`` x 50."""
-    master, slave = os.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, columns, 0, 0))
-    environment = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "NO_COLOR")}
-    environment["TERM"] = "xterm"
-    environment.update(env or {})
-    process = subprocess.Popen(
-        [sys.executable, "-m", "kdump", *args], stdout=slave, stderr=slave, env=environment, cwd=cwd
-    )
-    os.close(slave)
-    chunks = []
-    while True:
-        try:
-            data = os.read(master, 65536)
-        except OSError as e:
-            if e.errno != errno.EIO:
-                raise
-            break
-        if not data:
-            break
-        chunks.append(data)
-    os.close(master)
-    assert process.wait(timeout=60) == 0
-    return b"".join(chunks).decode().replace("\r\n", "\n")
+    """``kdump <args>`` on a pseudo-terminal of ``columns`` (:func:`tests.pty_run.run_in_pty`): what it wrote,
+    colour sequences kept; it must succeed."""
+    r = pty_run.run_in_pty(args, columns, env=env, cwd=cwd)
+    assert r.status == 0, r.text
+    return r.raw
 
 
 def _check_fitted(text: str, columns: int) -> tuple[list[str], list[str]]:

@@ -10,16 +10,11 @@ left out to fit is named under its table.
 
 from __future__ import annotations
 
-import errno
-import fcntl
-import os
 import re
 import shutil
-import struct
 import subprocess
 import sys
 import tempfile
-import termios
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -38,8 +33,8 @@ from tests.forensic_data import (
     txn_log_value,
     write_segment,
 )
+from tests.pty_run import run_in_pty
 
-ANSI = re.compile(r"\x1b\[[0-9;]*m")
 TOPIC = "payments-eu-west-1"
 BASE = 2229960
 PRODUCER = 26_000_000_123
@@ -49,31 +44,9 @@ COMMITTED = 99_887_766
 HOUR = 3_600_000
 
 
-def run_in_pty(args: list[str], columns: int, cwd: Path | None = None) -> tuple[int, str]:
-    """Run ``kdump`` with standard output and error on a pseudo-terminal of ``columns`` x 50; its exit status
-    and what it wrote, without colour codes."""
-    master, slave = os.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, columns, 0, 0))
-    environment = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "NO_COLOR")}
-    environment["TERM"] = "xterm"
-    process = subprocess.Popen(
-        [sys.executable, "-m", "kdump", *args], stdout=slave, stderr=slave, env=environment, cwd=cwd
-    )
-    os.close(slave)
-    chunks = []
-    while True:
-        try:
-            data = os.read(master, 65536)
-        except OSError as e:
-            if e.errno != errno.EIO:
-                raise
-            break
-        if not data:
-            break
-        chunks.append(data)
-    os.close(master)
-    status = process.wait(timeout=60)
-    return status, ANSI.sub("", b"".join(chunks).decode().replace("\r\n", "\n"))
+def _pty(args: list[str], columns: int) -> tuple[int, str]:
+    r = run_in_pty(args, columns)
+    return r.status, r.text
 
 
 def _partition(log_dir: Path, *, open_transaction: bool = True, diverged: bool = False) -> None:
@@ -164,7 +137,7 @@ def _hidden(lines: list[str]) -> list[str]:
 
 @pytest.mark.parametrize("columns", [80, 120])
 def test_txn(data: tuple[Path, Path], columns: int) -> None:
-    status, text = run_in_pty(["txn", str(data[0])], columns)
+    status, text = _pty(["txn", str(data[0])], columns)
     assert status == 1  # hanging
     lines = _check(text, columns, [str(PRODUCER), str(BASE + 21), TXN_ID, "CompleteCommit"])
     command = (
@@ -198,7 +171,7 @@ def test_txn_in_a_pipe_has_plain_numbers_with_units_in_the_header(data: tuple[Pa
 
 @pytest.mark.parametrize("columns", [80, 120])
 def test_find_group(data: tuple[Path, Path], columns: int) -> None:
-    status, text = run_in_pty(["find", "--group", GROUP, str(data[0])], columns)
+    status, text = _pty(["find", "--group", GROUP, str(data[0])], columns)
     assert status == 0
     _check(text, columns, [TOPIC, "12", str(COMMITTED), "2023-11-14T22:13:20.005Z"])
     assert "partitions here" not in text
@@ -206,7 +179,7 @@ def test_find_group(data: tuple[Path, Path], columns: int) -> None:
 
 @pytest.mark.parametrize("columns", [80, 120])
 def test_find_transactional_id(data: tuple[Path, Path], columns: int) -> None:
-    status, text = run_in_pty(["find", "--transactional-id", TXN_ID, str(data[0])], columns)
+    status, text = _pty(["find", "--transactional-id", TXN_ID, str(data[0])], columns)
     assert status == 0
     _check(text, columns, [TXN_ID, str(PRODUCER), "CompleteCommit", f"{TOPIC}-12"])
 
@@ -214,7 +187,7 @@ def test_find_transactional_id(data: tuple[Path, Path], columns: int) -> None:
 @pytest.mark.parametrize("columns", [80, 120])
 def test_retention(data: tuple[Path, Path], columns: int) -> None:
     args = ["retention", "--now", str(T0 + 50 * HOUR), "--config", "retention.ms=86400000"]
-    status, text = run_in_pty([*args, str(data[0] / f"{TOPIC}-12")], columns)
+    status, text = _pty([*args, str(data[0] / f"{TOPIC}-12")], columns)
     assert status == 0
     _check(text, columns, [str(BASE), str(BASE + 30), "2023-11-14T22:13:21.008Z"])
     assert "retention.ms=86400000 = 1d" in text
@@ -222,7 +195,7 @@ def test_retention(data: tuple[Path, Path], columns: int) -> None:
 
 @pytest.mark.parametrize("columns", [80, 120])
 def test_diff(data: tuple[Path, Path], columns: int) -> None:
-    status, text = run_in_pty(["diff", str(data[0]), str(data[1])], columns)
+    status, text = _pty(["diff", str(data[0]), str(data[1])], columns)
     assert status == 1
     lines = _check(text, columns, [str(BASE + 21), f"{TOPIC}-12"])
     assert lines[0].startswith("3 partition(s) compared across 2 copies: 1 diverged, 2 identical")
@@ -235,7 +208,7 @@ def test_diff(data: tuple[Path, Path], columns: int) -> None:
 
 @pytest.mark.parametrize("columns", [80, 120])
 def test_ls(data: tuple[Path, Path], columns: int) -> None:
-    status, text = run_in_pty(["ls", str(data[0])], columns)
+    status, text = _pty(["ls", str(data[0])], columns)
     assert status == 0
     _check(text, columns, [str(BASE + 30), TOPIC])
 
@@ -247,9 +220,9 @@ def test_retention_folds_partitions_without_records(tmp_path: Path) -> None:
         (log_dir / f"__consumer_offsets-{p}").mkdir()
         (log_dir / f"__consumer_offsets-{p}" / "00000000000000000000.log").write_bytes(b"")
     args = ["retention", "--now", str(T0 + 50 * HOUR), str(log_dir)]
-    status, text = run_in_pty(args, 80)
+    status, text = _pty(args, 80)
     assert status == 0
     assert "3 partitions without records (--all shows them): __consumer_offsets 0-2" in text
     assert "__consumer_offsets-0:" not in text and f"{TOPIC}-12: PREDICTION" in " ".join(text.split())
-    status, every = run_in_pty([*args[:1], "--all", *args[1:]], 80)
+    status, every = _pty([*args[:1], "--all", *args[1:]], 80)
     assert "without records" not in every and "__consumer_offsets-0: PREDICTION" in every

@@ -11,14 +11,8 @@ split a table row, and the same in ``verify``'s, ``txn``'s, ``retention``'s and 
 
 from __future__ import annotations
 
-import errno
-import fcntl
 import json
-import os
-import struct
 import subprocess
-import sys
-import termios
 from pathlib import Path
 
 import pytest
@@ -27,6 +21,7 @@ from kdump.render.safe_text import safe_text
 from kdump.storage.naming import offset_to_filename
 from tests.builder import SimpleRecord, build_v2_batch
 from tests.hostile_batches import record, v2_batch
+from tests.pty_run import run_in_pipe, run_in_pty
 
 NAMES = ["ev\x1b]0;PWNED\x07\x1b[2J-0", "new\nline-0", "cr\rret-0", "bidi\u202eevil-0"]
 #: what must never come out of kdump's own text: a byte of a name that a terminal acts on
@@ -61,51 +56,13 @@ def log_dir(tmp_path: Path) -> Path:
     return root
 
 
-#: the checkout's kdump, whatever the working directory (an installed kdump may be another checkout's)
-REPO = Path(__file__).resolve().parents[1]
-
-
-def _env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])])
-    env.update(extra)
-    return env
-
-
 def _kdump(*args: str, cwd: Path) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(
-        [sys.executable, "-m", "kdump", *args],
-        capture_output=True,
-        cwd=cwd,
-        env=_env(),
-        check=False,
-        timeout=120,
-    )
+    return run_in_pipe(list(args), cwd=cwd)
 
 
 def _in_pty(*args: str, cwd: Path, columns: int = 200) -> bytes:
     """``kdump <args>`` on a pseudo-terminal (stdout and stderr), colors off: every byte it writes."""
-    master, slave = os.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, columns, 0, 0))
-    env = _env(TERM="xterm", NO_COLOR="1")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "kdump", *args], stdout=slave, stderr=slave, env=env, cwd=cwd
-    )
-    os.close(slave)
-    chunks = []
-    while True:
-        try:
-            data = os.read(master, 65536)
-        except OSError as e:
-            if e.errno != errno.EIO:
-                raise
-            break
-        if not data:
-            break
-        chunks.append(data)
-    os.close(master)
-    process.wait(timeout=120)
-    return b"".join(chunks).replace(b"\r\n", b"\n")  # the terminal's own CR LF for each LF
+    return run_in_pty(list(args), columns, cwd=cwd, env={"NO_COLOR": "1"}).output
 
 
 def _check(

@@ -26,15 +26,35 @@ F = TypeVar("F")
 
 
 def run_guarded(
-    body: Callable[[Output, Output], int], stdout: BinaryIO | None = None, stderr: BinaryIO | None = None
+    body: Callable[[Output, Output], int],
+    stdout: BinaryIO | None = None,
+    stderr: BinaryIO | None = None,
+    *,
+    fit_lines: bool = False,
 ) -> int:
     """Run a command with buffered stdout/stderr; turn every error into one line on stderr and exit 1.
 
     A closed pipe (``kdump files ... | head``) ends the run quietly with status 0, as Kafka's tool (which
-    ignores write errors) would also end with 0.
+    ignores write errors) would also end with 0.  ``fit_lines`` (kdump's own text, never ``kdump files`` nor
+    JSON): on a terminal, lines wider than it are broken between words (:mod:`kdump.render.line_fit`).
     """
-    out = Output(stdout if stdout is not None else sys.stdout.buffer)
-    err = Output(stderr if stderr is not None else sys.stderr.buffer, chunk=1, name="standard error")
+    out_stream = stdout if stdout is not None else sys.stdout.buffer
+    err_stream = stderr if stderr is not None else sys.stderr.buffer
+    width = _terminal_columns() if fit_lines else None
+    out: Output
+    err: Output
+    if width is not None:
+        from kdump.render.line_fit import FittedOutput
+
+        out = FittedOutput(out_stream, width) if _isatty(out_stream) else Output(out_stream)
+        err = (
+            FittedOutput(err_stream, width, chunk=1, name="standard error")
+            if _isatty(err_stream)
+            else Output(err_stream, chunk=1, name="standard error")
+        )
+    else:
+        out = Output(out_stream)
+        err = Output(err_stream, chunk=1, name="standard error")
     try:
         return _run(body, out, err)
     finally:
@@ -89,6 +109,22 @@ def _run(body: Callable[[Output, Output], int], out: Output, err: Output) -> int
         return ExitStatus.PROBLEMS
 
 
+def _isatty(stream: BinaryIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def _terminal_columns() -> int | None:
+    """The terminal's width when standard output or standard error is one, else None."""
+    if not (_isatty(sys.stdout.buffer) or _isatty(sys.stderr.buffer)):
+        return None
+    import shutil
+
+    return shutil.get_terminal_size().columns
+
+
 def table_width(as_json: bool = False) -> int | None:
     """The width tables are fitted to: the terminal's when standard output is one (and not ``--json``), else
     None (plain text for a pipe)."""
@@ -117,7 +153,9 @@ def directory_arguments(paths: tuple[str, ...] | list[str]) -> list[str]:
     for p in paths:
         if not locations.isdir(p):
             sys.stderr.write(
-                f"kdump: {p}: not a directory (a partition or log directory is expected); skipped\n"
+                fit_for_stderr(
+                    f"kdump: {p}: not a directory (a partition or log directory is expected); skipped\n"
+                )
             )
     if not kept:
         raise click.UsageError("no directory among the paths given")
@@ -160,7 +198,7 @@ def run_report(
         )
         return int(run(sink))
 
-    sys.exit(run_guarded(body))
+    sys.exit(run_guarded(body, fit_lines=not as_json))
 
 
 def _flush_quietly(out: Output) -> None:
@@ -195,9 +233,37 @@ def main() -> None:
         from kdump.cli import files
 
         sys.exit(run_guarded(lambda out, err: files.run(argv[1:], out, err)))
+    import click
+
     from kdump.cli.commands import cli
 
-    cli.main(prog_name="kdump")
+    try:
+        status = cli.main(prog_name="kdump", standalone_mode=False)
+    except click.ClickException as e:  # a usage error: click's text, fitted to a terminal
+        import io
+
+        text = io.StringIO()
+        e.show(file=text)
+        sys.stderr.write(fit_for_stderr(text.getvalue()))
+        sys.exit(e.exit_code)
+    except click.exceptions.Abort:
+        sys.stderr.write("Aborted!\n")
+        sys.exit(1)  # as click's standalone mode
+    sys.exit(status if isinstance(status, int) else 0)
+
+
+def fit_for_stderr(text: str) -> str:
+    """``text`` (whole lines) fitted to the terminal when standard error is one (:mod:`kdump.render.line_fit`),
+    else itself: for the lines written to standard error outside :func:`run_guarded` (usage errors, skipped
+    paths)."""
+    if not _isatty(sys.stderr):  # type: ignore[arg-type]
+        return text
+    import shutil
+
+    from kdump.render.line_fit import fit_line
+
+    width = shutil.get_terminal_size().columns
+    return "".join("\n".join(fit_line(line, width)) + "\n" for line in text.splitlines())
 
 
 def __getattr__(name: str) -> object:

@@ -21,8 +21,9 @@ More help:
                         (kdump files --help: Kafka's table alone, as Kafka)
   kdump help COMMAND    the options of COMMAND (or kdump COMMAND -h)
   kdump help --man [COMMAND]
-                        the manual page, after any install (pip install -e too)
-  man kdump             the manual (man kdump-files, ...) after pip install .
+                        the manual page, after any install
+  man kdump             the manual (man kdump-files, ...) after either install
+                        in an activated environment (pip install . or -e .)
 
 \b
 Shell completion (click's), e.g. in ~/.bashrc:

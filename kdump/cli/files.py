@@ -206,17 +206,19 @@ def kdump_help_text(release: KafkaRelease | None = None) -> str:
         f"{jopt.help_table(own)}\n"
         "kdump files --help prints Kafka's table alone, on standard error with status 1,\n"
         "as kafka-dump-log.sh does.\n\n"
-        "Kafka release: kdump files reproduces the kafka-dump-log.sh of Kafka "
-        f"{', '.join(kafka_release.LINES)};\n"
-        f"the newest, {kafka_release.NEWEST}, unless --kafka-version or ${kafka_release.ENVIRONMENT_VARIABLE} "
-        "names another\n"
-        "(a patch release such as 4.1.1 means its line). What differs: 4.1 prints\n"
-        "LEADER_CHANGE control records as 'LeaderChange: {json}' and the transaction log\n"
-        "as JSON, and reads the 4.1 coordinator schemas (streams groups; 4.0's\n"
-        "early-access share-group records no longer decode); 4.2 reads the 4.2 share\n"
-        "and streams schemas and rewords --skip-record-metadata's help; 3.9 has no\n"
-        "--share-group-state-decoder, knows group record types 0-8 only and still loads\n"
-        "the kafka.serializer decoder names. man kdump-files, KAFKA VERSIONS.\n"
+        + textwrap.fill(
+            "Kafka release: kdump files reproduces the kafka-dump-log.sh of Kafka "
+            f"{', '.join(kafka_release.LINES)}; the newest, {kafka_release.NEWEST}, unless --kafka-version or "
+            f"${kafka_release.ENVIRONMENT_VARIABLE} names another (a patch release such as 4.1.1 means its "
+            "line). What differs: 4.1 prints LEADER_CHANGE control records as 'LeaderChange: {json}' and the "
+            "transaction log as JSON, and reads the 4.1 coordinator schemas (streams groups; 4.0's early-access "
+            "share-group records no longer decode); 4.2 reads the 4.2 share and streams schemas and rewords "
+            "--skip-record-metadata's help; 3.9 has no --share-group-state-decoder, knows group record types "
+            "0-8 only and still loads the kafka.serializer decoder names. man kdump-files, KAFKA VERSIONS.",
+            jopt.OVERALL_WIDTH,
+            break_on_hyphens=False,
+        )
+        + "\n"
     )
 
 

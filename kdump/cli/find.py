@@ -141,7 +141,8 @@ def command(
                     print_data_log=print_data_log or decoding is not None,
                     log_start_offset=log_start_offset,
                 ).run()
-            )
+            ),
+            fit_lines=not as_json,
         )
     )
 

@@ -72,4 +72,4 @@ def command(
         sink = JsonSink(out) if as_json else TextSink(out, err)
         return int(RebuildIndex(targets, options, sink).run())
 
-    sys.exit(run_guarded(body))
+    sys.exit(run_guarded(body, fit_lines=not as_json))

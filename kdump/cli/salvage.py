@@ -58,4 +58,4 @@ def command(segment: str, out_dir: str, as_json: bool, index_interval_bytes: int
             index_interval_bytes=index_interval_bytes,
         )
 
-    sys.exit(run_guarded(body))
+    sys.exit(run_guarded(body, fit_lines=not as_json))

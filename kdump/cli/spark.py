@@ -199,7 +199,9 @@ def command() -> None:
     type=click.Choice(
         ["offsets", "transaction-log", "cluster-metadata", "share-group-state", "remote-log-metadata"]
     ),
-    help="Add the decoded column: keys and values decoded by this internal-topic decoder, as JSON.",
+    metavar="NAME",
+    help="Add the decoded column: keys and values decoded by this internal-topic decoder, as JSON: "
+    "offsets, transaction-log, cluster-metadata, share-group-state or remote-log-metadata.",
 )
 @click.option("--topics", help="Comma-separated topics to export (default: all).")
 @click.option("--topic-pattern", help="Regular expression a topic must match in full.")

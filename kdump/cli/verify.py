@@ -62,6 +62,7 @@ def command(
                     unreadable=unreadable,
                     progress=progress_bars(enabled=not no_progress and not as_json),
                 ).run()
-            )
+            ),
+            fit_lines=not as_json,
         )
     )

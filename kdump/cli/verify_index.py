@@ -49,6 +49,7 @@ def run(paths: tuple[str, ...], *, as_json: bool, no_progress: bool) -> NoReturn
                     show_progress,
                     walk_problems=walk_problems,
                 ).run()
-            )
+            ),
+            fit_lines=not as_json,
         )
     )

@@ -16,6 +16,7 @@ decoded with :mod:`kdump.storage.internal_topics` (the decoders of ``kdump files
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from typing import Any
 
 from kdump.analysis.topic_config import read_cluster_config
@@ -201,6 +202,29 @@ def _replay_groups(directory: str, problems: list[Problem], wanted: str | None) 
     return states
 
 
+def log_end_offset(directory: str) -> int | None:
+    """The log end offset of the partition ``directory`` (Kafka's ``LocalLog.logEndOffset`` as a broker
+    recovers it at start-up, ``LogSegment.readNextOffset``): the next offset after the last batch of the last
+    segment holding one, else the active segment's base offset; None when the directory is missing or cannot
+    be read (an unreadable partition has no log end kdump can state)."""
+    try:
+        log = LocalLog.scan_segments(directory)
+    except OSError:
+        return None
+    bases = log.log_base_offsets
+    try:
+        for i in range(len(bases) - 1, -1, -1):
+            last = None
+            with log.log_segment(i).open_log() as records:
+                for batch in records.batches():
+                    last = batch
+            if last is not None:
+                return last.next_offset
+    except KdumpError:
+        return None
+    return bases[-1] if bases else None
+
+
 def read_transaction_states(
     directory: str, problems: list[Problem] | None = None
 ) -> dict[str, TransactionMetadata]:
@@ -295,6 +319,10 @@ def lookup(
         return result
     if group is not None:
         result.group = read_group_state(result.directory, group)
+        result.group.offsets = [
+            replace(c, log_end_offset=log_end_offset(os.path.join(log_dir, f"{c.topic}-{c.partition}")))
+            for c in result.group.offsets
+        ]
         result.problems = result.group.problems
     else:
         states = read_transaction_states(result.directory, result.problems)

@@ -44,6 +44,12 @@ def partition_order(directory: str) -> tuple[str, int, str]:
     return (name.topic, name.partition, directory)
 
 
+def numbered(directory: str) -> tuple[str, str, int, str]:
+    """The order of the partition directories a command reports one by one (``txn``, ``retention``): by log
+    directory, then topic, then partition number as a number."""
+    return (os.path.dirname(os.path.normpath(directory)), *partition_order(directory))
+
+
 class ListPartitions:
     def __init__(
         self, paths: list[str], *, topics: Collection[str] | None = None, exclude_internal: bool = False

@@ -37,6 +37,7 @@ from kdump.analysis.consumer_view import ongoing_transactions
 from kdump.analysis.log_summary import read_log_dir_checkpoints
 from kdump.analysis.topic_config import ClusterConfig, read_cluster_config
 from kdump.commands.key_census import BUDGET_BYTES, ENTRY_BYTES, KeyCensus
+from kdump.commands.ls import numbered
 from kdump.errors import KdumpError
 from kdump.exit_status import ExitStatus
 from kdump.facts.report import ReportSink, hand_over
@@ -94,6 +95,7 @@ class RetentionCommand:
             )
             if not found:
                 raise ValueError(f"{path}: no partition directory in it or below it")
+            found.sort(key=numbered)  # orders-2 before orders-10, as ls
             self.directories.extend(found)
         self.now = int(time.time() * 1000) if now is None else now
         self.now_given = now is not None

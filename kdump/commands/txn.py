@@ -31,6 +31,7 @@ from kdump.analysis.consumer_view import (
 )
 from kdump.analysis.log_summary import read_log_dir_checkpoints
 from kdump.commands.coordinator import TRANSACTION_STATE, read_transaction_states
+from kdump.commands.ls import numbered
 from kdump.errors import KdumpError
 from kdump.exit_status import ExitStatus
 from kdump.facts.coordinator import TransactionMetadata
@@ -78,6 +79,7 @@ class TxnCommand:
                 found = list(find_partition_dirs([path]))
             if not found:
                 raise ValueError(f"{path}: no partition directory in it or below it")
+            found.sort(key=numbered)  # orders-2 before orders-10, as ls
             self.directories.extend(found)
         self.now = now
         self.max_timeout_ms = max_timeout_ms

@@ -29,6 +29,17 @@ class CommittedOffset:
     commit_timestamp: int
     #: The offset of the record in the coordinator partition.
     record_offset: int
+    #: The committed partition's log end offset, when its directory is in the data directory (None: not
+    #: there, or unreadable).
+    log_end_offset: int | None = None
+
+    @property
+    def lag(self) -> int | None:
+        """``kafka-consumer-groups.sh --describe``'s LAG (``ConsumerGroupCommand.getLag``): the log end offset
+        minus the committed offset, unknown for a committed offset of -1 or an unknown log end."""
+        if self.log_end_offset is None or self.offset == -1:
+            return None
+        return self.log_end_offset - self.offset
 
 
 @dataclass

@@ -14,6 +14,8 @@ OFFSET_COLUMNS_SPEC = (
     Column("TOPIC", "TOPIC", right=False),
     Column("PARTITION", "PART"),
     Column("OFFSET", "OFFSET"),
+    Column("LOG-END-OFFSET", "END"),
+    Column("LAG", "LAG"),
     Column("LEADER-EPOCH", "EPOCH", drop=2),
     Column("METADATA", "META", right=False, own_line=True),
     Column("COMMIT-TIMESTAMP", "COMMIT-TIME", drop=1),
@@ -65,7 +67,8 @@ def sections(r: CoordinatorLookup, *, human: bool) -> list[Section]:
         s = Section("committed offsets", OFFSET_COLUMNS_SPEC)
         for c in r.group.offsets:
             s.rows.append(
-                [c.topic, str(c.partition), str(c.offset), str(c.leader_epoch), c.metadata or "-",
+                [c.topic, str(c.partition), str(c.offset), opt(c.log_end_offset), opt(c.lag),
+                 str(c.leader_epoch), c.metadata or "-",
                  t(c.commit_timestamp), str(c.record_offset)]
             )  # fmt: skip
         if not r.group.offsets:
@@ -76,8 +79,9 @@ def sections(r: CoordinatorLookup, *, human: bool) -> list[Section]:
         m = r.group.metadata
         if m is not None:
             s.notes.append(
-                f"group metadata: protocolType {m.get('protocolType')} generation {m.get('generation')} protocol "
-                f"{m.get('protocol')} leader {m.get('leader')} members {len(m.get('members') or [])}"
+                f"group metadata: protocolType {opt(m.get('protocolType'))} generation {opt(m.get('generation'))} "
+                f"protocol {opt(m.get('protocol'))} leader {opt(m.get('leader'))} members "
+                f"{len(m.get('members') or [])}"
             )
         result.append(s)
     elif r.directory is not None:
@@ -116,6 +120,8 @@ def lookup_object(r: CoordinatorLookup) -> dict[str, Any]:
                 "topic": c.topic,
                 "partition": c.partition,
                 "offset": c.offset,
+                "logEndOffset": c.log_end_offset,
+                "lag": c.lag,
                 "leaderEpoch": c.leader_epoch,
                 "metadata": c.metadata,
                 "commitTimestamp": c.commit_timestamp,

@@ -60,9 +60,11 @@ def message(location: Location) -> str | None:
         if result.largest_timestamp is not None and result.largest_timestamp < 0:
             return f"no record in {where} has a timestamp (magic 0 messages have none)"
         if result.largest_timestamp is not None:
+            from kdump.render.human_time import iso
+
             return (
-                f"no record in {where} has a timestamp at or after {result.target}: the largest timestamp "
-                f"is {result.largest_timestamp}"
+                f"no record in {where} has a timestamp at or after {result.target} ({iso(result.target)}): the "
+                f"largest timestamp is {result.largest_timestamp} ({iso(result.largest_timestamp)})"
             )
         return (
             f"no record in {where} at or after the log start offset {result.log_start_offset} has a timestamp "

@@ -468,6 +468,8 @@ MEMBERS: dict[str, dict[str, tuple[str, ...]]] = {
         "topic": (STR,),
         "partition": (INT,),
         "offset": (INT,),
+        "logEndOffset": (INT, NULL),
+        "lag": (INT, NULL),
         "leaderEpoch": (INT, NULL),
         "metadata": (STR, NULL),
         "commitTimestamp": (INT, NULL),
