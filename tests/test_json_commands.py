@@ -33,8 +33,16 @@ from kdump.render.json_schema import (
     validate,
 )
 from kdump.storage.naming import parse_partition_dir
+from kdump.storage.offset_checkpoint import encode_offset_checkpoint
 from tests.corpus import CORPUS, FIXTURE_CORPUS, REPO, corpus_available
-from tests.forensic_data import T0, records_batch, stuck_transaction_log_dir, write_segment
+from tests.forensic_data import (
+    T0,
+    offset_commit_key,
+    offset_commit_value,
+    records_batch,
+    stuck_transaction_log_dir,
+    write_segment,
+)
 from tests.partition_builder import build_partition
 from tests.replay import run_kdump
 
@@ -126,6 +134,29 @@ def _run_every_command(root: Path, tmp: Path) -> dict[str, list[dict]]:
     seen["txn"] += _cli("txn", str(stuck))
     seen["ls"] += _cli("ls", str(stuck))
     seen["find"] += _cli("find", "--transactional-id", "app-7", "--partitions", "1", str(stuck))
+    seen["report"] += _cli("report", str(stuck))
+    # problems kdump report meets itself: a leader-epoch-checkpoint that is not one, a record of
+    # __transaction_state whose length is not its bytes'
+    troubled = tmp / "troubled"
+    stuck_transaction_log_dir(str(troubled), coordinator_status=1)
+    (troubled / "txn-0" / "leader-epoch-checkpoint").write_text("0\n1\nnot an entry\n")
+    write_segment(
+        str(troubled / "__consumer_offsets-0"),
+        0,
+        [
+            records_batch(
+                0, [offset_commit_value(1, 0, "", T0)], ts=T0, keys=[offset_commit_key("g", "txn", 0)]
+            )
+        ],
+    )
+    for coordinator in ("__transaction_state-0", "__consumer_offsets-0"):
+        state_log = troubled / coordinator / "00000000000000000000.log"
+        damaged_state = bytearray(state_log.read_bytes())
+        damaged_state[61] = 0x7F  # the first record's length varint (after the 61-byte batch header): -64
+        state_log.write_bytes(bytes(damaged_state))
+    # a high watermark beyond the log end: a problem of the log directory's own file (logDirFindings)
+    (troubled / "replication-offset-checkpoint").write_bytes(encode_offset_checkpoint({("txn", 0): 999}))
+    seen["report"] += _cli("report", str(troubled))
     # two copies of a partition that diverge at offset 1 (the second has one more batch)
     for copy, values in (("a", [b"x", b"y"]), ("b", [b"x", b"z", b"w"])):
         write_segment(
@@ -145,6 +176,7 @@ def _run_every_command(root: Path, tmp: Path) -> dict[str, list[dict]]:
         seen["verify-index"] += _cli("verify-index", "--no-progress", str(top))
         seen["txn"] += _cli("txn", str(top))
         seen["retention"] += _cli("retention", str(top))
+        seen["report"] += _cli("report", str(top))
         for options in ([], ["--deep"], ["--indexes-only"]):
             seen["verify"] += _cli("verify", *options, str(top))
         seen["rebuild-index"] += _cli("rebuild-index", "--dry-run", "-v", str(top))
@@ -208,6 +240,7 @@ def test_every_type_is_written_somewhere(written: dict[str, list[dict]]) -> None
         "txn": {"unreadable"},
         "retention": {"unreadable"},
         "diff": {"unreadable"},
+        "report": {"unreadable"},
     }
     for command, types in COMMAND_TYPES.items():
         missing = set(types) - {o["type"] for o in written[command]} - elsewhere.get(command, set())

@@ -99,6 +99,10 @@ def test_no_command_writes_its_input(tmp_path: Path) -> None:
             assert result.exit_code in (0, 1), result.output
         assert runner.invoke(cli, ["salvage", str(path), "--out", str(path.parent)]).exit_code == 2
 
+    if "report" in commands:
+        for args in (["-o", str(tmp_path / "report.html")], ["--json"]):
+            assert runner.invoke(cli, ["report", *args, str(ROOT)]).exit_code in (0, 1)
+
     after = _state(ROOT)
     changed = sorted(p for p in before.keys() | after.keys() if before.get(p) != after.get(p))
     assert changed == [], changed

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from kdump import problem as pk
 from kdump.analysis.consumer_view import OngoingTransaction, TransactionTracker
+from kdump.analysis.timeline import Timeline
 from kdump.errors import KdumpError, UnreadableFileError
 from kdump.problem import Problem, problem, problem_of
 from kdump.storage import locations, naming
@@ -89,9 +90,11 @@ def summarize_partition(
     *,
     checkpoints: dict[str, CheckpointOffsets] | None = None,
     progress: Callable[[int], None] | None = None,
+    timeline: Timeline | None = None,
 ) -> PartitionSummary:
     """Scan one partition directory.  ``checkpoints`` are its log directory's (read from the parent directory
-    when not given).  ``progress(n)`` gets the number of log bytes read, segment by segment."""
+    when not given).  ``progress(n)`` gets the number of log bytes read, segment by segment.  ``timeline``, when
+    given, is fed every batch of the same pass (``kdump report``'s offsets against time)."""
     try:
         log = LocalLog.scan(directory)
     except OSError as e:
@@ -137,6 +140,8 @@ def summarize_partition(
         if s.first_segment_base_offset is None:
             s.first_segment_base_offset = segment.base_offset
         first_in_segment = True
+        if timeline is not None:
+            timeline.start_segment(segment.base_offset)
         try:
             with segment.open_log() as records:
                 s.size_bytes += records.file_size
@@ -170,7 +175,10 @@ def summarize_partition(
                         )
                     previous_last = batch.last_offset
                     s.batches += 1
-                    s.records += _record_count(batch)
+                    count = _record_count(batch)
+                    s.records += count
+                    if timeline is not None:
+                        timeline.add(batch, count)
                     codecs.add(batch.compression_name)
                     ts = batch.max_timestamp
                     if ts >= 0:
@@ -191,6 +199,8 @@ def summarize_partition(
             anomalies.append(problem_of(e, f"{name}.log"))
         if progress is not None:
             progress(segment.log_size)
+    if timeline is not None:
+        timeline.end_segment()
     if previous_last is not None:
         s.log_end_offset = previous_last + 1
     elif log.log_segments:

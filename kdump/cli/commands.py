@@ -117,6 +117,7 @@ SUBCOMMAND_MODULES = (
     "txn",
     "retention",
     "diff",
+    "report",
     "tiered",
     "help",
 )

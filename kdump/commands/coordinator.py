@@ -54,6 +54,7 @@ __all__ = [
     "partition_count",
     "partition_for",
     "read_group_state",
+    "read_group_states",
     "read_transaction_states",
     "utils_abs",
 ]
@@ -124,27 +125,55 @@ def _marker(batch: Any) -> ControlRecordType | None:
 def read_group_state(directory: str, group: str) -> GroupState:
     """The committed offsets and group metadata of ``group`` in the ``__consumer_offsets`` partition
     ``directory``."""
-    state = GroupState(group, directory)
-    committed: dict[tuple[str, int], CommittedOffset | None] = {}
-    pending: dict[int, dict[tuple[str, int], CommittedOffset | None]] = {}
-    for batch, record in _records(directory, state.problems):
+    problems: list[Problem] = []
+    state = _replay_groups(directory, problems, group).get(group) or GroupState(group, directory)
+    state.problems = problems
+    return state
+
+
+def read_group_states(directory: str, problems: list[Problem] | None = None) -> list[GroupState]:
+    """Every group of the ``__consumer_offsets`` partition ``directory`` (``kdump report``), by name: the same
+    replay as :func:`read_group_state`, for all groups in one pass."""
+    sink: list[Problem] = [] if problems is None else problems
+    return sorted(_replay_groups(directory, sink, None).values(), key=lambda g: g.group)
+
+
+def _replay_groups(directory: str, problems: list[Problem], wanted: str | None) -> dict[str, GroupState]:
+    """The groups of ``directory`` (only ``wanted`` when given) as the coordinator loads them."""
+    states: dict[str, GroupState] = {}
+    committed: dict[str, dict[tuple[str, int], CommittedOffset | None]] = {}
+    # producer id -> group -> the offsets its open transaction committed
+    pending: dict[int, dict[str, dict[tuple[str, int], CommittedOffset | None]]] = {}
+
+    def state_of(group: str) -> GroupState:
+        state = states.get(group)
+        if state is None:
+            state = states[group] = GroupState(group, directory)
+        return state
+
+    for batch, record in _records(directory, problems):
         if record is None:
             if batch.producer_id in pending:  # a legacy batch has none (-1)
                 writes = pending.pop(batch.producer_id)
                 if _marker(batch) is ControlRecordType.COMMIT:
-                    committed.update(writes)
+                    for group, offsets in writes.items():
+                        committed.setdefault(group, {}).update(offsets)
             continue
         try:
             decoded = decode_key_value("offsets", record.key, record.value, newest=True)
         except (InternalTopicError, KdumpError):
             continue
-        if decoded.key is None or decoded.key.get("group") != group:
+        if decoded.key is None:
+            continue
+        group = decoded.key.get("group")
+        if not isinstance(group, str) or (wanted is not None and group != wanted):
             continue
         if decoded.kind == "GroupMetadata":
-            state.metadata = None if decoded.value is None else decoded.value.to_dict()
+            state_of(group).metadata = None if decoded.value is None else decoded.value.to_dict()
             continue
         if decoded.kind != "OffsetCommit":
             continue
+        state_of(group)
         tp = (decoded.key["topic"], decoded.key["partition"])
         value = decoded.value
         entry = (
@@ -161,14 +190,16 @@ def read_group_state(directory: str, group: str) -> GroupState:
             )
         )
         if batch.is_transactional:
-            pending.setdefault(batch.producer_id, {})[tp] = entry
+            pending.setdefault(batch.producer_id, {}).setdefault(group, {})[tp] = entry
         else:
-            committed[tp] = entry
-    state.offsets = sorted(
-        (c for c in committed.values() if c is not None), key=lambda c: (c.topic, c.partition)
-    )
-    state.pending_transactional = sum(len(w) for w in pending.values())
-    return state
+            committed.setdefault(group, {})[tp] = entry
+    for group, state in states.items():
+        state.offsets = sorted(
+            (c for c in committed.get(group, {}).values() if c is not None),
+            key=lambda c: (c.topic, c.partition),
+        )
+        state.pending_transactional = sum(len(w.get(group, {})) for w in pending.values())
+    return states
 
 
 def log_end_offset(directory: str) -> int | None:

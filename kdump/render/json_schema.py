@@ -367,6 +367,58 @@ SCHEMA: dict[str, dict[str, tuple[str, ...]]] = {
         "problemMessages": (LIST,),
         "problemDetails": (LIST,),
     },
+    # kdump report (the other commands' objects inside: NESTED)
+    "reportPartition": {
+        "version": (INT,),
+        "directory": (STR,),
+        "topic": (STR, NULL),
+        "partition": (INT, NULL),
+        "summary": (OBJ,),
+        "timeline": (OBJ,),
+        "segmentSpans": (LIST,),
+        "epochChanges": (LIST,),
+        "epochChangesTotal": (INT,),
+        "epochCheckpoint": (LIST, NULL),
+        "silences": (LIST,),
+        "producers": (LIST,),
+        "producersNotFollowed": (INT,),
+        "problemKinds": (OBJ,),
+        "findings": (LIST,),
+        "txn": (OBJ, NULL),
+        "retention": (OBJ, NULL),
+        "metadataSnapshots": (LIST,),
+        "quorumState": (OBJ, NULL),
+        "problemMessages": (LIST,),
+        "problemDetails": (LIST,),
+    },
+    "reportGroups": {
+        "version": (INT,),
+        "directory": (STR,),
+        "topic": (STR, NULL),
+        "partition": (INT, NULL),
+        "groups": (LIST,),
+        "problemMessages": (LIST,),
+        "problemDetails": (LIST,),
+    },
+    "reportCoordinator": {
+        "version": (INT,),
+        "directory": (STR,),
+        "topic": (STR, NULL),
+        "partition": (INT, NULL),
+        "transactions": (LIST,),
+        "problemMessages": (LIST,),
+        "problemDetails": (LIST,),
+    },
+    "reportOverview": {
+        "version": (INT,),
+        "now": (INT,),
+        "partitions": (INT,),
+        "logDirs": (LIST,),
+        "verify": (OBJ,),
+        "logDirFindings": (LIST,),
+        "notChecked": (LIST,),
+        "notCheckedTotal": (INT,),
+    },
     # kdump diff
     "diffPartition": {
         "version": (INT,),
@@ -564,6 +616,102 @@ MEMBERS: dict[str, dict[str, tuple[str, ...]]] = {
         "removedAborted": (INT,),
     },
 }
+# kdump report
+MEMBERS.update(
+    {
+        "reportPartition.timeline": {
+            "batchesPerBucket": (INT,),
+            "buckets": (LIST,),
+            "offsetJumps": (INT,),
+            "offsetsSkipped": (INT,),
+        },
+        "reportPartition.timeline.buckets[]": {
+            "firstOffset": (INT,),
+            "lastOffset": (INT,),
+            "minTimestamp": (INT,),
+            "maxTimestamp": (INT,),
+            "batches": (INT,),
+            "records": (INT,),
+            "bytes": (INT,),
+            "maxBatchBytes": (INT,),
+        },
+        "reportPartition.segmentSpans[]": {
+            "baseOffset": (INT,),
+            "firstOffset": (INT, NULL),
+            "firstTimestamp": (INT, NULL),
+            "largestTimestamp": (INT, NULL),
+            "bytes": (INT,),
+        },
+        "reportPartition.epochChanges[]": {"epoch": (INT,), "offset": (INT,), "timestamp": (INT,)},
+        "reportPartition.epochCheckpoint[]": {"epoch": (INT,), "startOffset": (INT,)},
+        "reportPartition.silences[]": {
+            "start": (INT,),
+            "end": (INT,),
+            "durationMs": (INT,),
+            "afterOffset": (INT,),
+            "beforeOffset": (INT,),
+        },
+        "reportPartition.producers[]": {
+            "producerId": (INT,),
+            "producerEpoch": (INT,),
+            "batches": (INT,),
+            "records": (INT,),
+            "firstOffset": (INT,),
+            "lastOffset": (INT,),
+            "firstTimestamp": (INT, NULL),
+            "lastTimestamp": (INT, NULL),
+            "transactional": (BOOL,),
+            "markers": (INT,),
+        },
+        "reportPartition.metadataSnapshots[]": {"endOffset": (INT,), "epoch": (INT,), "bytes": (INT,)},
+        "reportPartition.quorumState": {
+            "leaderId": (INT,),
+            "leaderEpoch": (INT,),
+            "votedId": (INT,),
+            "currentVoters": (LIST, NULL),
+        },
+        "reportPartition.findings[]": {
+            "file": (STR,),
+            "kind": (STR,),
+            "message": (STR,),
+            "position": (INT, NULL),
+            "offset": (INT, NULL),
+        },
+        "reportGroups.groups[]": {
+            "group": (STR,),
+            "protocolType": (STR, NULL),
+            "generation": (INT, NULL),
+            "members": (LIST,),
+            "pendingTransactionalOffsets": (INT,),
+            "offsets": (LIST,),
+        },
+        "reportGroups.groups[].offsets[]": {
+            "topic": (STR,),
+            "partition": (INT,),
+            "offset": (INT,),
+            "commitTimestamp": (INT,),
+            "logEndOffset": (INT, NULL),
+            "lag": (INT, NULL),
+        },
+        "reportCoordinator.transactions[]": MEMBERS["coordinator.transaction"],
+        "reportCoordinator.transactions[].topicPartitions[]": {"topic": (STR,), "partition": (INT,)},
+        "reportOverview.logDirs[]": {"logDir": (STR,), "brokerId": (INT, NULL)},
+        "reportOverview.logDirFindings[]": {
+            "file": (STR,),
+            "kind": (STR,),
+            "message": (STR,),
+            "position": (INT, NULL),
+            "offset": (INT, NULL),
+        },
+        "reportOverview.notChecked[]": {
+            "file": (STR,),
+            "kind": (STR,),
+            "message": (STR,),
+            "position": (INT, NULL),
+            "offset": (INT, NULL),
+        },
+    }
+)
 #: A problem as a fact (kdump.problem.Problem): its kind, where (file, byte position) when known, the kind's data.
 PROBLEM_DETAIL: dict[str, tuple[str, ...]] = {
     "kind": (STR,),
@@ -577,6 +725,9 @@ PROBLEM_DETAILS = (
     "retentionPartition.problemDetails[]",
     "diffPartition.copies[].problemDetails[]",
     "coordinator.problemDetails[]",
+    "reportPartition.problemDetails[]",
+    "reportGroups.problemDetails[]",
+    "reportCoordinator.problemDetails[]",
 )
 MEMBERS.update((path, PROBLEM_DETAIL) for path in PROBLEM_DETAILS)
 MEMBERS["diffPartition.pairs[].firstDivergence.batchB"] = MEMBERS[
@@ -595,13 +746,18 @@ DATA = frozenset(
         "summary.kinds",
         "retentionPartition.config",
         "retentionPartition.configSources",
+        "reportPartition.problemKinds",
         *(f"{path}.data" for path in PROBLEM_DETAILS),
     }
 )
 
 #: Fields that hold an object of another type, validated as such (other objects, such as a decoded record's
 #: ``decoded``, are data and may have fields of any name, ``type`` and ``version`` included).
-NESTED = {"location": {"batch": "batch", "record": "record"}}
+NESTED = {
+    "location": {"batch": "batch", "record": "record"},
+    "reportPartition": {"summary": "partition", "txn": "txnPartition", "retention": "retentionPartition"},
+    "reportOverview": {"verify": "summary"},
+}
 
 #: Members of a ``file`` object whose ``version`` is the format version of that file, as Kafka's text labels it.
 FILE_VERSION_TYPES = frozenset({"abortedTxn", "partitionMetadata", "metaProperties", "cleanShutdown"})
@@ -643,6 +799,7 @@ COMMAND_TYPES: dict[str, tuple[str, ...]] = {
     "txn": ("txnPartition", "unreadable"),
     "diff": ("diffPartition", "unreadable"),
     "retention": ("retentionPartition", "unreadable"),
+    "report": ("reportPartition", "reportGroups", "reportCoordinator", "reportOverview", "unreadable"),
 }
 
 _PY = {INT: int, NUM: float, STR: str, LIST: list, OBJ: dict}

@@ -89,30 +89,33 @@ class JsonSink:
             self.out.write(index_report.rule_note_json(note.path, note.rule))
 
     def summary(self, s: Summary) -> None:
-        self._write(
-            head(
-                "summary",
-                partitions=s.partitions,
-                segments=s.segments,
-                batches=s.batches,
-                records=s.records if s.deep else None,
-                logBytes=s.log_bytes,
-                indexFiles=s.index_files,
-                entries=s.index_entries,
-                producerSnapshots=s.producer_snapshots,
-                txnIndexEntries=s.txn_index_entries,
-                checkpointValues=s.checkpoint_values,
-                leaderEpochs=s.leader_epochs,
-                kraftSnapshots=s.kraft_snapshots,
-                preKafka38TimeIndexes=s.pre_38_time_indexes,
-                activeSegmentNotes=s.active_segment_notes,
-                newerRecords=s.newer_records,
-                unchecked=s.unchecked,
-                problems=s.problems,
-                filesWithProblems=s.files_with_problems,
-                kinds=dict(sorted(s.kinds.items())),
-            )
-        )
+        self._write(summary_object(s))
+
+
+def summary_object(s: Summary) -> dict[str, Any]:
+    """verify's ``summary`` object (also inside ``kdump report``'s overview)."""
+    return head(
+        "summary",
+        partitions=s.partitions,
+        segments=s.segments,
+        batches=s.batches,
+        records=s.records if s.deep else None,
+        logBytes=s.log_bytes,
+        indexFiles=s.index_files,
+        entries=s.index_entries,
+        producerSnapshots=s.producer_snapshots,
+        txnIndexEntries=s.txn_index_entries,
+        checkpointValues=s.checkpoint_values,
+        leaderEpochs=s.leader_epochs,
+        kraftSnapshots=s.kraft_snapshots,
+        preKafka38TimeIndexes=s.pre_38_time_indexes,
+        activeSegmentNotes=s.active_segment_notes,
+        newerRecords=s.newer_records,
+        unchecked=s.unchecked,
+        problems=s.problems,
+        filesWithProblems=s.files_with_problems,
+        kinds=dict(sorted(s.kinds.items())),
+    )
 
 
 class TeeSink:

@@ -1,0 +1,103 @@
+"""``kdump report``: one self-contained HTML page of data directories (or their facts as JSON lines)."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+
+@click.command("report")
+@click.argument("paths", nargs=-1, type=click.Path(exists=True, file_okay=True, dir_okay=True))
+@click.option(
+    "-o",
+    "--output",
+    metavar="FILE",
+    help="Write the page (or, with --json, the JSON lines) to FILE; '-' is standard output "
+    "[default: standard output with --json; required without].",
+)
+@click.option(
+    "--json", "as_json", is_flag=True, help="Write the report's facts as JSON lines instead of the page."
+)
+@click.option(
+    "--now",
+    "now_text",
+    metavar="T",
+    help="Ages and retention's prediction at T (epoch milliseconds or ISO-8601) [default: the current time].",
+)
+@click.option(
+    "--config",
+    "config_items",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="A topic configuration for retention's prediction instead of __cluster_metadata's (repeatable).",
+)
+@click.option(
+    "--max-partitions",
+    type=click.IntRange(min=0),
+    default=200,
+    show_default=True,
+    help="Partitions drawn in full on the page (the others are rows of its tables).",
+)
+def command(
+    paths: tuple[str, ...],
+    output: str | None,
+    as_json: bool,
+    now_text: str | None,
+    config_items: tuple[str, ...],
+    max_partitions: int,
+) -> None:
+    """An incident report of data directories (PATH: log or partition directories; default the current
+    directory): one self-contained HTML file (no script, no network) with an overview (log directories,
+    topics, sizes, time ranges, verify's problems by kind, what could not be checked), per partition its
+    offsets against time with segments, leader epochs, retention's predicted deletions and transactions, and
+    the consumer groups' lag and the transaction coordinator's states. Built from the facts of ls, verify,
+    txn, retention and find --group. Exits 1 when verify finds problems, a transaction hangs or something
+    cannot be read.
+    """
+    from kdump.cli import directory_arguments, make_parents, run_guarded
+    from kdump.commands.report import ReportCommand
+    from kdump.commands.retention import parse_config_overrides
+    from kdump.facts.output import Output
+    from kdump.storage.timestamp_type import parse_timestamp
+
+    if output is None and not as_json:
+        raise click.UsageError("the page needs a file: -o report.html (or --json for the facts)")
+    now = None
+    if now_text is not None:
+        try:
+            now = parse_timestamp(now_text)
+        except ValueError as e:
+            raise click.BadParameter(str(e), param_hint="'--now'") from None
+    dirs = directory_arguments(paths)
+    try:
+        cmd = ReportCommand(dirs, now=now, config=parse_config_overrides(list(config_items)))
+    except ValueError as e:
+        raise click.UsageError(str(e)) from None
+
+    def body(out: Output, err: Output) -> int:
+        target = out
+        stream = None
+        if output is not None and output != "-":
+            make_parents(output)
+            stream = open(output, "wb")  # noqa: SIM115 - closed below, after the sink's end
+            target = Output(stream, name=output)
+        try:
+            if as_json:
+                from kdump.render.incident import json_lines
+                from kdump.render.report import JsonSink
+
+                status = cmd.run(JsonSink(target, json_lines))
+            else:
+                from kdump.render.html_report import HtmlSink
+
+                status = cmd.run(HtmlSink(target, paths=dirs, max_partitions=max_partitions))
+            target.flush()
+        finally:
+            if stream is not None:
+                stream.close()
+        if stream is not None and not as_json:
+            err.write(f"kdump: wrote {output}\n")
+        return int(status)
+
+    sys.exit(run_guarded(body))

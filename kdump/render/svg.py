@@ -1,0 +1,289 @@
+"""Charts as inline SVG, written in Python (``kdump report``): no plotting library, no script, nothing fetched;
+the page draws the same in any browser from disk and weighs a few KiB per chart.
+
+A :class:`Chart` has a plot area with a linear x and y scale, axes with "nice" ticks (numbers, or UTC times
+when the axis is a time axis) and adds marks: every element that shows data carries the class ``mark`` (the
+tests count them: a chart is never drawn without data) and a ``<title>`` (the browser's tooltip)."""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime
+from html import escape as _html_escape
+
+from kdump.render.safe_text import safe_text
+
+
+def escape(text: str) -> str:
+    """Text for the page: control characters of names from disk escaped as kdump's own text escapes them
+    (:func:`kdump.render.safe_text.safe_text`: ``\\x1b``, ``\\n``), then HTML's special characters."""
+    return _html_escape(safe_text(text))
+
+
+WIDTH = 960
+
+
+def _num(v: float) -> str:
+    return f"{v:.1f}".rstrip("0").rstrip(".")
+
+
+def nice_ticks(lo: float, hi: float, count: int = 6) -> list[float]:
+    """Round tick values covering ``lo``..``hi`` (1, 2, 5 times a power of ten)."""
+    if hi <= lo:
+        return [lo]
+    raw = (hi - lo) / max(count, 1)
+    power = 10 ** math.floor(math.log10(raw))
+    step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
+    first = math.ceil(lo / step) * step
+    ticks: list[float] = []
+    v = first
+    while v <= hi + step * 1e-9 and len(ticks) < 50:
+        ticks.append(v)
+        v += step
+    return ticks
+
+
+#: Time tick steps (ms) and how a tick is labelled.
+_TIME_STEPS = (
+    (1, "%S.%f"),
+    (2, "%S.%f"),
+    (5, "%S.%f"),
+    (10, "%S.%f"),
+    (20, "%S.%f"),
+    (50, "%S.%f"),
+    (100, "%H:%M:%S.%f"),
+    (200, "%H:%M:%S.%f"),
+    (500, "%H:%M:%S.%f"),
+    (1000, "%H:%M:%S"),
+    (5000, "%H:%M:%S"),
+    (15_000, "%H:%M:%S"),
+    (60_000, "%H:%M"),
+    (300_000, "%H:%M"),
+    (900_000, "%H:%M"),
+    (3_600_000, "%d %H:%M"),
+    (3 * 3_600_000, "%d %H:%M"),
+    (6 * 3_600_000, "%m-%d %H:%M"),
+    (12 * 3_600_000, "%m-%d %H:%M"),
+    (86_400_000, "%Y-%m-%d"),
+    (7 * 86_400_000, "%Y-%m-%d"),
+    (30 * 86_400_000, "%Y-%m-%d"),
+    (365 * 86_400_000, "%Y"),
+)
+
+
+def time_ticks(lo: int, hi: int, count: int = 8) -> list[tuple[int, str]]:
+    span = max(hi - lo, 1)
+    step, fmt = next(((s, f) for s, f in _TIME_STEPS if span / s <= count), (span // count or 1, "%Y-%m-%d"))
+    first = (lo // step + (1 if lo % step else 0)) * step
+    # %f is microseconds: milliseconds are its first three digits
+    return [(t, utc(t, fmt)[:-3] if fmt.endswith("%f") else utc(t, fmt)) for t in range(first, hi + 1, step)][
+        :20
+    ]
+
+
+def utc(ms: int, fmt: str = "%Y-%m-%d %H:%M:%S") -> str:
+    return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime(fmt)
+
+
+def iso(ms: int | None) -> str:
+    if ms is None or ms < 0:
+        return "-"
+    return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
+
+
+def short_number(v: float) -> str:
+    a = abs(v)
+    for size, unit in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if a >= size:
+            return f"{v / size:.3g}{unit}"
+    return f"{v:.3g}" if a < 1000 and v != int(v) else str(int(v))
+
+
+class Chart:
+    """An SVG chart: ``x`` from ``x0`` to ``x1`` (``time_x``: epoch ms), ``y`` from ``y0`` to ``y1``."""
+
+    def __init__(
+        self,
+        title: str,
+        x0: float,
+        x1: float,
+        y0: float,
+        y1: float,
+        *,
+        height: int = 240,
+        width: int = WIDTH,
+        time_x: bool = False,
+        x_label: str = "",
+        y_label: str = "",
+        y_ticks: bool = True,
+        left: int = 70,
+        chart_id: str | None = None,
+    ) -> None:
+        if x1 <= x0:
+            x1 = x0 + 1
+        if y1 <= y0:
+            y1 = y0 + 1
+        self.title = title
+        self.x0, self.x1, self.y0, self.y1 = x0, x1, y0, y1
+        self.width, self.height = width, height
+        self.left, self.right, self.top, self.bottom = left, 16, 26, 34
+        self.time_x = time_x
+        self.x_label, self.y_label = x_label, y_label
+        self.y_ticks = y_ticks
+        self.chart_id = chart_id
+        self.back: list[str] = []
+        self.parts: list[str] = []
+        self.marks = 0
+
+    # scales
+    def x(self, v: float) -> float:
+        w = self.width - self.left - self.right
+        return self.left + (v - self.x0) / (self.x1 - self.x0) * w
+
+    def y(self, v: float) -> float:
+        h = self.height - self.top - self.bottom
+        return self.top + h - (v - self.y0) / (self.y1 - self.y0) * h
+
+    def clamp_x(self, v: float) -> float:
+        return min(max(self.x(v), self.left), self.width - self.right)
+
+    @property
+    def plot_bottom(self) -> float:
+        return self.height - self.bottom
+
+    # marks
+    def polyline(self, points: list[tuple[float, float]], cls: str, title: str) -> None:
+        if not points:
+            return
+        pts = " ".join(f"{_num(self.x(a))},{_num(self.y(b))}" for a, b in points)
+        self.parts.append(
+            f'<polyline class="mark {cls}" points="{pts}"><title>{escape(title)}</title></polyline>'
+        )
+        self.marks += 1
+
+    def dots(self, points: list[tuple[float, float, str]], cls: str, r: float = 2.5) -> None:
+        for a, b, title in points:
+            self.parts.append(
+                f'<circle class="mark {cls}" cx="{_num(self.x(a))}" cy="{_num(self.y(b))}" r="{r}">'
+                f"<title>{escape(title)}</title></circle>"
+            )
+            self.marks += 1
+
+    def bar(
+        self, xa: float, xb: float, ya: float, yb: float, cls: str, title: str, *, back: bool = False
+    ) -> None:
+        """A rectangle from (xa, ya) to (xb, yb) in data units (``back``: behind the other marks)."""
+        x = self.clamp_x(min(xa, xb))
+        w = self.clamp_x(max(xa, xb)) - x
+        if w < 3.0:  # a bar of a moment stays visible: 3 pixels, inside the plot
+            x, w = min(x, self.width - self.right - 3.0), 3.0
+        top = min(self.y(ya), self.y(yb))
+        h = max(abs(self.y(ya) - self.y(yb)), 1.0)
+        el = (
+            f'<rect class="mark {cls}" x="{_num(x)}" y="{_num(top)}" width="{_num(w)}" height="{_num(h)}">'
+            f"<title>{escape(title)}</title></rect>"
+        )
+        (self.back if back else self.parts).append(el)
+        self.marks += 1
+
+    def band(self, xa: float, xb: float, cls: str, title: str, label: str = "") -> None:
+        """A shaded band across the whole plot height between xa and xb."""
+        x = self.clamp_x(min(xa, xb))
+        w = max(self.clamp_x(max(xa, xb)) - x, 2.0)
+        h = self.plot_bottom - self.top
+        self.back.append(
+            f'<rect class="mark {cls}" x="{_num(x)}" y="{self.top}" width="{_num(w)}" height="{_num(h)}">'
+            f"<title>{escape(title)}</title></rect>"
+        )
+        if label:
+            self.back.append(
+                f'<text class="band-label" x="{_num(x + 3)}" y="{self.top + 12}">{escape(label)}</text>'
+            )
+        self.marks += 1
+
+    def vline(self, v: float, cls: str, title: str, label: str = "") -> None:
+        x = _num(self.x(v))
+        self.parts.append(
+            f'<line class="mark {cls}" x1="{x}" x2="{x}" y1="{self.top}" y2="{_num(self.plot_bottom)}">'
+            f"<title>{escape(title)}</title></line>"
+        )
+        if label:
+            near_end = self.x(v) > self.width - self.right - 80
+            at, anchor = (self.x(v) - 3, "end") if near_end else (self.x(v) + 3, "start")
+            self.parts.append(
+                f'<text class="vlabel {cls}" x="{_num(at)}" y="{self.top - 3}" text-anchor="{anchor}">{escape(label)}</text>'
+            )
+        self.marks += 1
+
+    def hline(self, v: float, cls: str, title: str, label: str = "") -> None:
+        y = _num(self.y(v))
+        self.parts.append(
+            f'<line class="mark {cls}" x1="{self.left}" x2="{self.width - self.right}" y1="{y}" y2="{y}">'
+            f"<title>{escape(title)}</title></line>"
+        )
+        if label:
+            self.parts.append(
+                f'<text class="hlabel {cls}" x="{self.width - self.right - 4}" y="{_num(self.y(v) - 4)}" '
+                f'text-anchor="end">{escape(label)}</text>'
+            )
+        self.marks += 1
+
+    def text(self, x: float, y: float, s: str, cls: str = "", anchor: str = "start") -> None:
+        self.parts.append(
+            f'<text class="{cls}" x="{_num(self.x(x))}" y="{_num(self.y(y))}" text-anchor="{anchor}">{escape(s)}</text>'
+        )
+
+    def row_label(self, y: float, s: str) -> None:
+        self.parts.append(
+            f'<text class="row-label" x="{self.left - 6}" y="{_num(self.y(y) + 4)}" text-anchor="end">{escape(s)}</text>'
+        )
+
+    # the frame
+    def _axes(self) -> list[str]:
+        out = []
+        bottom = self.plot_bottom
+        right = self.width - self.right
+        out.append(
+            f'<rect class="frame" x="{self.left}" y="{self.top}" width="{right - self.left}" height="{_num(bottom - self.top)}"/>'
+        )
+        if self.time_x:
+            for t, label in time_ticks(int(self.x0), int(self.x1)):
+                x = _num(self.x(t))
+                out.append(f'<line class="grid" x1="{x}" x2="{x}" y1="{self.top}" y2="{_num(bottom)}"/>')
+                out.append(
+                    f'<text class="tick" x="{x}" y="{_num(bottom + 14)}" text-anchor="middle">{escape(label)}</text>'
+                )
+        else:
+            for v in nice_ticks(self.x0, self.x1):
+                x = _num(self.x(v))
+                out.append(f'<line class="grid" x1="{x}" x2="{x}" y1="{self.top}" y2="{_num(bottom)}"/>')
+                out.append(
+                    f'<text class="tick" x="{x}" y="{_num(bottom + 14)}" text-anchor="middle">{short_number(v)}</text>'
+                )
+        if self.y_ticks:
+            for v in nice_ticks(self.y0, self.y1, 4):
+                y = _num(self.y(v))
+                out.append(f'<line class="grid" x1="{self.left}" x2="{right}" y1="{y}" y2="{y}"/>')
+                out.append(
+                    f'<text class="tick" x="{self.left - 6}" y="{_num(self.y(v) + 4)}" text-anchor="end">{short_number(v)}</text>'
+                )
+        if self.x_label:
+            out.append(
+                f'<text class="axis-label" x="{right}" y="{self.height - 4}" text-anchor="end">{escape(self.x_label)}</text>'
+            )
+        if self.y_label:
+            out.append(f'<text class="axis-label" x="4" y="{self.top - 10}">{escape(self.y_label)}</text>')
+        out.append(f'<text class="chart-title" x="{self.left}" y="14">{escape(self.title)}</text>')
+        return out
+
+    def svg(self) -> str:
+        ident = f' id="{escape(self.chart_id)}"' if self.chart_id else ""
+        return (
+            f'<svg class="chart" data-marks="{self.marks}"{ident} viewBox="0 0 {self.width} {self.height}" '
+            f'width="{self.width}" height="{self.height}" role="img" aria-label="{escape(self.title)}">'
+            + "".join(self._axes()[:1])
+            + "".join(self.back)
+            + "".join(self._axes()[1:])
+            + "".join(self.parts)
+            + "</svg>"
+        )

@@ -1,0 +1,382 @@
+"""``kdump report``: the page's data are the other commands' facts (``ls``, ``txn``, ``retention``, ``find
+--group``, ``verify``, each run on its own here), its timeline adds up to the batches ``kdump files --json``
+lists, the page is self-contained (nothing to fetch), and, in a real headless Chromium when one is installed,
+it opens with no console error and every chart drawn with data."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from kdump.cli import cli
+from kdump.render.json_schema import COMMAND_TYPES, validate
+from tests.builder import SimpleRecord, build_v2_batch
+from tests.corpus import REPO
+from tests.forensic_data import (
+    T0,
+    offset_commit_key,
+    offset_commit_value,
+    stuck_transaction_log_dir,
+)
+from tests.headless_chromium import CHARTS_JS, DATA_JS, Browser, chromium_path
+from tests.replay import run_kdump
+
+#: A real broker's data directory (Kafka 4.0: internal topics, codecs, a compacted topic, transactions).
+BROKER = REPO / "tests" / "fixtures" / "broker"
+NOW = "2026-12-01T00:00:00Z"
+
+
+def _cli(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(cli, list(args))
+    assert "Traceback" not in result.stderr and "internal error" not in result.stderr, result.stderr
+    return result.exit_code, result.stdout
+
+
+def _json(*args: str) -> list[dict[str, Any]]:
+    code, out = _cli(*args)
+    assert code in (0, 1), out
+    return [json.loads(line) for line in out.splitlines()]
+
+
+class _Page(HTMLParser):
+    """The JSON of every ``script.kdump-data`` element, the charts' ``data-marks``, and every attribute that
+    could fetch something."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.data: list[dict[str, Any]] = []
+        self.marks: list[int] = []
+        self.fetching: list[str] = []
+        self.tags: set[str] = set()
+        self._in_data = False
+        self._text = ""
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        self.tags.add(tag)
+        if tag == "script":
+            assert a.get("type") == "application/json", "a script that runs"
+            self._in_data, self._text = True, ""
+        if tag == "svg" and "chart" in (a.get("class") or ""):
+            self.marks.append(int(a.get("data-marks") or 0))
+        for name in ("src", "href", "srcset", "action", "data", "poster"):
+            value = a.get(name)
+            if value is not None and not (name == "href" and value.startswith("#")):
+                self.fetching.append(f"{tag} {name}={value}")
+
+    def handle_data(self, data: str) -> None:
+        if self._in_data:
+            self._text += data
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "script" and self._in_data:
+            self.data.append(json.loads(self._text))
+            self._in_data = False
+
+
+def _page(path: Path) -> _Page:
+    text = path.read_text(encoding="utf-8")
+    parser = _Page()
+    parser.feed(text)
+    assert "url(" not in text and "@import" not in text and "<link" not in text
+    return parser
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The broker's data directory, plus a producer stuck mid-transaction (``txn-0`` replaced by
+    :func:`stuck_transaction_log_dir`'s, its coordinator CompleteCommit: hanging) and a group ``billing`` that committed
+    offset 4 of that partition (lag 6 against its high watermark 10)."""
+    root = tmp_path_factory.mktemp("report") / "data"
+    shutil.copytree(BROKER, root)
+    shutil.rmtree(root / "txn-0")
+    shutil.rmtree(root / "__transaction_state-0")
+    stuck_transaction_log_dir(str(root), coordinator_status=4)  # CompleteCommit: it hangs
+    # appended to the one __consumer_offsets partition (the metadata log gives the topic 1 partition)
+    log = root / "__consumer_offsets-0" / "00000000000000000000.log"
+    end = _json("ls", "--json", str(log.parent))[0]["logEndOffset"]
+    commit = build_v2_batch(
+        [
+            SimpleRecord(
+                offset_commit_value(4, 0, "", T0 + 500),
+                key=offset_commit_key("billing", "txn", 0),
+                timestamp=T0 + 500,
+            )
+        ],
+        base_offset=end,
+    )
+    with open(log, "ab") as f:
+        f.write(commit)
+    return root
+
+
+@pytest.fixture(scope="module")
+def report(data_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[list[dict], Path]:
+    objects = _json("report", "--json", "--now", NOW, str(data_dir))
+    page = tmp_path_factory.mktemp("page") / "report.html"
+    code, _ = _cli("report", "--now", NOW, "-o", str(page), str(data_dir))
+    assert code in (0, 1)
+    return objects, page
+
+
+def _by_dir(objects: list[dict], kind: str) -> dict[str, dict]:
+    return {os.path.abspath(o["directory"]): o for o in objects if o["type"] == kind}
+
+
+def test_json_is_the_schema(report: tuple[list[dict], Path]) -> None:
+    objects, _ = report
+    assert [o["type"] for o in objects][-1] == "reportOverview"
+    for o in objects:
+        assert validate(o) == [], o["type"]
+        assert o["type"] in COMMAND_TYPES["report"]
+
+
+def test_page_carries_the_json(report: tuple[list[dict], Path]) -> None:
+    """Every unit of ``--json`` that the page draws is in the page, the same object."""
+    objects, page = report
+    parsed = _page(page)
+    assert parsed.fetching == [] and parsed.tags >= {"svg", "table"}
+    in_page = {json.dumps(o, sort_keys=True) for o in parsed.data}
+    drawn = [o for o in objects if o["type"] != "reportPartition" or o["summary"]["records"]]
+    drawn = [o for o in drawn if o["type"] != "reportGroups" or o["groups"]]
+    drawn = [o for o in drawn if o["type"] != "reportCoordinator" or o["transactions"]]
+    assert {json.dumps(o, sort_keys=True) for o in drawn} == in_page
+    assert parsed.marks and min(parsed.marks) > 0
+    text = page.read_text(encoding="utf-8")
+    # the hanging transaction: a dark red bar of the Gantt chart, and the command that ends it
+    assert 'class="mark hanging"' in text
+    assert (
+        "kafka-transactions.sh --bootstrap-server BROKER:9092 abort --topic txn --partition 0 --start-offset 4"
+        in text
+    )
+
+
+def test_partitions_are_ls(data_dir: Path, report: tuple[list[dict], Path]) -> None:
+    objects, _ = report
+    ls = _by_dir(_json("ls", "--json", str(data_dir)), "partition")
+    mine = {d: o["summary"] for d, o in _by_dir(objects, "reportPartition").items()}
+    assert mine == ls
+
+
+def test_transactions_are_txn(data_dir: Path, report: tuple[list[dict], Path]) -> None:
+    objects, _ = report
+    txn = _by_dir(_json("txn", "--json", "--now", NOW, str(data_dir)), "txnPartition")
+    mine = {d: o["txn"] for d, o in _by_dir(objects, "reportPartition").items() if o["txn"] is not None}
+    assert mine == {d: o for d, o in txn.items() if d in mine}
+    stuck = mine[os.path.abspath(data_dir / "txn-0")]
+    assert [(t["firstOffset"], t["hanging"]) for t in stuck["openTransactions"]] == [(4, True)]  # built so
+    # partitions left out have no producer: txn finds nothing there either
+    for d, o in txn.items():
+        if d not in mine:
+            assert o["openTransactions"] == o["abortedTransactions"] == [] and o["commits"] == 0
+
+
+def test_retention_is_retention(data_dir: Path, report: tuple[list[dict], Path]) -> None:
+    objects, _ = report
+    retention = _by_dir(_json("retention", "--json", "--now", NOW, str(data_dir)), "retentionPartition")
+    mine = {d: o["retention"] for d, o in _by_dir(objects, "reportPartition").items() if o["retention"]}
+    assert mine and mine == {d: o for d, o in retention.items() if d in mine}
+    assert any(o["compaction"] for o in mine.values())  # the compacted topic
+
+
+def test_groups_are_find_group(data_dir: Path, report: tuple[list[dict], Path]) -> None:
+    objects, _ = report
+    groups = [
+        g | {"directory": o["directory"]} for o in objects if o["type"] == "reportGroups" for g in o["groups"]
+    ]
+    assert {g["group"] for g in groups} >= {"billing"}
+    for g in groups:
+        [found] = _json("find", "--group", g["group"], "--json", str(data_dir))
+        assert os.path.abspath(found["directory"]) == os.path.abspath(g["directory"])
+        assert [
+            (x["topic"], x["partition"], x["offset"], x["commitTimestamp"]) for x in found["offsets"]
+        ] == [(x["topic"], x["partition"], x["offset"], x["commitTimestamp"]) for x in g["offsets"]]
+    [billing] = [g for g in groups if g["group"] == "billing"]
+    assert billing["offsets"] == [
+        {
+            "topic": "txn",
+            "partition": 0,
+            "offset": 4,
+            "commitTimestamp": T0 + 500,
+            "logEndOffset": 10,
+            "lag": 6,
+        }
+    ]
+
+
+def test_overview_is_verify(data_dir: Path, report: tuple[list[dict], Path]) -> None:
+    objects, _ = report
+    verify = [o for o in _json("verify", "--json", str(data_dir)) if o["type"] == "summary"]
+    [overview] = [o for o in objects if o["type"] == "reportOverview"]
+    assert [overview["verify"]] == verify
+    unchecked = [o for o in _json("verify", "--json", str(data_dir)) if o["type"] == "unchecked"]
+    assert overview["notCheckedTotal"] == len(unchecked) == overview["verify"]["unchecked"]
+
+
+def test_timeline_adds_up_to_the_batches(data_dir: Path, report: tuple[list[dict], Path]) -> None:
+    """Buckets against the batch objects of ``kdump files --json`` (the format the corpus replay checks
+    against Kafka's own tool): batches, records, bytes, offsets, newest timestamp, epoch changes."""
+    objects, _ = report
+    for directory, o in _by_dir(objects, "reportPartition").items():
+        batches = []
+        for log in sorted(Path(directory).glob("*.log")):
+            code, out, _ = run_kdump(["--files", str(log), "--json"])
+            batches += [b for b in map(json.loads, out.decode().splitlines()) if b["type"] == "batch"]
+        buckets = o["timeline"]["buckets"]
+        assert sum(b["batches"] for b in buckets) == len(batches), directory
+        assert sum(b["records"] for b in buckets) == o["summary"]["records"]
+        assert sum(b["bytes"] for b in buckets) == sum(b["size"] for b in batches)
+        if batches:
+            assert buckets[0]["firstOffset"] == batches[0]["baseOffset"]
+            assert buckets[-1]["lastOffset"] == batches[-1]["lastOffset"]
+            assert max(b["maxTimestamp"] for b in buckets) == max(
+                b["timestamp"] for b in batches
+            )  # the batch line's CreateTime: its max timestamp
+            assert max(b["maxBatchBytes"] for b in buckets) == max(b["size"] for b in batches)
+        epochs, previous = [], None
+        for b in batches:
+            epoch = b["partitionLeaderEpoch"]
+            if epoch != previous and (
+                previous is not None or epoch >= 0
+            ):  # no epoch at all (-1) is no change
+                epochs.append((epoch, b["baseOffset"]))
+            previous = epoch
+        assert [(e["epoch"], e["offset"]) for e in o["epochChanges"]] == epochs
+        assert sum(s["bytes"] for s in o["segmentSpans"]) == o["summary"]["sizeBytes"]
+        by_producer: dict[int, dict[str, Any]] = {}
+        for b in batches:
+            if b["producerId"] < 0:
+                continue
+            p = by_producer.setdefault(
+                b["producerId"], {"batches": 0, "records": 0, "markers": 0, "firstOffset": b["baseOffset"]}
+            )
+            p["lastOffset"], p["producerEpoch"] = b["lastOffset"], b["producerEpoch"]
+            if b["isControl"]:
+                p["markers"] += 1
+            else:
+                p["batches"] += 1
+                p["records"] += b["count"]
+        assert {
+            p["producerId"]: {
+                k: p[k]
+                for k in ("batches", "records", "markers", "firstOffset", "lastOffset", "producerEpoch")
+            }
+            for p in o["producers"]
+        } == by_producer
+        assert sorted(by_producer) == o["summary"]["producers"]
+
+
+def test_many_batches_fold_into_bounded_buckets() -> None:
+    from kdump.analysis.timeline import MAX_BUCKETS, Timeline
+
+    class Batch:
+        def __init__(self, n: int) -> None:
+            self.base_offset = self.last_offset = n
+            self.max_timestamp = T0 + n * 10 + (3_600_000 if n >= 7000 else 0)
+            self.size_in_bytes = 100 + n % 7
+            self.partition_leader_epoch = 0 if n < 5000 else 1
+            self.producer_id, self.producer_epoch = n % 3, 0
+            self.is_control_batch = self.is_transactional = False
+
+    t = Timeline()
+    t.start_segment(0)
+    for n in range(10_000):
+        t.add(Batch(n), 1)  # type: ignore[arg-type]
+    t.end_segment()
+    assert len(t.buckets) <= MAX_BUCKETS
+    assert sum(b.batches for b in t.buckets) == sum(b.records for b in t.buckets) == 10_000
+    assert sum(b.bytes for b in t.buckets) == sum(100 + n % 7 for n in range(10_000))
+    assert [(e.epoch, e.offset) for e in t.epoch_changes] == [(0, 0), (1, 5000)]
+    assert (t.silences[0].after_offset, t.silences[0].before_offset) == (6999, 7000)
+    assert t.silences[0].duration == 3_600_000 + 10
+    first, last = t.buckets[0], t.buckets[-1]
+    assert (first.first_offset, last.last_offset) == (0, 9999)
+    assert {p: (a.batches, a.first_offset, a.last_offset) for p, a in t.producers.items()} == {
+        0: (3334, 0, 9999),
+        1: (3333, 1, 9997),
+        2: (3333, 2, 9998),
+    }
+    assert all(a.last_offset + 1 == b.first_offset for a, b in zip(t.buckets, t.buckets[1:], strict=False))
+
+
+def test_names_from_disk_stay_text(tmp_path: Path) -> None:
+    """A topic named with markup and a control character: shown as text (escaped as kdump's own text escapes
+    it), never markup; the JSON keeps the exact name."""
+    name = "x<img src=y>\x1b]0;t\x07"
+    shutil.copytree(BROKER / "txn-0", tmp_path / f"{name}-0")
+    page = tmp_path / "page.html"
+    code, _ = _cli("report", "-o", str(page), str(tmp_path))
+    parsed = _page(page)
+    text = page.read_text(encoding="utf-8")
+    assert parsed.fetching == [] and "img" not in parsed.tags
+    assert "\x1b" not in text and "\x07" not in text
+    assert "x&lt;img src=y&gt;\\x1b]0;t\\x07-0" in text
+    [unit] = [o for o in parsed.data if o["type"] == "reportPartition"]
+    assert unit["topic"] == name
+
+
+def test_several_log_directories(tmp_path: Path) -> None:
+    """Copies of the same partitions in two log directories (two brokers' disks): each row says which."""
+    for copy in ("broker1", "broker2"):
+        shutil.copytree(BROKER, tmp_path / copy)
+    page = tmp_path / "page.html"
+    _cli("report", "-o", str(page), str(tmp_path / "broker1"), str(tmp_path / "broker2"))
+    text = page.read_text(encoding="utf-8")
+    assert "txn-0 (broker1)" in text and "txn-0 (broker2)" in text
+    parsed = _page(page)
+    [overview] = [o for o in parsed.data if o["type"] == "reportOverview"]
+    assert len(overview["logDirs"]) == 2
+
+
+def test_usage() -> None:
+    code, out = _cli("report", str(BROKER))
+    assert code == 2
+
+
+def _same_numbers(obj: Any) -> str:
+    def norm(v: Any) -> Any:
+        if isinstance(v, float) and v.is_integer():
+            return int(v)
+        if isinstance(v, dict):
+            return {k: norm(x) for k, x in v.items()}
+        if isinstance(v, list):
+            return [norm(x) for x in v]
+        return v
+
+    return json.dumps(norm(obj), sort_keys=True)
+
+
+@pytest.mark.skipif(chromium_path() is None, reason="chromium is not installed (apt-get install chromium)")
+def test_in_a_real_browser(report: tuple[list[dict], Path], tmp_path: Path) -> None:
+    """Headless Chromium opens the page from disk: no console error (nothing failed to load, no script
+    error), every chart drawn with data marks of non-zero size, the data the browser parses is ``--json``'s,
+    and screenshots of the overview and of a partition are made."""
+    objects, page = report
+    with Browser() as browser:
+        browser.open(page.as_uri())
+        charts = browser.evaluate(CHARTS_JS)
+        data = browser.evaluate(DATA_JS)
+        errors = browser.console_errors()
+        browser.screenshot(str(tmp_path / "overview.png"), "#overview")
+        first = browser.evaluate("document.querySelector('section.partition').id")
+        browser.screenshot(str(tmp_path / "partition.png"), f"#{first}")
+    assert errors == []
+    assert len(charts) >= 10
+    for c in charts:
+        assert c["drawn"] > 0 and c["drawn"] == c["marks"] == c["said"], c
+        assert c["width"] > 300, c
+    # JavaScript has one number type: 0.0 comes back as 0
+    assert {_same_numbers(o) for o in data} <= {_same_numbers(o) for o in objects}
+    assert any(o["type"] == "reportOverview" for o in data)
+    for name in ("overview.png", "partition.png"):
+        png = (tmp_path / name).read_bytes()
+        assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
+        width, height = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
+        assert width > 600 and height > 300, (name, width, height)
