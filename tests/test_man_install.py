@@ -39,6 +39,10 @@ def test_page_lookup_in_both_layouts(tmp_path: Path, monkeypatch: pytest.MonkeyP
     package = tmp_path / "lib" / "python3" / "site-packages" / "kdump" / "cli" / "man_pages.py"
     monkeypatch.setattr(man_pages, "__file__", str(package))
     monkeypatch.setattr(sys, "prefix", str(tmp_path))
+    # every prefix the lookup asks is the pretend install's: the running environment's own share/man (where an
+    # editable install now puts the pages too) must not answer
+    monkeypatch.setattr(sys, "base_prefix", str(tmp_path))
+    monkeypatch.setattr(man_pages.sysconfig, "get_path", lambda *args, **kwargs: str(tmp_path))
     assert man_pages.find_page(None) == installed / "kdump.1"
     assert man_pages.find_page("ls") is None
 
