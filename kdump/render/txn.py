@@ -14,8 +14,6 @@ from kdump.render.table_fit import Column
 from kdump.render.tables import Section, Verbatim, duration, iso_time, opt, partition_list
 
 
-#: The open transactions' columns (full header, short header, order of leaving out to fit a terminal). In a
-#: pipe the age and timeout are milliseconds and their headers say so; on a terminal they are human durations.
 def reason(o: OpenTransactionFact) -> str:
     """Why an open transaction is judged hanging or not, in words."""
     v, meta = o.verdict, o.coordinator
@@ -43,6 +41,8 @@ def abort_command(a: AbortTarget) -> str:
     )
 
 
+#: The open transactions' columns (full header, short header, order of leaving out to fit a terminal). In a
+#: pipe the age and timeout are milliseconds and their headers say so; on a terminal they are human durations.
 def open_columns(human: bool) -> tuple[Column, ...]:
     return (
         Column("PRODUCER-ID", "PID"),
