@@ -172,6 +172,9 @@ SCHEMA: dict[str, dict[str, tuple[str, ...]]] = {
         "checkpointValues": (INT,),
         "leaderEpochs": (INT,),
         "kraftSnapshots": (INT,),
+        # verify --remote-root only
+        "tieredPartitions": (INT,),
+        "remoteSegments": (INT,),
         "lastOffsetTimeIndexes": (INT,),
         "preKafka38TimeIndexes": (INT,),
         "activeSegmentNotes": (INT,),
