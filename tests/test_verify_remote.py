@@ -18,7 +18,7 @@ import pytest
 from click.testing import CliRunner
 
 from kdump.cli.commands import cli
-from kdump.commands.verify_remote import REMOTE_PROBLEM_KINDS
+from kdump.commands.remote_tier import REMOTE_PROBLEM_KINDS
 from kdump.render.json_schema import validate
 from kdump.storage.file_records import FileRecords
 from kdump.storage.kafka_uuid import decode_uuid
@@ -250,3 +250,45 @@ def test_the_remote_root_may_be_a_url(copy: Copy) -> None:
     result = CliRunner().invoke(cli, ["verify", str(copy.root / "local"), "--remote-root", url])
     assert result.exit_code == code == 1
     assert result.stdout == out.replace(str(copy.root / "remote"), url)
+
+
+def test_ls_reads_the_tiered_partition_as_one_log(copy: Copy) -> None:
+    """kdump ls --remote-root: the remote segments below the first local one, then the local ones, as the
+    broker served them: from its earliest offset (ListOffsets) to its latest, every offset a record, offsets
+    continuous across remote and local segments."""
+    from kdump.commands.remote_tier import RemoteChecks, RemoteOptions
+    from kdump.storage.local_log import LocalLog
+
+    offsets = copy.broker["list_offsets"]
+    args = ["ls", str(copy.root / "local"), "--remote-root", str(copy.root / "remote"), "--json"]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.stdout
+    rows = {o["topic"]: o for o in map(json.loads, result.stdout.splitlines())}
+    row = rows["tiered"]
+    assert all(validate(o) == [] for o in rows.values())
+    assert row["logStartOffset"] == offsets["earliest"] == 147
+    assert row["logEndOffset"] == offsets["latest"]
+    assert (
+        row["records"] == offsets["latest"] - offsets["earliest"]
+    )  # no compaction: every offset is a record
+    assert (row["segments"], row["remoteSegments"], row["anomalies"]) == (6, 4, [])
+    assert "remoteSegments" not in rows["__remote_log_metadata"]
+    # the one log, segment by segment: remote (below earliest-local), then local, offsets continuous
+    log = LocalLog.scan(copy.local)
+    one, remote = RemoteChecks(RemoteOptions(str(copy.root / "remote"))).one_log(log) or (None, 0)
+    assert one is not None and remote == 4
+    bases = [s.base_offset for s in one.log_segments]
+    assert bases == [*sorted(b for b in copy.segments if b < offsets["earliest-local"]), 723, 894]
+    assert all(s.directory == str(copy.remote) for s in one.log_segments[:4])
+    expected = offsets["earliest"]
+    for segment in one.log_segments:
+        with segment.open_log() as records:
+            for batch in records.batches():
+                assert batch.base_offset == expected, (segment.log_path, batch.base_offset)
+                expected = batch.last_offset + 1
+    assert expected == offsets["latest"]
+    # without --remote-root: the local part only, from the broker's earliest-local offset
+    local = CliRunner().invoke(cli, ["ls", str(copy.local), "--json"])
+    row = json.loads(local.stdout)
+    assert (row["logStartOffset"], row["segments"]) == (offsets["earliest-local"], 2)
+    assert "remoteSegments" not in row

@@ -10,7 +10,7 @@ import click
 from kdump.cli.path_args import Location
 
 if TYPE_CHECKING:
-    from kdump.commands.verify_remote import RemoteChecks
+    from kdump.commands.remote_tier import RemoteChecks
 
 
 @click.command("verify")
@@ -98,7 +98,7 @@ def command(
         raise click.UsageError(str(e)) from None
     remote: RemoteChecks | None = None
     if remote_root is not None:  # the tiered checks are loaded only when asked for
-        from kdump.commands.verify_remote import RemoteChecks, RemoteOptions
+        from kdump.commands.remote_tier import RemoteChecks, RemoteOptions
 
         remote = RemoteChecks(
             RemoteOptions(remote_root, layout or "kafka", metadata, metadata_partitions or 50)

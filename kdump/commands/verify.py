@@ -53,7 +53,7 @@ MIN_PARALLEL_BYTES = 64 << 20
 
 if TYPE_CHECKING:  # loaded only when a log directory has the cluster metadata
     from kdump.analysis.topic_config import ClusterConfig
-    from kdump.commands.verify_remote import RemoteChecks
+    from kdump.commands.remote_tier import RemoteChecks
 
 
 @dataclass
@@ -205,7 +205,7 @@ class Verify:
         remote: RemoteChecks | None = None,
     ) -> None:
         self.targets = targets
-        #: The remote checks of tiered partitions (``--remote-root``; :mod:`kdump.commands.verify_remote`).
+        #: The remote checks of tiered partitions (``--remote-root``; :mod:`kdump.commands.remote_tier`).
         self.remote = remote
         #: Where the run reports its progress (the CLI passes the terminal's bar when a person watches).
         self.progress = progress

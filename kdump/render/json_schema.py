@@ -247,6 +247,8 @@ SCHEMA: dict[str, dict[str, tuple[str, ...]]] = {
         "openTransactions": (LIST,),
         "anomalies": (LIST,),
         "anomalyDetails": (LIST,),
+        # ls --remote-root, a tiered partition only
+        "remoteSegments": (INT,),
     },
     "unreadable": {"path": (STR,), "message": (STR,)},
     # kdump find --group / --transactional-id

@@ -1,5 +1,7 @@
-"""``kdump verify --remote-root``: the remote checks of :mod:`kdump.analysis.tiered` (what ``kdump tiered --deep``
-finds) for every tiered partition ``verify`` checks, as verify problems of their own kinds (``remote-...``).
+"""The remote part of tiered partitions for the commands that take ``--remote-root``: ``kdump verify`` adds the
+remote checks of :mod:`kdump.analysis.tiered` (what ``kdump tiered --deep`` finds) for every tiered partition
+it checks, as verify problems of their own kinds (``remote-...``); ``kdump ls`` reads a tiered partition as one
+log (:meth:`RemoteChecks.one_log`).
 
 A partition is tiered when ``__remote_log_metadata`` has segments of it or the remote root holds its directory;
 the others (internal topics, topics without ``remote.storage.enable``) get no remote check and no problem. The
@@ -14,13 +16,15 @@ from dataclasses import dataclass, field
 
 from kdump.analysis.index_verification import IndexProblem
 from kdump.analysis.remote_log_metadata import (
+    COPY_SEGMENT_FINISHED,
     DEFAULT_METADATA_PARTITIONS,
     RemoteLogMetadata,
     read_remote_log_metadata,
 )
-from kdump.analysis.tiered import TieredProblem
-from kdump.storage import locations
+from kdump.analysis.tiered import TieredFacts, TieredProblem
+from kdump.storage import locations, naming
 from kdump.storage.local_log import LocalLog
+from kdump.storage.log_segment import SEGMENT_SUFFIXES, LogSegment
 
 #: verify's kinds for the remote checks (``kdump tiered``'s kind with ``remote-`` in front; ``unreadable`` stays).
 REMOTE_PROBLEM_KINDS = {
@@ -79,8 +83,8 @@ class RemoteChecks:
             self._metadata[key] = read_remote_log_metadata(dirs)
         return self._metadata[key]
 
-    def check(self, log: LocalLog) -> RemoteResult | None:
-        """The remote checks of the partition ``log`` is (None when it is not tiered)."""
+    def _facts(self, log: LocalLog, *, deep: bool) -> TieredFacts | None:
+        """``kdump tiered``'s facts of the partition ``log`` is (None when it is not tiered)."""
         from kdump.commands.tiered import TieredCommand
 
         try:
@@ -89,7 +93,7 @@ class RemoteChecks:
                 self.options.root,
                 list(self.options.metadata),
                 metadata_partitions=self.options.metadata_partitions,
-                deep=True,
+                deep=deep,
                 layout=self.options.layout,
                 metadata_reader=self._read_metadata,
             )
@@ -98,10 +102,45 @@ class RemoteChecks:
         if command.topic == "__remote_log_metadata":
             return None
         facts = command.facts()
-        remote = sum(1 for s in facts.segments if s.tier == "remote")
+        remote = any(s.tier == "remote" for s in facts.segments)
         if not remote and not (facts.remote_dir is not None and locations.isdir(facts.remote_dir)):
             return None
+        return facts
+
+    def check(self, log: LocalLog) -> RemoteResult | None:
+        """The remote checks of the partition ``log`` is (None when it is not tiered)."""
+        facts = self._facts(log, deep=True)
+        if facts is None:
+            return None
+        remote = sum(1 for s in facts.segments if s.tier == "remote")
         return RemoteResult(remote, [_as_verify(p, log.directory) for p in facts.problems])
+
+    def one_log(self, log: LocalLog) -> tuple[LocalLog, int] | None:
+        """The partition ``log`` is as one log, as a broker serves it (``RemoteLogManager`` reads below the local
+        log start offset from remote storage): its copied remote segments (``COPY_SEGMENT_FINISHED``, the only
+        ones ``RemoteLogMetadataCache`` hands out) below its first local segment, then its local segments; with
+        how many remote segments are in it.  None when the partition is not tiered.  Kafka's layout only (a
+        ``.log`` object is the segment's bytes)."""
+        facts = self._facts(log, deep=False)
+        if facts is None or facts.remote_dir is None:
+            return None
+        try:
+            names = set(locations.file_sizes(facts.remote_dir))
+        except OSError:
+            names = set()
+        earlier = []
+        for s in facts.segments:
+            if s.tier != "remote" or s.state != COPY_SEGMENT_FINISHED:
+                continue
+            segment = LogSegment(facts.remote_dir, s.base_offset)
+            stem = s.log[: -len(naming.LOG_FILE_SUFFIX)]
+            for suffix in SEGMENT_SUFFIXES:
+                if os.path.basename(stem + suffix) in names:
+                    segment.add_file(suffix, stem + suffix)
+            if segment.has(naming.LOG_FILE_SUFFIX):
+                earlier.append(segment)
+        one = log.with_earlier_segments(earlier)
+        return one, len(one.log_segments) - len(log.log_segments)
 
 
 def _as_verify(p: TieredProblem, directory: str) -> IndexProblem:
