@@ -41,6 +41,7 @@ from kdump.facts.report import ReportSink
 from kdump.facts.verify import Summary
 from kdump.facts.verify_index import RuleNote
 from kdump.problem import Problem, problem_of
+from kdump.storage import locations
 from kdump.storage.leader_epoch_checkpoint import read_leader_epoch_checkpoint
 from kdump.storage.naming import (
     BOOTSTRAP_CHECKPOINT,
@@ -61,14 +62,14 @@ class _Findings:
     def __init__(self, directories: list[str]) -> None:
         self.by_dir: dict[str, list[Finding]] = {}
         self.kinds: dict[str, dict[str, int]] = {}
-        self.known = {os.path.realpath(d): d for d in directories}
+        self.known = {locations.realpath(d): d for d in directories}
         self.log_dir: list[Finding] = []
         self.not_checked: list[Finding] = []
         self.unchecked_total = 0
         self.totals = Summary()
 
     def _directory(self, path: str) -> str | None:
-        real = os.path.realpath(path)
+        real = locations.realpath(path)
         for candidate in (real, os.path.dirname(real)):
             if candidate in self.known:
                 return self.known[candidate]
@@ -183,7 +184,7 @@ class ReportCommand:
     def _partition(
         self, directory: str, findings: _Findings, checkpoints: dict[str, dict]
     ) -> PartitionReport:
-        parent = os.path.dirname(os.path.abspath(directory))
+        parent = os.path.dirname(locations.abspath(directory))
         problems: list[Problem] = []
         if parent not in checkpoints:
             checkpoints[parent] = read_log_dir_checkpoints(parent)
@@ -191,7 +192,7 @@ class ReportCommand:
         summary = summarize_partition(directory, checkpoints=checkpoints[parent], timeline=timeline)
         epochs = None
         path = os.path.join(directory, "leader-epoch-checkpoint")
-        if os.path.isfile(path):
+        if locations.isfile(path):
             try:
                 epochs = read_leader_epoch_checkpoint(path).entries
             except (KdumpError, OSError) as e:
@@ -218,7 +219,7 @@ class ReportCommand:
     def _metadata(self, directory: str, report: PartitionReport) -> None:
         """The metadata log's KRaft snapshots (by their names) and ``quorum-state`` (leader, epoch)."""
         try:
-            names = sorted(os.listdir(directory))
+            names = sorted(locations.listdir(directory))
         except OSError:
             return  # said by the summary
         for name in names:
@@ -226,12 +227,12 @@ class ReportCommand:
                 continue
             try:
                 snapshot = parse_snapshot_name(name)
-                size = os.path.getsize(os.path.join(directory, name))
+                size = locations.getsize(os.path.join(directory, name))
             except (KdumpError, ValueError, OSError):
                 continue  # not a snapshot's name: verify says so
             report.kraft_snapshots.append(KraftSnapshot(snapshot.end_offset, snapshot.epoch, size))
         path = os.path.join(directory, "quorum-state")
-        if os.path.isfile(path):
+        if locations.isfile(path):
             try:
                 report.quorum_state = read_quorum_state(path)
             except (KdumpError, OSError) as e:

@@ -44,6 +44,7 @@ from kdump.exit_status import ExitStatus
 from kdump.facts.report import ReportSink, hand_over
 from kdump.facts.retention import CompactionFacts, RetentionFacts, SegmentFate
 from kdump.problem import Problem, problem, problem_of
+from kdump.storage import locations
 from kdump.storage.local_log import LocalLog, find_partition_dirs
 from kdump.storage.regular_file import walk_error
 
@@ -153,7 +154,7 @@ class RetentionCommand:
     def partition_facts(self, directory: str) -> RetentionFacts:
         log = LocalLog.scan(directory)
         problems: list[Problem] = []
-        log_dir = os.path.dirname(os.path.abspath(directory))
+        log_dir = os.path.dirname(locations.abspath(directory))
         config, sources = self.effective_config(log_dir, log.topic, problems)
         checkpoints = read_log_dir_checkpoints(log_dir, problems)
         key = None if log.name is None else (log.name.topic, log.name.partition)
@@ -176,7 +177,7 @@ class RetentionCommand:
                 problems.append(problem_of(e))
             if largest < 0:
                 try:
-                    largest = int(os.path.getmtime(segment.log_path) * 1000)
+                    largest = int(locations.getmtime(segment.log_path) * 1000)
                 except OSError:
                     largest = -1
             segments.append(SegmentFate(segment.base_offset, segment.base_offset, size, largest, None, None))
@@ -485,7 +486,7 @@ def _metadata_snapshots(log: LocalLog, problems: list[Problem]) -> list[tuple[in
         name = os.path.basename(path)
         timestamp = None
         try:
-            size = os.path.getsize(path)
+            size = locations.getsize(path)
             with FileRecords(path) as records:
                 for batch in records.batches():
                     for record in batch.records():
