@@ -292,3 +292,12 @@ def test_ls_reads_the_tiered_partition_as_one_log(copy: Copy) -> None:
     row = json.loads(local.stdout)
     assert (row["logStartOffset"], row["segments"]) == (offsets["earliest-local"], 2)
     assert "remoteSegments" not in row
+
+
+def test_ls_one_log_with_the_remote_root_as_a_url(copy: Copy) -> None:
+    pytest.importorskip("fsspec", reason="fsspec is not installed (pip install 'kdump[s3]')")
+    args = ["ls", str(copy.local), "--json", "--remote-root"]
+    local = CliRunner().invoke(cli, [*args, str(copy.root / "remote")])
+    url = CliRunner().invoke(cli, [*args, "file://" + str(copy.root / "remote")])
+    assert url.exit_code == local.exit_code == 0
+    assert url.stdout == local.stdout and json.loads(url.stdout)["remoteSegments"] == 4
