@@ -22,12 +22,16 @@ from kdump.analysis.offset_lookup import cut_positions
 from kdump.errors import KdumpError
 from kdump.render.problem_text import sentence
 from kdump.spark.options import EARLIEST, LATEST, Selection
+from kdump.storage import locations, object_store
 from kdump.storage.file_records import FileRecords
 from kdump.storage.local_log import LocalLog, find_partition_dirs
 from kdump.storage.transaction_index import AbortedTxn
 
 #: An offset past every real one: a range that starts here is empty.
 NOTHING = 1 << 63
+#: What the driver fetches per request from an object in a store while it plans (batch headers at index
+#: entries, a start offset's position): a batch header is 61 bytes, the read-ahead a few pages.
+PLANNING_READ_AHEAD = 64 << 10
 
 
 @dataclass(frozen=True)
@@ -63,8 +67,10 @@ def expand_paths(paths: tuple[str, ...] | list[str]) -> list[str]:
     """Each path, or the paths a glob matches (sorted); a path that exists is taken as it is."""
     out: list[str] = []
     for path in paths:
-        if os.path.exists(path) or not glob.has_magic(path):
+        if not glob.has_magic(path) or locations.exists(path):
             out.append(path)
+        elif locations.is_url(path):
+            out.extend(object_store.glob(path))
         else:
             out.extend(sorted(glob.glob(path)))
     return out
@@ -74,10 +80,10 @@ def partition_dirs(paths: tuple[str, ...] | list[str]) -> list[str]:
     """Partition directories under the paths (a ``.log`` path stands for its directory), without repeats."""
     roots: list[str] = []
     for path in expand_paths(paths):
-        if not os.path.exists(path):
+        if not locations.exists(path):
             raise FileNotFoundError(f"no such file or directory: {path}")
         roots.append(
-            os.path.dirname(os.path.abspath(path)) if os.path.isfile(path) else os.path.abspath(path)
+            os.path.dirname(locations.abspath(path)) if locations.isfile(path) else locations.abspath(path)
         )
     return list(dict.fromkeys(find_partition_dirs(roots)))
 
@@ -183,8 +189,11 @@ def plan(selection: Selection) -> Plan:
             if start is not None and upper is not None and upper <= start:
                 continue
             path = segment.log_path
+            remote = locations.is_url(path)
             try:
-                records = segment.open_log()
+                # an object in a store: the driver reads a few batch headers, a small range each (the executors
+                # read the splits themselves, straight from the store)
+                records = segment.open_log(read_ahead=PLANNING_READ_AHEAD) if remote else segment.open_log()
             except KdumpError as e:
                 problems.append(e.describe())
                 continue
@@ -192,7 +201,9 @@ def plan(selection: Selection) -> Plan:
                 first = 0
                 if start is not None and start > segment.base_offset:
                     first = offset_start_position(segment, records, start)
-                cuts = [c for c in cut_positions(segment, max_bytes, records) if c > first]
+                # without a usable offset index an object is not walked header by header on the driver
+                # (that would fetch all of it there): one split per segment
+                cuts = [c for c in cut_positions(segment, max_bytes, records, walk=not remote) if c > first]
                 size = records.size_in_bytes
             finally:
                 records.close()
