@@ -54,7 +54,11 @@ from kdump.storage.record_batch import (
 from kdump.storage.timestamp_type import CREATE_TIME, LOG_APPEND_TIME
 
 _TIMESTAMP_TYPE = {CREATE_TIME: 0, LOG_APPEND_TIME: 1}
+#: An output batch is handed to Spark once it holds ``rowsPerBatch`` rows or this many bytes: the records' own
+#: (decompressed) plus ``_HEADER_COST`` for each header when the headers column is built (a header of two bytes
+#: on disk is an Arrow entry of a dozen bytes, and a dict of a few hundred in the pure-Python builder).
 _BYTES_PER_BATCH = 64 * 1024 * 1024
+_HEADER_COST = 512
 _TS_TYPE = pa.timestamp("us", tz="UTC")
 _get_key = attrgetter("key")
 _get_value = attrgetter("value")
@@ -278,6 +282,8 @@ class _Columns:
         self.batch_index.extend(repeat(len(self.per_batch), n))
         self.note_batch(batch, crc_valid)
         self._bytes += sum(map(_get_size, records))
+        if self.include_headers:
+            self._bytes += _HEADER_COST * sum(len(r.headers) for r in records)
 
     def _record_columns(self) -> tuple[pa.Array, list[pa.Array], pa.Array | None, tuple | None]:
         """The batch index, the record columns (key .. timestamp), headers (None without them) and the
@@ -368,7 +374,7 @@ class _BufferColumns(_Columns):
     def __init__(self, split: Split, include_headers: bool, options: ReadOptions | None = None) -> None:
         super().__init__(split, include_headers, None, options)
         assert BUILDER is not None
-        self.builder = BUILDER(include_headers, decode_utf8_jdk)
+        self.builder = BUILDER(include_headers, decode_utf8_jdk, _HEADER_COST)
 
     def _reset(self) -> None:
         pass
@@ -543,6 +549,8 @@ def _read(split: Split, options: ReadOptions, report: Reporter) -> Iterator[pa.R
 #: A batch bigger than this has its records checked whole before any is appended (a batch that fails to decode
 #: gives no row), then appended a part at a time, so memory stays at an output batch whatever its size.
 _CHECK_FIRST_BYTES = 8 << 20
+#: Likewise a batch that declares more records than this (a compressed batch of a few KB can hold millions).
+_CHECK_FIRST_RECORDS = 65536
 
 
 def _append(
@@ -562,7 +570,7 @@ def _append(
         if appended:
             return
     include_headers = columns.include_headers
-    if batch.size_in_bytes > _CHECK_FIRST_BYTES:
+    if batch.size_in_bytes > _CHECK_FIRST_BYTES or (batch.count_or_none or 0) > _CHECK_FIRST_RECORDS:
         for r in batch.records():  # check the whole batch first; then decode it again, a part at a time
             if include_headers:
                 check_object_headers(r)
@@ -589,6 +597,8 @@ def _append(
         part.append(r)
         rows += 1
         size += r.size_in_bytes
+        if include_headers:
+            size += _HEADER_COST * len(r.headers)
     if part:
         columns.add(batch, part, crc_valid)
 
