@@ -301,3 +301,38 @@ def test_ls_one_log_with_the_remote_root_as_a_url(copy: Copy) -> None:
     url = CliRunner().invoke(cli, [*args, "file://" + str(copy.root / "remote")])
     assert url.exit_code == local.exit_code == 0
     assert url.stdout == local.stdout and json.loads(url.stdout)["remoteSegments"] == 4
+
+
+def _schedule() -> tuple[list[tuple[int, int]], int, int]:
+    """What tests.tiered_broker's producers wrote, phase by phase (1-3): 160 plain records, 60 in gzip
+    batches, then 4 transactions of 25 records and their marker, the 2nd and 4th aborted: the aborted ranges
+    (first offset, marker's offset), how many transactions there were, and the log end offset."""
+    plain, zipped, records, transactions = 160, 60, 25, 4
+    per_phase = plain + zipped + transactions * (records + 1)
+    aborted = []
+    for phase in range(3):
+        for t in range(transactions):
+            first = phase * per_phase + plain + zipped + t * (records + 1)
+            if t % 2:
+                aborted.append((first, first + records))
+    return aborted, 3 * transactions, 3 * per_phase
+
+
+def test_txn_reads_the_tiered_partition_as_one_log(copy: Copy) -> None:
+    """kdump txn --remote-root: every transaction the producers wrote above the broker's log start offset, the
+    aborted ones' ranges from the remote .txnindex files and the local ones alike (the producers' schedule is
+    the oracle); without the option only those in the local segments."""
+    aborted, count, end = _schedule()
+    assert end == copy.broker["list_offsets"]["latest"]  # the schedule is what the broker holds
+    args = ["txn", str(copy.local), "--json"]
+    one = json.loads(CliRunner().invoke(cli, [*args, "--remote-root", str(copy.root / "remote")]).stdout)
+    assert validate(one) == []
+    assert one["logStartOffset"] == copy.broker["list_offsets"]["earliest"]
+    assert [(a["firstOffset"], a["lastOffset"]) for a in one["abortedTransactions"]] == aborted
+    assert (one["commits"], one["aborts"]) == (count // 2, count // 2)
+    local = json.loads(CliRunner().invoke(cli, args).stdout)
+    start = copy.broker["list_offsets"]["earliest-local"]
+    assert local["logStartOffset"] == start
+    assert [(a["firstOffset"], a["lastOffset"]) for a in local["abortedTransactions"]] == [
+        r for r in aborted if r[0] >= start
+    ]
