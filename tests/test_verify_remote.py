@@ -336,3 +336,54 @@ def test_txn_reads_the_tiered_partition_as_one_log(copy: Copy) -> None:
     assert [(a["firstOffset"], a["lastOffset"]) for a in local["abortedTransactions"]] == [
         r for r in aborted if r[0] >= start
     ]
+
+
+def _numbered_dumping(text: str) -> str:
+    """Each ``Dumping <path>`` line as ``Dumping #n``: the remote objects' paths are not the Kafka-named copies
+    the real tool was given."""
+    lines = text.splitlines(keepends=True)
+    n = 0
+    for i, line in enumerate(lines):
+        if line.startswith("Dumping "):
+            lines[i] = f"Dumping #{n}\n"
+            n += 1
+    return "".join(lines)
+
+
+def test_files_dumps_the_one_log_as_kafkas_tool_does(copy: Copy) -> None:
+    """kdump files --remote-root PARTITION: the one log's .log files, remote objects first (their start offset
+    from the metadata), each dumped as Kafka's kafka-dump-log.sh dumps that segment under its Kafka name:
+    identical to the real tool's recorded output but for the Dumping lines' paths."""
+    import gzip
+
+    from tests.tiered_broker.__main__ import DUMP_NAME, DUMP_OPTIONS
+
+    kafka = gzip.decompress((copy.root / DUMP_NAME).read_bytes()).decode()
+    result = CliRunner().invoke(
+        cli, ["files", *DUMP_OPTIONS, "--remote-root", str(copy.root / "remote"), str(copy.local)]
+    )
+    assert result.exit_code == 0, result.stdout
+    assert _numbered_dumping(result.stdout) == _numbered_dumping(kafka)
+    dumping = [line.split(" ", 1)[1] for line in result.stdout.splitlines() if line.startswith("Dumping ")]
+    assert dumping[:4] == [str(copy.file(b, ".log")) for b in (147, 298, 435, 596)]
+    assert dumping[4:] == [str(copy.local / f"{b:020d}.log") for b in (723, 894)]
+    # a partition that is not tiered: its local .log files, with or without the option
+    plain = copy.root / "local" / copy.broker["metadata_partition"]
+    with_root = CliRunner().invoke(cli, ["files", "--remote-root", str(copy.root / "remote"), str(plain)])
+    alone = CliRunner().invoke(cli, ["files", str(plain / "00000000000000000000.log")])
+    assert with_root.stdout == alone.stdout and with_root.exit_code == 0
+
+
+@pytest.mark.kafka
+def test_files_over_the_one_log_against_the_live_tool(copy: Copy, tmp_path: Path) -> None:
+    """The recording above, made again with the real Kafka 4.0 tool (skipped without Java or ../shared)."""
+    from tests.broker_oracle.cluster import launcher
+    from tests.tiered_broker.__main__ import DUMP_OPTIONS, record_dump
+
+    if not launcher("4.0.0").is_file() or shutil.which("java") is None:
+        pytest.skip("needs Java and ../shared/kafka-4.0.0")
+    kafka = record_dump(copy.root, tmp_path / "stage").decode()
+    result = CliRunner().invoke(
+        cli, ["files", *DUMP_OPTIONS, "--remote-root", str(copy.root / "remote"), str(copy.local)]
+    )
+    assert _numbered_dumping(result.stdout) == _numbered_dumping(kafka)
