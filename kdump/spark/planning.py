@@ -151,6 +151,15 @@ def _range(
         found = offset_for_timestamp(log, ts, problems)
         if found is not None:
             end = found if end is None else min(end, found)
+    pushed = selection.pushed
+    if pushed.offset_lo is not None and pushed.offset_lo > (start or 0):
+        start = pushed.offset_lo
+    if pushed.offset_hi is not None and (end is None or pushed.offset_hi < end):
+        end = pushed.offset_hi
+    if pushed.min_timestamp is not None and start != NOTHING:
+        # Kafka's ListOffsets (find_timestamp): every record before the offset found is earlier than the time
+        found = offset_for_timestamp(log, pushed.min_timestamp, problems)
+        start = NOTHING if found is None else max(found, start or 0)
     return start, end
 
 
