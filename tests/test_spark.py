@@ -140,6 +140,9 @@ def test_filters_pushed_down_keep_the_rows(spark) -> None:
     df = spark.read.format("kafka-log").load(FIXTURE_TREES)
     assert df.filter(col("offset") >= 100).count() == sum(1 for r in whole if r[4] >= 100)
     assert df.count() == len(whole)
+    pruned = spark.read.format("kafka-log").option("columns", "topic,offset").load(FIXTURE_TREES)
+    assert pruned.columns == ["topic", "offset"]
+    assert sorted(tuple(r) for r in pruned.collect()) == sorted((r[2], r[4]) for r in whole)
 
 
 @needs_corpus

@@ -275,3 +275,35 @@ def test_pushed_filters_combine_with_the_options(four_segments: Path, monkeypatc
     orders = [r[2] for r in rows if r[0] == "orders"]
     assert min(orders) == 3000 and max(orders) <= 4009  # the batch holding 4000 is read whole
     assert 4000 in orders
+
+
+def test_columns_option_hands_spark_only_those_columns() -> None:
+    """Column pruning by option (PySpark gives a Python data source no pruning of its own): the schema and
+    every Arrow batch hold the columns named, in that order, with the values of the whole read."""
+    pytest.importorskip("pyspark")
+    pa = pytest.importorskip("pyarrow")
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    from kdump.spark.source import KafkaLogDataSource, KafkaLogReader
+
+    options = {"paths": json.dumps(FIXTURE_TREES), "columns": "offset, value,topic,offset"}
+    schema = KafkaLogDataSource(options).schema()
+    assert schema.names == ["offset", "value", "topic"]
+    reader = KafkaLogReader(options)
+    batches = [b for p in reader.partitions() for b in reader.read(p)]
+    assert all(b.schema == to_arrow_schema(schema, timezone="UTC") for b in batches)
+    got = sorted(
+        (t, o, v)
+        for b in batches
+        for o, v, t in zip(*(b.column(i).to_pylist() for i in range(3)), strict=True)
+    )
+    whole = KafkaLogReader({"paths": json.dumps(FIXTURE_TREES)})
+    want = sorted(
+        (r["topic"], r["offset"], r["value"])
+        for p in whole.partitions()
+        for b in whole.read(p)
+        for r in pa.Table.from_batches([b]).select(["topic", "offset", "value"]).to_pylist()
+    )
+    assert got == want and len(got) > 1000
+    with pytest.raises(OptionError, match="no column 'nope'"):
+        KafkaLogDataSource({"path": "/x", "columns": "offset,nope"}).schema()

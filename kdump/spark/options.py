@@ -69,6 +69,8 @@ OPTIONS: dict[str, str] = {
     "openCostInBytes": "what opening a segment costs, in bytes of reading, when small segments are packed "
     "into tasks (as Spark's spark.sql.files.openCostInBytes; default 1 MiB)",
     "rowsPerBatch": "rows per Arrow batch handed to Spark (default 10000)",
+    "columns": "comma-separated columns: the source hands Spark only these, in this order (Spark's Python data "
+    "sources get no column pruning from a select; this is it: Spark converts fewer columns)",
     "pushFilters": "true: Spark's filters on topic, partition, offset and timestamp (from below) narrow what is "
     "read, with spark.sql.python.filterPushdown.enabled (kdump.spark.session sets it); load a DataFrame for each "
     "query: PySpark 4.3 reuses a DataFrame's last pushed-down plan for its later queries without such filters",
@@ -107,6 +109,8 @@ class ReadOptions:
     #: valueSchemaId: decodedValue is a struct of this Avro schema, whose kind is ``value_kind``
     value_schema_id: int | None = None
     value_kind: Any = None
+    #: The ``columns`` option: the columns the source hands Spark, in this order (None: every column).
+    columns: tuple[str, ...] | None = None
 
     @property
     def payload_columns(self) -> tuple[tuple[str, str, str], ...]:
@@ -438,6 +442,7 @@ def parse_options(options: Mapping[str, str]) -> Selection:
         report_stderr=_get(options, "corruptReportStderr") is None
         or _bool(_get(options, "corruptReportStderr"), "corruptReportStderr"),
         rows_per_batch=max(1, _int(rows, "rowsPerBatch")) if rows else DEFAULT_ROWS_PER_BATCH,
+        columns=selected_columns(options),
         **payload_options(options),
     )
     starting_ts = _get(options, "startingTimestamp")
@@ -480,6 +485,14 @@ def decoder(options: Mapping[str, str]) -> str | None:
     if name not in DECODERS:
         raise OptionError(f"decoder: expected one of {', '.join(DECODERS)}, not {text!r}")
     return name
+
+
+def selected_columns(options: Mapping[str, str]) -> tuple[str, ...] | None:
+    """The ``columns`` option: comma-separated column names (each once, in the order given), or None."""
+    text = _get(options, "columns")
+    if text is None or not text.strip():
+        return None
+    return tuple(dict.fromkeys(c.strip() for c in text.split(",") if c.strip()))
 
 
 def push_filters_wanted(options: Mapping[str, str]) -> bool:

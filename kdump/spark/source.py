@@ -16,8 +16,10 @@ from dataclasses import replace
 from typing import Any
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+from pyspark.sql.types import StructType
 
 from kdump.spark.options import (
+    OptionError,
     ReadOptions,
     decoder,
     include_headers,
@@ -25,6 +27,7 @@ from kdump.spark.options import (
     payload_options,
     push_filters,
     push_filters_wanted,
+    selected_columns,
 )
 from kdump.spark.planning import Split, plan
 from kdump.spark.schema import spark_schema
@@ -55,8 +58,10 @@ class KafkaLogReader(DataSourceReader):
     def read(self, partition: InputPartition) -> Iterator[Any]:
         from kdump.spark.reader import read_split
 
+        columns = self.selection.read.columns
         for split in partition.value:
-            yield from read_split(split, self.selection.read)
+            for batch in read_split(split, self.selection.read):
+                yield batch if columns is None else batch.select(list(columns))
 
 
 class KafkaLogFilteringReader(KafkaLogReader):
@@ -103,9 +108,18 @@ class KafkaLogDataSource(DataSource):
     def schema(self) -> Any:
         options = dict(self.options)
         read = ReadOptions(**payload_options(options))
-        return spark_schema(
+        schema = spark_schema(
             include_headers(options), decoder(options) is not None, read.payload_columns, read.value_kind
         )
+        columns = selected_columns(options)
+        if columns is None:
+            return schema
+        unknown = [c for c in columns if c not in schema.names]
+        if unknown:
+            raise OptionError(
+                f"columns: no column {', '.join(map(repr, unknown))} (the columns are {', '.join(schema.names)})"
+            )
+        return StructType([schema[c] for c in columns])
 
     def reader(self, schema: Any) -> DataSourceReader:
         if push_filters_wanted(dict(self.options)) and _pushing_filters():
