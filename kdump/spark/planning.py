@@ -25,6 +25,7 @@ from kdump.spark.options import EARLIEST, LATEST, Selection
 from kdump.storage.file_records import FileRecords
 from kdump.storage.local_log import LocalLog, find_partition_dirs
 from kdump.storage.log_segment import LogSegment
+from kdump.storage.naming import parse_partition_dir
 from kdump.storage.regular_file import open_regular
 from kdump.storage.transaction_index import AbortedTxn
 
@@ -201,6 +202,9 @@ def plan(selection: Selection) -> Plan:
     problems: list[str] = []
     chosen: list[_Segment] = []
     for directory in partition_dirs(selection.paths):
+        named = parse_partition_dir(os.path.basename(os.path.normpath(directory)))
+        if named is not None and not selection.wants(named.topic, named.partition):
+            continue  # left out by its name (topic_partition's), before its files are listed
         try:
             log = LocalLog.scan(directory)
         except OSError as e:
