@@ -380,3 +380,14 @@ def test_in_a_real_browser(report: tuple[list[dict], Path], tmp_path: Path) -> N
         assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
         width, height = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
         assert width > 600 and height > 300, (name, width, height)
+
+
+def test_partitions_read_side_by_side_are_the_same(
+    data_dir: Path, report: tuple[list[dict], Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two forked workers reading the partitions (each one partition in one walk at a time) give the facts of
+    the run in one process, in the same order."""
+    objects, _ = report
+    monkeypatch.setenv("KDUMP_WORKERS", "2")
+    monkeypatch.setenv("KDUMP_PARALLEL_MIN_BYTES", "0")
+    assert _json("report", "--json", "--now", NOW, str(data_dir)) == objects
