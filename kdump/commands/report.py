@@ -15,6 +15,7 @@ import os
 import time
 from collections.abc import Iterator
 
+from kdump.analysis.compression_sample import CompressionSampler
 from kdump.analysis.index_verification import IndexProblem
 from kdump.analysis.log_summary import partition_scan, read_log_dir_checkpoints
 from kdump.analysis.log_verification import SegmentFacts, Unchecked, verify_log_segment
@@ -291,8 +292,10 @@ class ReportCommand:
         )
         log = scan.log
         visitors: list[SegmentVisitor] = [scan]
-        txn = retention = None
+        txn = retention = sampler = None
         if log is not None:
+            sampler = CompressionSampler(log)
+            visitors.append(sampler)
             topic = log.topic
             if not is_internal(topic):
                 txn = self.txn.partition_scan(directory, log)
@@ -330,6 +333,8 @@ class ReportCommand:
             problems=problems,
             broker_id=self.brokers.get(parent),
         )
+        if sampler is not None and sampler.sample.compressed_batches:
+            report.compression = sampler.sample
         if summary.topic == METADATA_TOPIC:
             self._metadata(directory, report)
         if summary.unreadable or summary.segments == 0:

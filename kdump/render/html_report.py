@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from kdump import __version__
+from kdump.analysis.compression_sample import SAMPLES
 from kdump.facts.incident import CoordinatorReport, GroupsReport, Overview, PartitionReport, ReportUnit
 from kdump.facts.output import Output
 from kdump.problem import Problem
@@ -73,6 +74,11 @@ class _Row:
     kinds: dict[str, int]
     #: The log directory's name, shown beside the partition's when the report covers several.
     log_dir_label: str = ""
+    #: The compression sample (:mod:`kdump.analysis.compression_sample`): bytes of the sampled batches on disk
+    #: and uncompressed, and whether every compressed batch was in it.
+    sampled_bytes: int = 0
+    uncompressed_bytes: int = 0
+    compression_exact: bool = True
 
     @property
     def name(self) -> str:
@@ -96,6 +102,9 @@ class _Topic:
     open_txns: int = 0
     hanging: int = 0
     deleted_bytes: int = 0
+    sampled_bytes: int = 0
+    uncompressed_bytes: int = 0
+    compression_exact: bool = True
     rows: list[_Row] = field(default_factory=list)
 
 
@@ -197,6 +206,10 @@ class HtmlSink:
             bool(s.unreadable),
             dict(r.kinds),
         )
+        if r.compression is not None:
+            row.sampled_bytes = r.compression.sampled_bytes
+            row.uncompressed_bytes = r.compression.uncompressed_bytes
+            row.compression_exact = r.compression.exact
         self.rows.append(row)
         if draw:
             self.detailed += 1
@@ -232,6 +245,9 @@ class HtmlSink:
             t.open_txns += r.open_txns
             t.hanging += r.hanging
             t.deleted_bytes += r.deleted_bytes
+            t.sampled_bytes += r.sampled_bytes
+            t.uncompressed_bytes += r.uncompressed_bytes
+            t.compression_exact = t.compression_exact and r.compression_exact
             t.rows.append(r)
         return sorted(topics.values(), key=lambda t: (t.internal, t.name))
 
@@ -329,8 +345,10 @@ class HtmlSink:
         else:
             out.append("<p>Everything found was checked.</p>")
         out.append(
-            "<p class=note>Not in this report: record contents (compression ratios; keys are counted for compacted "
-            "topics only, by retention's prediction).</p>"
+            "<p class=note>Not in this report: record contents. Keys are counted for compacted topics only (by "
+            "retention's prediction); compression ratios are measured on at most "
+            f"{SAMPLES} compressed batches per partition, decompressed but not decoded (marked "
+            "&ldquo;sampled&rdquo; when a partition has more).</p>"
         )
         out.append("</section>\n")
         return "".join(out)
@@ -348,7 +366,8 @@ class HtmlSink:
         out = ['<section id="topics"><h2>Topics and partitions</h2>']
         out.append(
             "<table class=topics><tr><th>topic</th><th>partitions</th><th>size</th><th>records</th>"
-            "<th>oldest</th><th>newest</th><th>open txns</th><th>problems</th><th>retention would delete</th></tr>"
+            "<th>oldest</th><th>newest</th><th>open txns</th><th>problems</th><th>retention would delete</th>"
+            "<th>compression</th></tr>"
         )
         for t in self._topic_totals():
             flag = "bad" if t.hanging or t.problems else ("warn" if t.open_txns else "")
@@ -356,7 +375,8 @@ class HtmlSink:
                 f'<tr class="{flag}"><td><a href="#t-{_slug(t.name)}">{escape(t.name)}</a></td><td>{t.partitions:,}</td>'
                 f"<td>{human_size(t.size)}</td><td>{t.records:,}</td><td>{iso(t.min_ts)}</td><td>{iso(t.max_ts)}</td>"
                 f"<td>{t.open_txns}{f' ({t.hanging} hanging)' if t.hanging else ''}</td><td>{t.problems:,}</td>"
-                f"<td>{human_size(t.deleted_bytes) if t.deleted_bytes else '-'}</td></tr>"
+                f"<td>{human_size(t.deleted_bytes) if t.deleted_bytes else '-'}</td>"
+                f"<td>{_ratio(t.sampled_bytes, t.uncompressed_bytes, t.compression_exact)}</td></tr>"
             )
         out.append("</table>")
         for t in self._topic_totals():
@@ -366,7 +386,7 @@ class HtmlSink:
                 + _partition_sizes_chart(t)
                 + "<table><tr><th>partition</th><th>segments</th><th>size</th><th>log start</th><th>log end</th>"
                 "<th>high watermark</th><th>records</th><th>oldest</th><th>newest</th><th>open txns</th>"
-                "<th>problems</th><th>retention would delete</th><th>dirty ratio</th></tr>"
+                "<th>problems</th><th>retention would delete</th><th>dirty ratio</th><th>compression</th></tr>"
             )
             for r in t.rows:
                 flag = "bad" if r.hanging or r.problems or r.unreadable else ("warn" if r.open_txns else "")
@@ -376,7 +396,8 @@ class HtmlSink:
                     f"<td>{r.records:,}</td><td>{iso(r.min_ts)}</td><td>{iso(r.max_ts)}</td>"
                     f"<td>{r.open_txns}{f' ({r.hanging} hanging)' if r.hanging else ''}</td><td>{r.problems}</td>"
                     f"<td>{f'{r.deleted_segments} seg, {human_size(r.deleted_bytes)}' if r.deleted_segments else '-'}</td>"
-                    f"<td>{'-' if r.dirty_ratio is None else f'{r.dirty_ratio:.3f}'}</td></tr>"
+                    f"<td>{'-' if r.dirty_ratio is None else f'{r.dirty_ratio:.3f}'}</td>"
+                    f"<td>{_ratio(r.sampled_bytes, r.uncompressed_bytes, r.compression_exact)}</td></tr>"
                 )
             out.append("</table></details>")
         out.append("</section>\n")
@@ -661,7 +682,8 @@ def _partition_section(r: PartitionReport, row: _Row) -> str:
         f"high watermark {_num(s.high_watermark)}, recovery point {_num(s.recovery_point)}</dd>"
         f"<dt>records</dt><dd>{s.records:,} in {s.batches:,} batches ({', '.join(s.codecs) or '-'})</dd>"
         f"<dt>time range</dt><dd>{iso(s.min_timestamp)} &rarr; {iso(s.max_timestamp)}</dd>"
-        f"<dt>producers</dt><dd>{len(s.producers):,}{(' (ids ' + ', '.join(map(str, s.producers[:12])) + (' ...' if len(s.producers) > 12 else '') + ')') if s.producers else ''}</dd>"
+        + _compression_fact(r)
+        + f"<dt>producers</dt><dd>{len(s.producers):,}{(' (ids ' + ', '.join(map(str, s.producers[:12])) + (' ...' if len(s.producers) > 12 else '') + ')') if s.producers else ''}</dd>"
         "</dl>"
     )
     if s.anomalies:
@@ -680,6 +702,29 @@ def _partition_section(r: PartitionReport, row: _Row) -> str:
     out.append(_json_script(incident.partition_object(r), "reportPartition"))
     out.append("</section>\n")
     return "".join(out)
+
+
+def _ratio(sampled: int, uncompressed: int, exact: bool) -> str:
+    """A compression ratio for a table cell: uncompressed over compressed bytes of the batches sampled."""
+    if not sampled:
+        return "-"
+    return f"{uncompressed / sampled:.2f}&times;" + ("" if exact else " <small>(sampled)</small>")
+
+
+def _compression_fact(r: PartitionReport) -> str:
+    c = r.compression
+    if c is None:
+        return ""
+    if c.ratio is None:
+        return f"<dt>compression</dt><dd>no compressed batch could be decompressed ({c.failed:,} tried)</dd>"
+    how = (
+        f"every one of the {c.compressed_batches:,} compressed batches decompressed"
+        if c.exact
+        else f"sampled: {c.sampled_batches:,} of {c.compressed_batches:,} compressed batches "
+        f"({human_size(c.sampled_bytes)} of {human_size(c.compressed_bytes)}) decompressed, spread through the log"
+    )
+    failed = f"; {c.failed:,} could not be decompressed" if c.failed else ""
+    return f"<dt>compression</dt><dd>ratio {c.ratio:.2f}&times; ({how}{failed})</dd>"
 
 
 def _time_range(r: PartitionReport) -> tuple[int, int] | None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from kdump.analysis.compression_sample import CompressionSample
 from kdump.analysis.timeline import Timeline
 from kdump.facts.coordinator import TransactionMetadata
 from kdump.facts.incident import (
@@ -125,9 +126,23 @@ def partition_object(r: PartitionReport) -> dict[str, Any]:
             if r.quorum_state.current_voters is None
             else list(r.quorum_state.current_voters),
         },
+        compression=None if r.compression is None else compression_object(r.compression),
         problemMessages=sentences(r.problems),
         problemDetails=details(r.problems),
     )
+
+
+def compression_object(c: CompressionSample) -> dict[str, Any]:
+    return {
+        "compressedBatches": c.compressed_batches,
+        "compressedBytes": c.compressed_bytes,
+        "sampledBatches": c.sampled_batches,
+        "sampledBytes": c.sampled_bytes,
+        "uncompressedBytes": c.uncompressed_bytes,
+        "failed": c.failed,
+        "ratio": None if c.ratio is None else round(c.ratio, 4),
+        "exact": c.exact,
+    }
 
 
 def _topic_partition(directory: str) -> tuple[str | None, int | None]:
