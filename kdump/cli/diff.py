@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import click
 
+from kdump.cli.path_args import Location
+
 
 @click.command("diff")
-@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, file_okay=True, dir_okay=True))
+@click.argument("paths", nargs=-1, required=True, type=Location(exists=True, file_okay=True, dir_okay=True))
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per partition.")
 @click.option("--wide", is_flag=True, help="On a terminal, every column, however wide the table gets.")
 def command(paths: tuple[str, ...], as_json: bool, wide: bool) -> None:

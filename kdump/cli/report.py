@@ -6,13 +6,16 @@ import sys
 
 import click
 
+from kdump.cli.path_args import LocalOutput, Location
+
 
 @click.command("report")
-@click.argument("paths", nargs=-1, type=click.Path(exists=True, file_okay=True, dir_okay=True))
+@click.argument("paths", nargs=-1, type=Location(exists=True, file_okay=True, dir_okay=True))
 @click.option(
     "-o",
     "--output",
     metavar="FILE",
+    type=LocalOutput(dir_okay=False, allow_dash=True),
     help="Write the page (or, with --json, the JSON lines) to FILE; '-' is standard output "
     "[default: standard output with --json; required without].",
 )

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import click
 
+from kdump.cli.path_args import Location
+
 
 @click.command("retention")
-@click.argument("paths", nargs=-1, type=click.Path(exists=True, file_okay=True, dir_okay=True))
+@click.argument("paths", nargs=-1, type=Location(exists=True, file_okay=True, dir_okay=True))
 @click.option(
     "--now",
     "now_text",

@@ -37,7 +37,7 @@ from kdump.facts.diff import (
 )
 from kdump.facts.report import ReportSink, hand_over
 from kdump.problem import Problem, problem, problem_of
-from kdump.storage import naming
+from kdump.storage import locations, naming
 from kdump.storage.leader_epoch_checkpoint import read_leader_epoch_checkpoint
 from kdump.storage.local_log import LocalLog, find_partition_dirs
 from kdump.storage.regular_file import walk_error
@@ -104,7 +104,7 @@ def read_copy(directory: str) -> Copy:
             ]
         except (KdumpError, OSError) as e:
             copy.problems.append(problem_of(e, path))
-    log_dir = os.path.dirname(os.path.abspath(directory))
+    log_dir = os.path.dirname(locations.abspath(directory))
     checkpoints = read_log_dir_checkpoints(log_dir, copy.problems)
     if log.name is not None:
         key = (log.name.topic, log.name.partition)
@@ -298,7 +298,7 @@ def group_copies(paths: list[str], walk_errors: list[Problem] | None = None) -> 
         if not found:
             raise ValueError(f"{p}: no partition directory in it or below it")
     if all(
-        len(found) == 1 and os.path.abspath(found[0]) == os.path.abspath(p)
+        len(found) == 1 and locations.abspath(found[0]) == locations.abspath(p)
         for p, found in zip(paths, dirs, strict=True)
     ):
         # named as the partition: a replica a broker renamed <topic>-<partition>.<id>-delete (a reassignment, a

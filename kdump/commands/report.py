@@ -44,6 +44,7 @@ from kdump.facts.report import ReportSink
 from kdump.facts.verify import Summary
 from kdump.facts.verify_index import RuleNote
 from kdump.problem import Problem, problem_of
+from kdump.storage import locations
 from kdump.storage.leader_epoch_checkpoint import read_leader_epoch_checkpoint
 from kdump.storage.naming import (
     BOOTSTRAP_CHECKPOINT,
@@ -74,7 +75,7 @@ class _Findings:
         self.files: set[str] = set()
 
     def _directory(self, path: str) -> str | None:
-        real = os.path.realpath(path)
+        real = locations.realpath(path)
         for candidate in (real, os.path.dirname(real)):
             if candidate in self.known:
                 return self.known[candidate]
@@ -224,7 +225,7 @@ class ReportCommand:
     def _select(self) -> None:
         """``verify``'s selection of the paths (its partitions, by real path, and the log directories given
         whole), and what is read once for every partition of a log directory."""
-        self.known = {os.path.realpath(d): d for d in self.directories}
+        self.known = {locations.realpath(d): d for d in self.directories}
         self.targets: dict[str, PartitionTarget] = {}
         self.verify_log_dirs: list[str] = []
         self.verify_unreadable: list[IndexProblem] = []
@@ -235,11 +236,11 @@ class ReportCommand:
         except ValueError:
             targets = []  # no Kafka data: ListPartitions said so already
         for t in targets:
-            d = self.known.get(os.path.realpath(t.log.directory))
+            d = self.known.get(locations.realpath(t.log.directory))
             if d is not None and t.base_offsets is None:
                 self.targets[d] = t
         for d in self.directories:  # read here once, not once per worker process
-            parent = os.path.dirname(os.path.abspath(d))
+            parent = os.path.dirname(locations.abspath(d))
             if parent not in self.checkpoints:
                 self.checkpoints[parent] = read_log_dir_checkpoints(parent)
                 self.txn._coordinator(parent)
@@ -278,7 +279,7 @@ class ReportCommand:
         """One partition's facts from one walk of its segments: ``verify``'s (which checks the indexes against
         the log in that walk) with ``ls``'s, the timeline's, ``txn``'s and ``retention``'s readers of the batch
         headers beside it (:mod:`kdump.analysis.segment_walk`)."""
-        parent = os.path.dirname(os.path.abspath(directory))
+        parent = os.path.dirname(locations.abspath(directory))
         problems: list[Problem] = []
         if parent not in self.checkpoints:
             self.checkpoints[parent] = read_log_dir_checkpoints(parent)
@@ -319,7 +320,7 @@ class ReportCommand:
         summary = scan.finish()
         epochs = None
         path = os.path.join(directory, "leader-epoch-checkpoint")
-        if os.path.isfile(path):
+        if locations.isfile(path):
             try:
                 epochs = read_leader_epoch_checkpoint(path).entries
             except (KdumpError, OSError) as e:
@@ -348,7 +349,7 @@ class ReportCommand:
     def _metadata(self, directory: str, report: PartitionReport) -> None:
         """The metadata log's KRaft snapshots (by their names) and ``quorum-state`` (leader, epoch)."""
         try:
-            names = sorted(os.listdir(directory))
+            names = sorted(locations.listdir(directory))
         except OSError:
             return  # said by the summary
         for name in names:
@@ -356,12 +357,12 @@ class ReportCommand:
                 continue
             try:
                 snapshot = parse_snapshot_name(name)
-                size = os.path.getsize(os.path.join(directory, name))
+                size = locations.getsize(os.path.join(directory, name))
             except (KdumpError, ValueError, OSError):
                 continue  # not a snapshot's name: verify says so
             report.kraft_snapshots.append(KraftSnapshot(snapshot.end_offset, snapshot.epoch, size))
         path = os.path.join(directory, "quorum-state")
-        if os.path.isfile(path):
+        if locations.isfile(path):
             try:
                 report.quorum_state = read_quorum_state(path)
             except (KdumpError, OSError) as e:

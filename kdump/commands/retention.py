@@ -45,7 +45,7 @@ from kdump.exit_status import ExitStatus
 from kdump.facts.report import ReportSink, hand_over
 from kdump.facts.retention import CompactionFacts, RetentionFacts, SegmentFate
 from kdump.problem import Problem, problem, problem_of
-from kdump.storage import naming
+from kdump.storage import locations, naming
 from kdump.storage.file_records import FileRecords, RecordBatch
 from kdump.storage.local_log import LocalLog, find_partition_dirs
 from kdump.storage.log_segment import LogSegment
@@ -173,7 +173,7 @@ class RetentionCommand:
         return RetentionScan(self, directory, LocalLog.scan(directory) if log is None else log)
 
     def _facts(self, directory: str, log: LocalLog, problems: list[Problem], fates: _Fates) -> RetentionFacts:
-        log_dir = os.path.dirname(os.path.abspath(directory))
+        log_dir = os.path.dirname(locations.abspath(directory))
         config, sources = self.effective_config(log_dir, log.topic, problems)
         checkpoints = read_log_dir_checkpoints(log_dir, problems)
         key = None if log.name is None else (log.name.topic, log.name.partition)
@@ -507,7 +507,7 @@ class _Fates(SegmentVisitor):
         largest = self.largest
         if largest < 0:
             try:
-                largest = int(os.path.getmtime(segment.log_path) * 1000)
+                largest = int(locations.getmtime(segment.log_path) * 1000)
             except OSError:
                 largest = -1
         self.segments.append(
@@ -542,7 +542,7 @@ def _metadata_snapshots(log: LocalLog, problems: list[Problem]) -> list[tuple[in
         name = os.path.basename(path)
         timestamp = None
         try:
-            size = os.path.getsize(path)
+            size = locations.getsize(path)
             with FileRecords(path) as records:
                 for batch in records.batches():
                     for record in batch.records():

@@ -27,6 +27,7 @@ from kdump.render.log_summary import human_size
 from kdump.render.problem_text import sentences
 from kdump.render.svg import Chart, escape, iso, short_number
 from kdump.render.tables import duration
+from kdump.storage import locations
 
 #: Partitions drawn in full by default (the others are rows of the tables): a page stays quick to open.
 DEFAULT_MAX_PARTITIONS = 200
@@ -146,10 +147,10 @@ class HtmlSink:
         self.unreadables.append(problem)
 
     def end(self) -> None:
-        parents = {os.path.dirname(os.path.abspath(r.directory)) for r in self.rows}
+        parents = {os.path.dirname(locations.abspath(r.directory)) for r in self.rows}
         if len(parents) > 1:  # the same partition in several log directories: say which
             for r in self.rows:
-                r.log_dir_label = os.path.basename(os.path.dirname(os.path.abspath(r.directory)))
+                r.log_dir_label = os.path.basename(os.path.dirname(locations.abspath(r.directory)))
         w = self.out.write
         w(_HEAD.replace("{title}", escape("kdump report: " + ", ".join(self.paths))))
         w(self._header())
@@ -293,7 +294,7 @@ class HtmlSink:
                 "<h3>Log directories</h3><table><tr><th>log directory</th><th>broker (node.id)</th><th>partitions</th></tr>"
             )
             for d in o.log_dirs:
-                n = sum(1 for r in self.rows if os.path.dirname(os.path.abspath(r.directory)) == d.path)
+                n = sum(1 for r in self.rows if os.path.dirname(locations.abspath(r.directory)) == d.path)
                 out.append(
                     f"<tr><td><code>{escape(d.path)}</code></td><td>{_e(d.broker_id)}</td><td>{n}</td></tr>"
                 )

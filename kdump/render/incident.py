@@ -25,6 +25,7 @@ from kdump.render import txn as txn_render
 from kdump.render.json_lines import head, line
 from kdump.render.problem_text import details, sentences
 from kdump.render.verify_report import summary_object
+from kdump.storage import locations
 from kdump.storage.naming import parse_partition_dir
 
 
@@ -56,7 +57,7 @@ def timeline_object(t: Timeline) -> dict[str, Any]:
 def partition_object(r: PartitionReport) -> dict[str, Any]:
     s = r.summary
     t = r.timeline
-    log_dir = os.path.dirname(os.path.abspath(s.directory))
+    log_dir = os.path.dirname(locations.abspath(s.directory))
     return head(
         "reportPartition",
         directory=s.directory,

@@ -12,7 +12,18 @@ from typing import Protocol
 from kdump.storage import object_store
 from kdump.storage.object_store import is_url
 
-__all__ = ["abspath", "exists", "getsize", "is_url", "isdir", "isfile", "listdir", "realpath", "scandir"]
+__all__ = [
+    "abspath",
+    "exists",
+    "getmtime",
+    "getsize",
+    "is_url",
+    "isdir",
+    "isfile",
+    "listdir",
+    "realpath",
+    "scandir",
+]
 
 
 class DirEntry(Protocol):
@@ -43,6 +54,12 @@ def isfile(location: str) -> bool:
 def getsize(location: str) -> int:
     """The size in bytes; OSError (a :class:`object_store.StoreError` for a URL) when it cannot be had."""
     return object_store.size_of(location) if is_url(location) else os.path.getsize(location)
+
+
+def getmtime(location: str) -> float:
+    """The time of the last modification in seconds since the epoch (for an object: when it was written to the
+    store); OSError (a :class:`object_store.StoreError` for a URL) when it cannot be had."""
+    return object_store.mtime_of(location) if is_url(location) else os.path.getmtime(location)
 
 
 def scandir(location: str) -> AbstractContextManager[Iterator[DirEntry]]:

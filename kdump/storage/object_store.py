@@ -272,6 +272,29 @@ def size_of(url: str) -> int:
     return int(found.get("size") or 0)
 
 
+def mtime_of(url: str) -> float:
+    """When the object at ``url`` was last written, in seconds since the epoch (S3's ``LastModified``, a file
+    system's ``mtime``: what the backend's ``info`` says, no request of its own); :class:`StoreError` when
+    there is no such object or the store does not say."""
+    found = info(url)
+    if found is None or found.get("type") == "directory":
+        raise _missing(url)
+    from datetime import datetime
+
+    for key in ("LastModified", "last_modified", "mtime", "updated"):
+        value: Any = found.get(key)
+        if isinstance(value, str):  # ISO-8601 (gcsfs's "updated")
+            try:
+                value = datetime.fromisoformat(value.replace("Z", "+00:00"))
+            except ValueError:
+                continue
+        if isinstance(value, datetime):  # s3fs, adlfs
+            return value.timestamp()
+        if isinstance(value, int | float) and not isinstance(value, bool):  # seconds (file://)
+            return float(value)
+    raise StoreError("the store does not say when the object was written", path=url)
+
+
 @dataclass(frozen=True)
 class Entry:
     """One entry of a prefix's listing, as :func:`os.scandir` gives one (``name``, ``is_dir``)."""
