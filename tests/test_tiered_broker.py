@@ -1,0 +1,112 @@
+"""A real broker's tiered partition (``tests/fixtures/tiered-broker``, made by ``python -m tests.tiered_broker``:
+a Kafka 4.0 KRaft broker with ``remote.log.storage.system.enable``, Kafka's own ``LocalTieredStorage`` as the
+RemoteStorageManager and ``TopicBasedRemoteLogMetadataManager``; see that module) read by kdump.
+
+The oracle is what the broker wrote and answered: the remote objects as LocalTieredStorage named them, the
+``__remote_log_metadata`` records its RemoteLogManager produced, and the offsets the broker gave to ListOffsets
+(earliest, latest, earliest-local, latest-tiered) just before it stopped. The healthy partition must give no
+problem; ``pytest -m broker`` with ``KDUMP_BROKER_ORACLE=1`` and ``KDUMP_KAFKA_SOURCE`` (a Kafka 4.0.0 source
+tree) makes a new one with a live broker and judges it the same way."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from kdump.cli.commands import cli
+
+FIXTURE = Path(__file__).resolve().parent / "fixtures" / "tiered-broker"
+#: LocalTieredStorage's object names: RemoteLogSegmentFileset (startOffset-segmentId.suffix)
+FILESET = re.compile(r"^(\d{20})-([A-Za-z0-9_-]{22})\.(\w+)$")
+
+
+def _broker(root: Path) -> dict:
+    return json.loads((root / "broker.json").read_text())
+
+
+def _remote_filesets(root: Path) -> dict[int, str]:
+    """Start offset -> segment id of every .log LocalTieredStorage left in the remote root."""
+    found = {}
+    for path in (root / "remote").rglob("*.log"):
+        m = FILESET.match(path.name)
+        assert m, path
+        found[int(m.group(1))] = m.group(2)
+    return found
+
+
+def _tiered_rows(root: Path, *extra: str) -> tuple[int, str, list[list[str]]]:
+    result = CliRunner().invoke(
+        cli,
+        [
+            "tiered",
+            str(root / "local" / "tiered-0"),
+            "--remote-root",
+            str(root / "remote"),
+            *extra,
+        ],
+    )
+    rows = [line.split() for line in result.stdout.splitlines() if line.startswith(("remote ", "local "))]
+    return result.exit_code, result.stdout, rows
+
+
+def judge(root: Path) -> None:
+    """kdump tiered --deep over the broker's partition agrees with what the broker wrote and answered."""
+    broker = _broker(root)
+    offsets = broker["list_offsets"]
+    code, out, rows = _tiered_rows(root, "--deep")
+    assert code == 0, out
+    assert "no problems found" in out
+    remote = [r for r in rows if r[0] == "remote"]
+    local = [r for r in rows if r[0] == "local"]
+    # the remote segments are LocalTieredStorage's filesets, with the ids it named them by
+    assert {int(r[1]): r[5] for r in remote} == _remote_filesets(root)
+    assert all(r[4] == "COPY_SEGMENT_FINISHED" for r in remote)
+    # ... from the broker's log start offset (retention deleted the older ones) to its latest-tiered offset
+    assert int(remote[0][1]) == offsets["earliest"] > 0
+    assert int(remote[-1][2]) == offsets["latest-tiered"]
+    for before, after in zip(remote, remote[1:], strict=False):
+        assert int(after[1]) == int(before[2]) + 1  # one log: no gap, no overlap
+    # the local part starts at the broker's earliest-local offset, inside or right after the remote part
+    assert int(local[0][1]) == offsets["earliest-local"] <= offsets["latest-tiered"] + 1
+    assert broker["topic_id"] in out.splitlines()[0]
+
+
+@pytest.mark.skipif(not FIXTURE.is_dir(), reason="tests/fixtures/tiered-broker is absent")
+def test_the_real_brokers_tiered_partition_is_one_log_without_problems() -> None:
+    judge(FIXTURE)
+
+
+@pytest.mark.skipif(not FIXTURE.is_dir(), reason="tests/fixtures/tiered-broker is absent")
+def test_the_fixture_is_what_a_broker_tiered() -> None:
+    """The recorded run is a tiered one: remote segments deleted by retention (earliest > 0), segments both in
+    remote storage and still local, transactional data (a .txnindex), more than one leader epoch."""
+    broker = _broker(FIXTURE)
+    offsets = broker["list_offsets"]
+    assert 0 < offsets["earliest"] < offsets["earliest-local"] <= offsets["latest-tiered"] < offsets["latest"]
+    assert list((FIXTURE / "remote").rglob("*.txnindex"))
+    epochs = (FIXTURE / "local" / "tiered-0" / "leader-epoch-checkpoint").read_text().split("\n")
+    assert int(epochs[1]) >= 2  # version, count, then one line per epoch
+    assert (FIXTURE / "local" / broker["metadata_partition"] / "00000000000000000000.log").stat().st_size > 0
+
+
+@pytest.mark.broker
+@pytest.mark.skipif(
+    os.environ.get("KDUMP_BROKER_ORACLE") != "1" or not os.environ.get("KDUMP_KAFKA_SOURCE"),
+    reason="set KDUMP_BROKER_ORACLE=1 and KDUMP_KAFKA_SOURCE (a Kafka 4.0.0 source tree) to run a tiered broker",
+)
+def test_a_live_tiered_broker_agrees(tmp_path: Path) -> None:
+    from tests.broker_oracle.cluster import unavailable_reason
+    from tests.tiered_broker.__main__ import main
+
+    reason = unavailable_reason("4.0.0") or (None if shutil.which("javac") else "javac is not installed")
+    if reason is not None:
+        pytest.skip(reason)
+    out = tmp_path / "tiered-broker"
+    assert main(["--kafka-source", os.environ["KDUMP_KAFKA_SOURCE"], "--out", str(out)]) == 0
+    judge(out)
