@@ -9,6 +9,7 @@ follow spark-sql-kafka where it has one (``startingOffsets``, ``endingOffsets``,
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -23,6 +24,10 @@ EARLIEST = -2
 LATEST = -1
 CORRUPT_POLICIES = ("skip", "keep", "fail")
 DEFAULT_MAX_SPLIT_BYTES = 128 * 1024 * 1024
+#: What opening one more segment in a task costs, in bytes of reading (Spark's spark.sql.files.openCostInBytes,
+#: whose default is 4 MiB for files on HDFS; a segment here costs a few milliseconds, about 100-400 KiB of
+#: reading at the reader's speed).
+DEFAULT_OPEN_COST_BYTES = 1024 * 1024
 DEFAULT_ROWS_PER_BATCH = 10_000
 
 #: Every option, with a one-line description (the man page and README list the same).
@@ -56,7 +61,13 @@ OPTIONS: dict[str, str] = {
     "CRC fails but that still decodes, crcValid=false), or fail (fail the job)",
     "corruptReportDir": "directory where each task appends one JSON line per skipped or damaged batch",
     "corruptReportStderr": "false: do not also print each report on the task's standard error (default true)",
-    "maxBytesPerSplit": "split segments larger than this many bytes at offset-index entries (default 128 MiB)",
+    "maxBytesPerSplit": "the most bytes of log a task reads: larger segments are cut at offset-index entries "
+    "(default 128 MiB)",
+    "minPartitions": "the tasks a read is spread over at least, when it is large enough: segments are cut and "
+    "small ones packed to about total bytes / minPartitions a task (default: the driver's CPU count; kdump "
+    "spark export passes Spark's default parallelism)",
+    "openCostInBytes": "what opening a segment costs, in bytes of reading, when small segments are packed "
+    "into tasks (as Spark's spark.sql.files.openCostInBytes; default 1 MiB)",
     "rowsPerBatch": "rows per Arrow batch handed to Spark (default 10000)",
 }
 
@@ -117,6 +128,9 @@ class Selection:
     starting_timestamps: PartitionOffsets | int | None = None
     ending_timestamps: PartitionOffsets | int | None = None
     max_split_bytes: int = DEFAULT_MAX_SPLIT_BYTES
+    #: The tasks a read is spread over at least (when there are bytes enough), and a segment's opening cost.
+    min_partitions: int = field(default_factory=lambda: os.cpu_count() or 1)
+    open_cost_bytes: int = DEFAULT_OPEN_COST_BYTES
     read: ReadOptions = field(default_factory=ReadOptions)
 
     def wants(self, topic: str, partition: int) -> bool:
@@ -169,6 +183,15 @@ def _int(text: str, name: str) -> int:
         return int(text.strip())
     except ValueError:
         raise OptionError(f"{name}: expected an integer, not {text!r}") from None
+
+
+def _positive(text: str | None, name: str, default: int, least: int = 1) -> int:
+    if text is None or not text.strip():
+        return default
+    value = _int(text, name)
+    if value < least:
+        raise OptionError(f"{name}: expected an integer of at least {least}, not {text!r}")
+    return value
 
 
 def parse_partitions(text: str) -> frozenset[int]:
@@ -298,6 +321,10 @@ def parse_options(options: Mapping[str, str]) -> Selection:
         if ending_ts is not None
         else (_partition_json(ending_by_ts, "endingOffsetsByTimestamp") if ending_by_ts else None),
         max_split_bytes=_int(max_bytes, "maxBytesPerSplit") if max_bytes else DEFAULT_MAX_SPLIT_BYTES,
+        min_partitions=_positive(_get(options, "minPartitions"), "minPartitions", os.cpu_count() or 1),
+        open_cost_bytes=_positive(
+            _get(options, "openCostInBytes"), "openCostInBytes", DEFAULT_OPEN_COST_BYTES, 0
+        ),
         read=read,
     )
 

@@ -1,8 +1,8 @@
 """The PySpark Python data source ``kafka-log`` (PySpark >= 4.1, pyarrow).
 
 ``spark.read.format("kafka-log").load(path_or_paths)`` after :func:`kdump.spark.register`.  The driver plans
-the splits (:mod:`kdump.spark.planning`), each task reads one with :func:`kdump.spark.reader.read_split` and
-hands Spark Arrow record batches.  Filters are not pushed down (PySpark 4.3's pushdown is off by default and
+the splits and packs them into tasks (:mod:`kdump.spark.planning`); each task reads its splits with
+:func:`kdump.spark.reader.read_split` and hands Spark Arrow record batches.  Filters are not pushed down (PySpark 4.3's pushdown is off by default and
 wrong when on); use the options instead (topics, partitions, offset and time ranges), which prune whole
 segments before any task starts.
 """
@@ -23,10 +23,11 @@ NAME = "kafka-log"
 
 
 class SplitPartition(InputPartition):
-    """One split (``value`` is a :class:`kdump.spark.planning.Split`, or None for an empty read)."""
+    """One Spark task: ``value`` is a tuple of :class:`kdump.spark.planning.Split` read one after the other
+    (small segments are packed together, see :func:`kdump.spark.planning.pack`), empty for an empty read."""
 
-    def __init__(self, split: Split | None) -> None:
-        super().__init__(split)
+    def __init__(self, splits: tuple[Split, ...]) -> None:
+        super().__init__(splits)
 
 
 class KafkaLogReader(DataSourceReader):
@@ -37,17 +38,15 @@ class KafkaLogReader(DataSourceReader):
         result = plan(self.selection)
         for problem in result.problems:
             print(f"kdump kafka-log: {problem}", file=sys.stderr)
-        if not result.splits:
-            return [SplitPartition(None)]
-        return [SplitPartition(s) for s in result.splits]
+        if not result.tasks:
+            return [SplitPartition(())]
+        return [SplitPartition(task) for task in result.tasks]
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
-        split = partition.value
-        if split is None:
-            return
         from kdump.spark.reader import read_split
 
-        yield from read_split(split, self.selection.read)
+        for split in partition.value:
+            yield from read_split(split, self.selection.read)
 
 
 class KafkaLogDataSource(DataSource):
