@@ -80,6 +80,13 @@ class _Row:
     sampled_bytes: int = 0
     uncompressed_bytes: int = 0
     compression_exact: bool = True
+    #: Its place among the report's partitions (its table row is ``#r<index>``).
+    index: int = -1
+
+    @property
+    def href(self) -> str:
+        """Where a link to the partition goes: its drawn section, else its row of the topic's table."""
+        return f"#{self.anchor}" if self.anchor else f"#r{self.index}"
 
     @property
     def name(self) -> str:
@@ -211,6 +218,7 @@ class HtmlSink:
             row.sampled_bytes = r.compression.sampled_bytes
             row.uncompressed_bytes = r.compression.uncompressed_bytes
             row.compression_exact = r.compression.exact
+        row.index = len(self.rows)
         self.rows.append(row)
         if draw:
             self.detailed += 1
@@ -291,15 +299,28 @@ class HtmlSink:
         out.append("</div>")
         if o is not None:
             out.append(
-                "<h3>Log directories</h3><table><tr><th>log directory</th><th>broker (node.id)</th><th>partitions</th></tr>"
+                "<h3>Log directories</h3><table><tr><th>log directory</th><th>broker (node.id)</th><th>partitions</th>"
+                "<th>size</th><th>records</th><th>open txns</th><th>problems</th><th>retention would delete</th></tr>"
             )
+            by_dir: dict[str, list[_Row]] = {}
+            for r in self.rows:
+                by_dir.setdefault(os.path.dirname(locations.abspath(r.directory)), []).append(r)
             for d in o.log_dirs:
-                n = sum(1 for r in self.rows if os.path.dirname(locations.abspath(r.directory)) == d.path)
+                rows = by_dir.get(d.path, [])
+                problems = sum(r.problems for r in rows)
+                hanging = sum(r.hanging for r in rows)
+                deleted = sum(r.deleted_bytes for r in rows)
+                flag = "bad" if problems or hanging else ""
                 out.append(
-                    f"<tr><td><code>{escape(d.path)}</code></td><td>{_e(d.broker_id)}</td><td>{n}</td></tr>"
+                    f'<tr class="{flag}"><td><code>{escape(d.path)}</code></td><td>{_e(d.broker_id)}</td>'
+                    f"<td>{len(rows):,}</td><td>{human_size(sum(r.size for r in rows))}</td>"
+                    f"<td>{sum(r.records for r in rows):,}</td>"
+                    f"<td>{sum(r.open_txns for r in rows)}{f' ({hanging} hanging)' if hanging else ''}</td>"
+                    f"<td>{problems:,}</td><td>{human_size(deleted) if deleted else '-'}</td></tr>"
                 )
             out.append("</table>")
         out.append(_topic_charts(topics, o.now if o else None))
+        out.append(_all_partitions_chart(self.rows))
         out.append("</section>\n")
         out.append(self._health())
         return "".join(out)
@@ -392,7 +413,7 @@ class HtmlSink:
             for r in t.rows:
                 flag = "bad" if r.hanging or r.problems or r.unreadable else ("warn" if r.open_txns else "")
                 out.append(
-                    f'<tr class="{flag}"><td>{_link(r)}</td><td>{r.segments}</td><td>{human_size(r.size)}</td>'
+                    f'<tr id="r{r.index}" class="{flag}"><td>{_link(r)}</td><td>{r.segments}</td><td>{human_size(r.size)}</td>'
                     f"<td>{_num(r.log_start)}</td><td>{_num(r.log_end)}</td><td>{_num(r.high_watermark)}</td>"
                     f"<td>{r.records:,}</td><td>{iso(r.min_ts)}</td><td>{iso(r.max_ts)}</td>"
                     f"<td>{r.open_txns}{f' ({r.hanging} hanging)' if r.hanging else ''}</td><td>{r.problems}</td>"
@@ -569,16 +590,49 @@ def _topic_charts(topics: list[Any], now: int | None) -> str:
     return "".join(out)
 
 
+#: Bars a chart of partitions draws at most: more partitions are binned, each bar the largest of its bin.
+MAX_BARS = 400
+
+
+def _bins(rows: list[_Row], n: int = MAX_BARS) -> list[list[_Row]]:
+    """``rows`` in order, cut into at most ``n`` runs of equal length (the last shorter)."""
+    per = max(1, -(-len(rows) // n))
+    return [rows[i : i + per] for i in range(0, len(rows), per)]
+
+
+def _bin_bar(c: Chart, x0: float, x1: float, rows: list[_Row], what: str) -> None:
+    """One bar for a bin of partitions: its largest, coloured as a problem when any of them has one, linked to
+    the largest one's details."""
+    top = max(rows, key=lambda r: r.size)
+    problems = sum(1 for r in rows if r.problems)
+    if len(rows) == 1:
+        title = f"{top.name}: {human_size(top.size)}, {top.records:,} records, {top.problems} problem(s)"
+    else:
+        low = min(r.size for r in rows)
+        title = (
+            f"{len(rows)} partitions ({what}): {human_size(low)} to {human_size(top.size)}, largest {top.name}; "
+            f"{problems} with problems"
+        )
+    c.bar(x0, x1, 0, top.size, "problem" if problems else "size", title, href=top.href, min_width=1.0)
+
+
+def _number(r: _Row) -> int:
+    return -1 if r.partition is None else r.partition
+
+
 def _partition_sizes_chart(t: Any) -> str:
-    """A topic's partitions side by side (size, records on hover): skew at a glance, however many."""
-    rows = [r for r in t.rows if r.partition is not None]
+    """A topic's partitions side by side, by partition number (size, records on hover, a link to each): skew
+    at a glance; more than :data:`MAX_BARS` are binned (each bar the largest of its bin)."""
+    rows = sorted((r for r in t.rows if r.partition is not None), key=_number)
     if len(rows) < 2 or not any(r.size for r in rows):
         return ""
-    numbers = sorted({r.partition for r in rows})
+    bins = _bins(rows)
+    per = len(bins[0])
     c = Chart(
-        f"{t.name}: size of each partition",
-        numbers[0] - 0.5,
-        numbers[-1] + 0.5,
+        f"{t.name}: size of each partition"
+        + (f" (each bar: {per} partitions, the largest)" if per > 1 else ""),
+        _number(rows[0]) - 0.5,
+        _number(rows[-1]) + 0.5,
         0,
         max(r.size for r in rows) * 1.1,
         height=150,
@@ -586,16 +640,43 @@ def _partition_sizes_chart(t: Any) -> str:
         y_label="bytes",
         chart_id=f"chart-partitions-{_slug(t.name)}",
     )
-    for r in rows:
-        c.bar(
-            r.partition - 0.4,
-            r.partition + 0.4,
-            0,
-            r.size,
-            "problem" if r.problems else "size",
-            f"{r.name}: {human_size(r.size)}, {r.records:,} records, {r.problems} problem(s)",
-        )
+    for b in bins:
+        lo, hi = _number(b[0]), _number(b[-1])
+        gap = 0.1 * (hi - lo + 1)
+        _bin_bar(c, lo - 0.5 + gap, hi + 0.5 - gap, b, f"{lo} to {hi}")
     return c.svg()
+
+
+def _all_partitions_chart(rows: list[_Row]) -> str:
+    """Every partition of the report sorted by size, largest first, as one strip (binned past
+    :data:`MAX_BARS`): how the bytes spread over thousands of partitions, the outliers with problems in red,
+    each bar a link to its partition."""
+    holding = sorted((r for r in rows if r.size), key=lambda r: -r.size)
+    if len(holding) < 2:
+        return ""
+    bins = _bins(holding)
+    per = len(bins[0])
+    c = Chart(
+        f"all {len(holding):,} partitions holding data, by size, largest first"
+        + (f" (each bar: {per} partitions, the largest)" if per > 1 else ""),
+        0.5,
+        len(holding) + 0.5,
+        0,
+        holding[0].size * 1.1,
+        height=180,
+        x_label="rank by size",
+        y_label="bytes",
+        chart_id="chart-all-partitions",
+    )
+    for i, b in enumerate(bins):
+        lo, hi = i * per + 1, i * per + len(b)
+        gap = 0.1 * len(b)
+        _bin_bar(c, lo - 0.5 + gap, hi + 0.5 - gap, b, f"ranks {lo:,} to {hi:,}")
+    largest = "".join(
+        f"<li>{_link(r)}: {human_size(r.size)}{f', {r.problems} problem(s)' if r.problems else ''}</li>"
+        for r in holding[:10]
+    )
+    return c.svg() + f"<p>The largest:</p><ol class=cols>{largest}</ol>"
 
 
 def _kinds_chart(kinds: dict[str, int]) -> str:

@@ -170,19 +170,32 @@ class Chart:
             self.marks += 1
 
     def bar(
-        self, xa: float, xb: float, ya: float, yb: float, cls: str, title: str, *, back: bool = False
+        self,
+        xa: float,
+        xb: float,
+        ya: float,
+        yb: float,
+        cls: str,
+        title: str,
+        *,
+        back: bool = False,
+        href: str | None = None,
+        min_width: float = 3.0,
     ) -> None:
-        """A rectangle from (xa, ya) to (xb, yb) in data units (``back``: behind the other marks)."""
+        """A rectangle from (xa, ya) to (xb, yb) in data units (``back``: behind the other marks; ``href``: a
+        link within the page, ``#...``)."""
         x = self.clamp_x(min(xa, xb))
         w = self.clamp_x(max(xa, xb)) - x
-        if w < 3.0:  # a bar of a moment stays visible: 3 pixels, inside the plot
-            x, w = min(x, self.width - self.right - 3.0), 3.0
+        if w < min_width:  # a bar of a moment stays visible (3 pixels by default), inside the plot
+            x, w = min(x, self.width - self.right - min_width), min_width
         top = min(self.y(ya), self.y(yb))
         h = max(abs(self.y(ya) - self.y(yb)), 1.0)
         el = (
             f'<rect class="mark {cls}" x="{_num(x)}" y="{_num(top)}" width="{_num(w)}" height="{_num(h)}">'
             f"<title>{escape(title)}</title></rect>"
         )
+        if href is not None:
+            el = f'<a href="{escape(href)}">{el}</a>'
         (self.back if back else self.parts).append(el)
         self.marks += 1
 
