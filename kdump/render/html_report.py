@@ -515,6 +515,27 @@ def _finding_html(f: Any) -> str:
 # --- overview charts -----------------------------------------------------------------------------------------
 
 
+def _rows_chart(
+    title: str,
+    x0: float,
+    x1: float,
+    n: int,
+    *,
+    row_height: int = 18,
+    margin: int = 74,
+    left: int = 200,
+    **options: Any,
+) -> Chart:
+    """A chart of ``n`` labelled rows over ``x0..x1`` (row ``i`` at :func:`_row_y`, the first at the top): the
+    bar lists (topics, problem kinds, a group's lag) and the timelines by producer."""
+    return Chart(title, x0, x1, 0, n, height=margin + row_height * n, left=left, y_ticks=False, **options)
+
+
+def _row_y(n: int, i: int) -> float:
+    """The middle of row ``i`` of ``n`` (the first at the top)."""
+    return n - i - 0.5
+
+
 def _topic_charts(topics: list[Any], now: int | None) -> str:
     holding = [t for t in topics if t.size]
     shown = sorted(holding, key=lambda t: -t.size)[:MAX_ROWS]
@@ -526,21 +547,16 @@ def _topic_charts(topics: list[Any], now: int | None) -> str:
         else ""
     )
     out = []
-    height = 40 + 18 * len(shown) + 34
-    c = Chart(
+    c = _rows_chart(
         "size on disk by topic" + of,
         0,
         max(t.size for t in shown),
-        0,
         len(shown),
-        height=height,
-        left=200,
         x_label="bytes",
-        y_ticks=False,
         chart_id="chart-topic-sizes",
     )
     for i, t in enumerate(shown):
-        y = len(shown) - i - 0.5
+        y = _row_y(len(shown), i)
         c.bar(
             0,
             t.size,
@@ -557,22 +573,17 @@ def _topic_charts(topics: list[Any], now: int | None) -> str:
         hi = max(t.max_ts for t in timed)
         if now is not None and lo <= now <= hi + (hi - lo) * 0.25:
             hi = max(hi, now)
-        height = 40 + 18 * len(timed) + 34
-        c = Chart(
+        c = _rows_chart(
             "time covered by each topic (batch max-timestamps, oldest to newest)" + of,
             lo,
             hi,
-            0,
             len(timed),
-            height=height,
-            left=200,
             time_x=True,
             x_label="UTC",
-            y_ticks=False,
             chart_id="chart-topic-times",
         )
         for i, t in enumerate(timed):
-            y = len(timed) - i - 0.5
+            y = _row_y(len(timed), i)
             c.bar(
                 t.min_ts,
                 t.max_ts,
@@ -681,21 +692,16 @@ def _all_partitions_chart(rows: list[_Row]) -> str:
 
 def _kinds_chart(kinds: dict[str, int]) -> str:
     items = sorted(kinds.items(), key=lambda kv: -kv[1])[:MAX_ROWS]
-    height = 40 + 18 * len(items) + 34
-    c = Chart(
+    c = _rows_chart(
         "verify's problems by kind",
         0,
         max(n for _, n in items),
-        0,
         len(items),
-        height=height,
-        left=200,
         x_label="problems",
-        y_ticks=False,
         chart_id="chart-problem-kinds",
     )
     for i, (kind, n) in enumerate(items):
-        y = len(items) - i - 0.5
+        y = _row_y(len(items), i)
         c.bar(0, n, y - 0.35, y + 0.35, "problem", f"{kind}: {n}")
         c.row_label(y, kind)
     return c.svg()
@@ -704,20 +710,15 @@ def _kinds_chart(kinds: dict[str, int]) -> str:
 def _lag_chart(group: str, lags: list[Any]) -> str:
     shown = sorted((x for x in lags if x.lag is not None), key=lambda x: -(x.lag or 0))[:MAX_ROWS]
     top = max(max((x.log_end_offset or 0) for x in shown), 1)
-    height = 40 + 18 * len(shown) + 34
-    c = Chart(
+    c = _rows_chart(
         f"group {group}: committed offset (blue) and lag (orange) against the log end offset",
         0,
         top,
-        0,
         len(shown),
-        height=height,
-        left=200,
         x_label="offset",
-        y_ticks=False,
     )
     for i, x in enumerate(shown):
-        y = len(shown) - i - 0.5
+        y = _row_y(len(shown), i)
         name = f"{x.topic}-{x.partition}"
         c.bar(0, x.offset, y - 0.35, y + 0.35, "committed", f"{name}: committed {x.offset:,}")
         if x.lag:
@@ -1130,21 +1131,20 @@ def _txn_chart(r: PartitionReport, row: _Row) -> str:
     if reference is not None:
         hi = max(hi, reference)
     n = len(producers)
-    c = Chart(
+    c = _rows_chart(
         "transactions by producer: aborted (red), open (orange), hanging (dark red)",
         lo,
         hi,
-        0,
         n,
+        row_height=24,
+        margin=70,
+        left=160,
         time_x=True,
         x_label="UTC",
-        y_ticks=False,
-        height=70 + 24 * n,
-        left=160,
         chart_id=f"chart-txn-{row.anchor}",
     )
     for i, pid in enumerate(producers):
-        y = n - i - 0.5
+        y = _row_y(n, i)
         for a in txn.aborted:
             if a.producer_id != pid:
                 continue
@@ -1201,21 +1201,20 @@ def _producers_chart(r: PartitionReport, row: _Row) -> str:
         return ""
     lo, hi = span
     n = len(shown)
-    c = Chart(
+    c = _rows_chart(
         "producers: first to last batch of each producer id (the busiest)",
         lo,
         hi,
-        0,
         n,
+        row_height=22,
+        margin=70,
+        left=160,
         time_x=True,
         x_label="UTC",
-        y_ticks=False,
-        height=70 + 22 * n,
-        left=160,
         chart_id=f"chart-producers-{row.anchor}",
     )
     for i, p in enumerate(shown):
-        y = n - i - 0.5
+        y = _row_y(n, i)
         c.bar(
             p.first_timestamp,
             max(p.last_timestamp, p.first_timestamp),

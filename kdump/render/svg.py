@@ -214,32 +214,30 @@ class Chart:
             )
         self.marks += 1
 
+    def _line(self, x1: str, x2: str, y1: str, y2: str, cls: str, title: str) -> None:
+        self.parts.append(
+            f'<line class="mark {cls}" x1="{x1}" x2="{x2}" y1="{y1}" y2="{y2}"><title>{escape(title)}</title></line>'
+        )
+        self.marks += 1
+
     def vline(self, v: float, cls: str, title: str, label: str = "") -> None:
         x = _num(self.x(v))
-        self.parts.append(
-            f'<line class="mark {cls}" x1="{x}" x2="{x}" y1="{self.top}" y2="{_num(self.plot_bottom)}">'
-            f"<title>{escape(title)}</title></line>"
-        )
+        self._line(x, x, str(self.top), _num(self.plot_bottom), cls, title)
         if label:
             near_end = self.x(v) > self.width - self.right - 80
             at, anchor = (self.x(v) - 3, "end") if near_end else (self.x(v) + 3, "start")
             self.parts.append(
                 f'<text class="vlabel {cls}" x="{_num(at)}" y="{self.top - 3}" text-anchor="{anchor}">{escape(label)}</text>'
             )
-        self.marks += 1
 
     def hline(self, v: float, cls: str, title: str, label: str = "") -> None:
         y = _num(self.y(v))
-        self.parts.append(
-            f'<line class="mark {cls}" x1="{self.left}" x2="{self.width - self.right}" y1="{y}" y2="{y}">'
-            f"<title>{escape(title)}</title></line>"
-        )
+        self._line(str(self.left), str(self.width - self.right), y, y, cls, title)
         if label:
             self.parts.append(
                 f'<text class="hlabel {cls}" x="{self.width - self.right - 4}" y="{_num(self.y(v) - 4)}" '
                 f'text-anchor="end">{escape(label)}</text>'
             )
-        self.marks += 1
 
     def text(self, x: float, y: float, s: str, cls: str = "", anchor: str = "start") -> None:
         self.parts.append(
