@@ -22,6 +22,7 @@ The rules are Kafka's:
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from kdump.analysis.consumer_view import (
     OngoingScan,
@@ -59,6 +60,9 @@ from kdump.storage.record_batch import DefaultRecordBatch
 from kdump.storage.regular_file import walk_error
 from kdump.storage.transaction_index import AbortedTxn
 
+if TYPE_CHECKING:
+    from kdump.commands.remote_tier import RemoteChecks
+
 #: Kafka's default ``transaction.max.timeout.ms``.
 DEFAULT_MAX_TIMEOUT_MS = 900_000
 #: Coordinator states in which a transaction is not open.
@@ -73,7 +77,10 @@ class TxnCommand:
         now: int | None = None,
         max_timeout_ms: int = DEFAULT_MAX_TIMEOUT_MS,
         bootstrap_server: str = "BROKER:9092",
+        remote: RemoteChecks | None = None,
     ) -> None:
+        #: Tiered partitions are read as one log, their remote segments first (``--remote-root``).
+        self.remote = remote
         self.directories: list[str] = []
         #: Directories the walk could not read, with the reason (reported, and status 1).
         self.walk_errors: list[Problem] = []
@@ -125,8 +132,15 @@ class TxnCommand:
 
     def partition_scan(self, directory: str, log: LocalLog | None = None) -> TxnScan:
         """:meth:`partition_facts`' passes over the batch headers (the producer state's replay and the
-        history), ready to walk ``log``'s segments (``log``: the directory already scanned)."""
-        return TxnScan(self, directory, LocalLog.scan(directory) if log is None else log)
+        history), ready to walk ``log``'s segments (``log``: the directory already scanned; else it is scanned
+        here, a tiered partition as one log with ``--remote-root``)."""
+        if log is None:
+            log = LocalLog.scan(directory)
+            if self.remote is not None:
+                one = self.remote.one_log(log)
+                if one is not None:
+                    log = one[0]
+        return TxnScan(self, directory, log)
 
     def _facts(
         self,
