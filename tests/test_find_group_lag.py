@@ -88,3 +88,15 @@ def test_partition_not_here_has_no_lag(data: Path, tmp_path: Path) -> None:
     by = {o["partition"]: o for o in obj["offsets"]}
     assert by[0]["logEndOffset"] is None and by[0]["lag"] is None
     assert (by[1]["logEndOffset"], by[1]["lag"]) == (300, 0)
+
+
+def test_report_lag_is_the_tools(data: Path) -> None:
+    """``kdump report``'s groups: the same committed offsets, log end offsets and lag as the tool's."""
+    r = run_in_pipe(["report", "--json", str(data)])
+    assert r.returncode == 0, r.stderr
+    units = [json.loads(line) for line in r.stdout.decode().splitlines()]
+    [group] = [g for u in units if u["type"] == "reportGroups" for g in u["groups"] if g["group"] == GROUP]
+    found = {
+        (o["topic"], o["partition"]): (o["offset"], o["logEndOffset"], o["lag"]) for o in group["offsets"]
+    }
+    assert found == _describe()

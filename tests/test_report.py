@@ -380,3 +380,57 @@ def test_in_a_real_browser(report: tuple[list[dict], Path], tmp_path: Path) -> N
         assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
         width, height = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
         assert width > 600 and height > 300, (name, width, height)
+
+
+def test_partitions_read_side_by_side_are_the_same(
+    data_dir: Path, report: tuple[list[dict], Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two forked workers reading the partitions (each one partition in one walk at a time) give the facts of
+    the run in one process, in the same order."""
+    objects, _ = report
+    monkeypatch.setenv("KDUMP_WORKERS", "2")
+    monkeypatch.setenv("KDUMP_PARALLEL_MIN_BYTES", "0")
+    assert _json("report", "--json", "--now", NOW, str(data_dir)) == objects
+
+
+def _uncompressed_sizes(directory: Path) -> tuple[int, int, int]:
+    """(compressed v2 batches, their bytes, their bytes with the records decompressed), by kafka-python's codecs
+    (``kafka.codec``, not kdump's) over batches framed here (offset, length, magic at 16, attributes at 21)."""
+    from kafka import codec
+
+    decode = {1: codec.gzip_decode, 2: codec.snappy_decode, 3: codec.lz4_decode, 4: codec.zstd_decode}
+    batches = compressed = uncompressed = 0
+    for log in sorted(directory.glob("*.log")):
+        data = log.read_bytes()
+        at = 0
+        while at + 61 <= len(data):
+            length = int.from_bytes(data[at + 8 : at + 12], "big")
+            size = 12 + length
+            codec_id = int.from_bytes(data[at + 21 : at + 23], "big") & 7
+            if data[at + 16] == 2 and codec_id:
+                batches += 1
+                compressed += size
+                uncompressed += 61 + len(decode[codec_id](data[at + 61 : at + size]))
+            at += size
+    return batches, compressed, uncompressed
+
+
+def test_compression_ratio_is_the_codecs(report: tuple[list[dict], Path]) -> None:
+    """Where every compressed batch was sampled (the small partitions), the uncompressed size is kafka-python's
+    decompression of each batch; a partition with more batches than the sample says so and stays close."""
+    objects, _ = report
+    exact = 0
+    for directory, o in _by_dir(objects, "reportPartition").items():
+        c = o["compression"]
+        batches, compressed, uncompressed = _uncompressed_sizes(Path(directory))
+        if c is None:
+            assert batches == 0, directory
+            continue
+        assert (c["compressedBatches"], c["compressedBytes"]) == (batches, compressed), directory
+        if c["exact"]:
+            exact += 1
+            assert (c["sampledBytes"], c["uncompressedBytes"]) == (compressed, uncompressed), directory
+        else:
+            assert c["sampledBatches"] < batches
+            assert abs(c["ratio"] - uncompressed / compressed) < 0.1 * uncompressed / compressed, directory
+    assert exact >= 4  # the four codecs' topics

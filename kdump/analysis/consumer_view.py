@@ -25,12 +25,14 @@ import heapq
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from kdump.analysis.segment_walk import SegmentVisitor, walk_segments
 from kdump.errors import KdumpError
 from kdump.problem import Problem, problem_of
 from kdump.storage import naming
 from kdump.storage.control_record import ControlRecordType, parse_type_id
 from kdump.storage.file_records import RecordBatch
 from kdump.storage.local_log import LocalLog
+from kdump.storage.log_segment import LogSegment
 from kdump.storage.producer_snapshot import ProducerSnapshot, read_producer_snapshot
 from kdump.storage.record_batch import DefaultRecordBatch
 from kdump.storage.transaction_index import AbortedTxn, TransactionIndex
@@ -180,30 +182,49 @@ def ongoing_transactions(log: LocalLog) -> tuple[list[OngoingTransaction], list[
     its one header pass (the transactions left open in the files on disk): the two differ only where retention
     deleted a transaction's start or a snapshot disagrees with the batches after it.
     """
-    problems: list[Problem] = []
-    tracker = TransactionTracker()
-    replay_from = 0
-    for offset, path in reversed(log.producer_snapshots):
-        try:
-            snapshot = read_producer_snapshot(path)
-        except (OSError, KdumpError) as e:
-            problems.append(problem_of(e, path))
-            continue
-        tracker.load_snapshot(snapshot)
-        replay_from = offset
-        break
-    segments = log.log_segments
-    for i, segment in enumerate(segments):
-        if i + 1 < len(segments) and segments[i + 1].base_offset <= replay_from:
-            continue  # wholly before the snapshot
-        try:
-            with segment.open_log() as records:
-                for batch in records.batches():
-                    if batch.last_offset >= replay_from:
-                        tracker.append(batch)
-        except KdumpError as e:
-            problems.append(problem_of(e))
-    return tracker.transactions(), problems
+    scan = OngoingScan(log)
+    walk_segments(log.log_segments, [scan])
+    return scan.result()
+
+
+class OngoingScan(SegmentVisitor):
+    """:func:`ongoing_transactions`' replay as a :class:`~kdump.analysis.segment_walk.SegmentVisitor`: the
+    latest producer snapshot that reads cleanly is loaded here, the segments wholly before it are not wanted,
+    the batch headers at and after its offset go through the tracker.  :meth:`result` after the last segment."""
+
+    def __init__(self, log: LocalLog) -> None:
+        self.problems: list[Problem] = []
+        self.tracker = TransactionTracker()
+        self.replay_from = 0
+        for offset, path in reversed(log.producer_snapshots):
+            try:
+                snapshot = read_producer_snapshot(path)
+            except (OSError, KdumpError) as e:
+                self.problems.append(problem_of(e, path))
+                continue
+            self.tracker.load_snapshot(snapshot)
+            self.replay_from = offset
+            break
+        segments = log.log_segments
+        #: Base offsets of the segments wholly before the snapshot.
+        self.before = {
+            s.base_offset
+            for i, s in enumerate(segments)
+            if i + 1 < len(segments) and segments[i + 1].base_offset <= self.replay_from
+        }
+
+    def start(self, segment: LogSegment) -> bool:
+        return segment.has(naming.LOG_FILE_SUFFIX) and segment.base_offset not in self.before
+
+    def batch(self, batch: RecordBatch) -> None:
+        if batch.last_offset >= self.replay_from:
+            self.tracker.append(batch)
+
+    def failed(self, error: KdumpError) -> None:
+        self.problems.append(problem_of(error))
+
+    def result(self) -> tuple[list[OngoingTransaction], list[Problem]]:
+        return self.tracker.transactions(), self.problems
 
 
 def open_transactions(log: LocalLog) -> tuple[dict[int, int], list[Problem]]:

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any, overload
 
+from kdump.analysis.segment_walk import SegmentVisitor
 from kdump.errors import KdumpError, UnreadableFileError
 from kdump.storage import naming
 from kdump.storage.file_records import RecordBatch
@@ -161,12 +162,15 @@ def verify_segment(
     progress: Callable[[int], None] | None = None,
     visit: Callable[[RecordBatch], None] | None = None,
     active: bool = False,
+    also: Sequence[SegmentVisitor] = (),
 ) -> SegmentVerification:
     """Check the index files of ``segment`` against its log.  Never raises for bad content: every finding is
     an :class:`IndexProblem`.  ``progress(n)`` is called with the number of log bytes read so far;
     ``visit(batch)`` with every batch of the log's one pass (how ``kdump verify`` checks the log itself in
     the same pass).  ``active``: the segment is its partition's active one (the highest base offset), whose
-    zero-filled index tail is a running broker's preallocation: noted in ``notes``, not a problem."""
+    zero-filled index tail is a running broker's preallocation: noted in ``notes``, not a problem.  ``also``:
+    other readers of the same pass (:mod:`kdump.analysis.segment_walk`; their ``start`` and ``end`` are the
+    caller's to call), ``kdump report``'s one walk."""
     result = SegmentVerification(segment)
     problems = result.problems
     index_suffixes = [
@@ -192,7 +196,7 @@ def verify_segment(
         result.entries += len(time_checker.pending)
     if active and _preallocated(offset_index, time_index):
         _note_preallocation(result)
-    walked = _walk_log(segment, checks, result, progress, visit)
+    walked = _walk_log(segment, checks, result, progress, visit, also)
     if walked is None:
         return result
     valid, end_offset = walked
@@ -235,6 +239,7 @@ def _walk_log(
     result: SegmentVerification,
     progress: Callable[[int], None] | None,
     visit: Callable[[RecordBatch], None] | None,
+    also: Sequence[SegmentVisitor] = (),
 ) -> tuple[int, int | None] | None:
     """The log's one pass: every batch to every check (and to ``visit``); a torn tail or a batch that cannot
     be read is a problem of the log.  Returns the valid bytes and the last offset read, or None when the log
@@ -244,6 +249,9 @@ def _walk_log(
     try:
         with segment.open_log() as records:
             next_report = 64 << 20
+            for v in also:
+                v.opened(records)
+            calls = [v.batch for v in also]
             for batch in records.batches():
                 b = _Batch(
                     batch.position,
@@ -259,6 +267,8 @@ def _walk_log(
                     check.batch(b)
                 if visit is not None:
                     visit(batch)
+                for call in calls:
+                    call(batch)
                 last = b
                 if progress is not None and b.position >= next_report:
                     progress(b.position)
@@ -275,7 +285,11 @@ def _walk_log(
                         position=valid,
                     )
                 )
+            for v in also:
+                v.done(records, valid)
     except UnreadableFileError as e:
+        for v in also:
+            v.failed(e)
         problems.append(
             IndexProblem(
                 segment.log_path,
@@ -286,6 +300,8 @@ def _walk_log(
         result.unreadable_log = True
         return None
     except KdumpError as e:
+        for v in also:
+            v.failed(e)
         valid = 0 if last is None else last.position + last.size
         problems.append(IndexProblem(segment.log_path, "log", e.message, position=e.position))
     return valid, None if last is None else last.last_offset

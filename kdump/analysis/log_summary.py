@@ -15,11 +15,14 @@ from dataclasses import dataclass, field
 
 from kdump import problem as pk
 from kdump.analysis.consumer_view import OngoingTransaction, TransactionTracker
+from kdump.analysis.segment_walk import SegmentVisitor, walk_segments
 from kdump.analysis.timeline import Timeline
 from kdump.errors import KdumpError, UnreadableFileError
 from kdump.problem import Problem, problem, problem_of
 from kdump.storage import locations, naming
+from kdump.storage.file_records import FileRecords
 from kdump.storage.local_log import LocalLog
+from kdump.storage.log_segment import LogSegment
 from kdump.storage.offset_checkpoint import CheckpointOffsets, read_offset_checkpoint
 from kdump.storage.record_batch import RecordBatch
 from kdump.storage.regular_file import walk_error
@@ -100,14 +103,30 @@ def summarize_partition(
     when not given).  ``progress(n)`` gets the number of log bytes read, segment by segment.  ``timeline``, when
     given, is fed every batch of the same pass (``kdump report``'s offsets against time).  ``log``: the
     directory's log already scanned (a tiered partition's one log, its remote segments first)."""
-    try:
-        if log is None:
+    scan = partition_scan(directory, log=log, checkpoints=checkpoints, progress=progress, timeline=timeline)
+    if scan.log is not None:
+        walk_segments(scan.log.segments, [scan])
+    return scan.finish()
+
+
+def partition_scan(
+    directory: str,
+    *,
+    log: LocalLog | None = None,
+    checkpoints: dict[str, CheckpointOffsets] | None = None,
+    progress: Callable[[int], None] | None = None,
+    timeline: Timeline | None = None,
+) -> PartitionScan:
+    """:func:`summarize_partition`'s pass, ready to walk ``log.segments`` (``log``: the directory already
+    scanned); a directory that cannot be listed gives a scan with no log (its summary says why)."""
+    if log is None:
+        try:
             log = LocalLog.scan(directory)
-    except OSError as e:
-        s = PartitionSummary(directory, None, None)
-        s.anomalies.append(problem(pk.UNREADABLE_DIRECTORY, reason=walk_error(e)))
-        s.unreadable.append(directory)
-        return s
+        except OSError as e:
+            s = PartitionSummary(directory, None, None)
+            s.anomalies.append(problem(pk.UNREADABLE_DIRECTORY, reason=walk_error(e)))
+            s.unreadable.append(directory)
+            return PartitionScan(s, None)
     s = PartitionSummary(directory, log.topic, log.partition)
     anomalies = s.anomalies
     if checkpoints is None:
@@ -128,94 +147,138 @@ def summarize_partition(
 
     for path in log.transient_files:
         anomalies.append(problem(pk.LEFT_OVER_FILE, name=os.path.basename(path)))
-    codecs: set[str] = set()
-    producers: set[int] = set()
-    transactions = TransactionTracker()
-    previous_last: int | None = None
-    for segment in log.segments:
-        name = naming.offset_to_filename(segment.base_offset, "")
+    return PartitionScan(s, log, progress=progress, timeline=timeline)
+
+
+class PartitionScan(SegmentVisitor):
+    """``kdump ls``'s header pass over a partition's segments, as a :class:`SegmentVisitor`
+    (:func:`summarize_partition` walks it alone; ``kdump report`` hands it to its one shared walk).  Call
+    :meth:`finish` after the last segment."""
+
+    def __init__(
+        self,
+        summary: PartitionSummary,
+        log: LocalLog | None,
+        *,
+        progress: Callable[[int], None] | None = None,
+        timeline: Timeline | None = None,
+    ) -> None:
+        self.s = summary
+        self.log = log
+        self.progress = progress
+        self.timeline = timeline
+        self.codecs: set[str] = set()
+        self.producers: set[int] = set()
+        self.transactions = TransactionTracker()
+        self.previous_last: int | None = None
+        self.first_in_segment = True
+        self.name = ""
+        self.base_offset = 0
+        self.valid = 0
+
+    def start(self, segment: LogSegment) -> bool:
+        s = self.s
+        anomalies = s.anomalies
+        name = self.name = naming.offset_to_filename(segment.base_offset, "")
         if not segment.has(naming.LOG_FILE_SUFFIX):
             anomalies.append(
                 problem(pk.ORPHANED_INDEXES, segment=name, suffixes=tuple(sorted(segment.files)))
             )
-            continue
+            return False
         missing = [x for x in (naming.INDEX_FILE_SUFFIX, naming.TIME_INDEX_FILE_SUFFIX) if not segment.has(x)]
         if missing:
             anomalies.append(problem(pk.MISSING_INDEX, segment=name, missing=tuple(missing)))
         s.segments += 1
         if s.first_segment_base_offset is None:
             s.first_segment_base_offset = segment.base_offset
-        first_in_segment = True
-        if timeline is not None:
-            timeline.start_segment(segment.base_offset)
-        try:
-            with segment.open_log() as records:
-                s.size_bytes += records.file_size
-                if records.file_size > records.size_in_bytes:
-                    anomalies.append(
-                        problem(
-                            pk.OVERSIZED_SEGMENT,
-                            f"{name}.log",
-                            size=records.file_size,
-                            read=records.size_in_bytes,
-                        )
-                    )
-                valid = 0
-                for batch in records.batches():
-                    if first_in_segment:
-                        first_in_segment = False
-                        if batch.base_offset < segment.base_offset:
-                            anomalies.append(
-                                problem(pk.SEGMENT_STARTS_BELOW_NAME, segment=name, offset=batch.base_offset)
-                            )
-                    if previous_last is not None and batch.base_offset <= previous_last:
-                        anomalies.append(
-                            problem(
-                                pk.OFFSET_OUT_OF_ORDER,
-                                f"{name}.log",
-                                batch.position,
-                                segment=name,
-                                offset=batch.base_offset,
-                                previous=previous_last,
-                            )
-                        )
-                    previous_last = batch.last_offset
-                    s.batches += 1
-                    count = _record_count(batch)
-                    s.records += count
-                    if timeline is not None:
-                        timeline.add(batch, count)
-                    codecs.add(batch.compression_name)
-                    ts = batch.max_timestamp
-                    if ts >= 0:
-                        s.min_timestamp = ts if s.min_timestamp is None else min(s.min_timestamp, ts)
-                        s.max_timestamp = ts if s.max_timestamp is None else max(s.max_timestamp, ts)
-                    producer_id = batch.producer_id
-                    if producer_id >= 0:
-                        producers.add(producer_id)
-                        transactions.append(batch)
-                    valid = batch.position + batch.size_in_bytes
-                invalid = records.invalid_bytes(valid)
-                if invalid > 0:
-                    anomalies.append(problem(pk.PARTIAL_BATCH, f"{name}.log", valid, bytes=invalid))
-        except UnreadableFileError as e:
-            anomalies.append(problem_of(e))
-            s.unreadable.append(e.path or name)
-        except KdumpError as e:
-            anomalies.append(problem_of(e, f"{name}.log"))
-        if progress is not None:
-            progress(segment.log_size)
-    if timeline is not None:
-        timeline.end_segment()
-    if previous_last is not None:
-        s.log_end_offset = previous_last + 1
-    elif log.log_segments:
-        s.log_end_offset = log.log_segments[-1].base_offset
-    s.log_start_offset = log.log_start_offset(s.log_start_offset_checkpoint)
-    s.codecs = sorted(codecs)
-    s.producers = sorted(producers)
-    s.open_transactions = transactions.transactions()
-    return s
+        self.first_in_segment = True
+        self.base_offset = segment.base_offset
+        if self.timeline is not None:
+            self.timeline.start_segment(segment.base_offset)
+        return True
+
+    def opened(self, records: FileRecords) -> None:
+        s = self.s
+        s.size_bytes += records.file_size
+        if records.file_size > records.size_in_bytes:
+            s.anomalies.append(
+                problem(
+                    pk.OVERSIZED_SEGMENT,
+                    f"{self.name}.log",
+                    size=records.file_size,
+                    read=records.size_in_bytes,
+                )
+            )
+
+    def batch(self, batch: RecordBatch) -> None:
+        s = self.s
+        if self.first_in_segment:
+            self.first_in_segment = False
+            if batch.base_offset < self.base_offset:
+                s.anomalies.append(
+                    problem(pk.SEGMENT_STARTS_BELOW_NAME, segment=self.name, offset=batch.base_offset)
+                )
+        previous_last = self.previous_last
+        if previous_last is not None and batch.base_offset <= previous_last:
+            s.anomalies.append(
+                problem(
+                    pk.OFFSET_OUT_OF_ORDER,
+                    f"{self.name}.log",
+                    batch.position,
+                    segment=self.name,
+                    offset=batch.base_offset,
+                    previous=previous_last,
+                )
+            )
+        self.previous_last = batch.last_offset
+        s.batches += 1
+        count = _record_count(batch)
+        s.records += count
+        if self.timeline is not None:
+            self.timeline.add(batch, count)
+        self.codecs.add(batch.compression_name)
+        ts = batch.max_timestamp
+        if ts >= 0:
+            s.min_timestamp = ts if s.min_timestamp is None else min(s.min_timestamp, ts)
+            s.max_timestamp = ts if s.max_timestamp is None else max(s.max_timestamp, ts)
+        producer_id = batch.producer_id
+        if producer_id >= 0:
+            self.producers.add(producer_id)
+            self.transactions.append(batch)
+
+    def done(self, records: FileRecords, valid: int) -> None:
+        invalid = records.invalid_bytes(valid)
+        if invalid > 0:
+            self.s.anomalies.append(problem(pk.PARTIAL_BATCH, f"{self.name}.log", valid, bytes=invalid))
+
+    def failed(self, error: KdumpError) -> None:
+        if isinstance(error, UnreadableFileError):
+            self.s.anomalies.append(problem_of(error))
+            self.s.unreadable.append(error.path or self.name)
+        else:
+            self.s.anomalies.append(problem_of(error, f"{self.name}.log"))
+
+    def end(self, segment: LogSegment) -> None:
+        if self.progress is not None:
+            self.progress(segment.log_size)
+
+    def finish(self) -> PartitionSummary:
+        """The summary, once every segment was walked."""
+        s = self.s
+        log = self.log
+        if log is None:
+            return s
+        if self.timeline is not None:
+            self.timeline.end_segment()
+        if self.previous_last is not None:
+            s.log_end_offset = self.previous_last + 1
+        elif log.log_segments:
+            s.log_end_offset = log.log_segments[-1].base_offset
+        s.log_start_offset = log.log_start_offset(s.log_start_offset_checkpoint)
+        s.codecs = sorted(self.codecs)
+        s.producers = sorted(self.producers)
+        s.open_transactions = self.transactions.transactions()
+        return s
 
 
 def _record_count(batch: RecordBatch) -> int:

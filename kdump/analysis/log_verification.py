@@ -22,11 +22,12 @@ not be checked is an :class:`Unchecked`.  Nothing here prints.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
 from kdump.analysis.index_verification import IndexProblem, SegmentVerification, verify_segment
+from kdump.analysis.segment_walk import SegmentVisitor
 from kdump.errors import KdumpError
 from kdump.storage import locations, naming
 from kdump.storage.checksum import crc32c
@@ -336,14 +337,19 @@ class _LogChecker:
 
 
 def verify_log_segment(
-    segment: LogSegment, *, deep: bool = False, wanted: frozenset[int] = frozenset(), active: bool = False
+    segment: LogSegment,
+    *,
+    deep: bool = False,
+    wanted: frozenset[int] = frozenset(),
+    active: bool = False,
+    also: Sequence[SegmentVisitor] = (),
 ) -> SegmentFacts:
     """Every check of one segment: its indexes (``verify_segment``) and its log, in one pass.  ``wanted``:
     last offsets of batches that producer snapshots name (their producer fields are collected).  ``active``:
     the partition's active segment (``verify_segment``)."""
     facts = SegmentFacts(segment.directory, segment.base_offset, segment.has(naming.LOG_FILE_SUFFIX))
     checker = _LogChecker(segment, facts, deep, wanted)
-    result = verify_segment(segment, visit=checker, active=active)
+    result = verify_segment(segment, visit=checker, active=active, also=also)
     checker.add_newer_notes()
     return with_index_checks(facts, result)
 

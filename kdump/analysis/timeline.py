@@ -139,7 +139,8 @@ class Timeline:
         if s is not None:
             if s[1] < 0:
                 s[1], s[2] = base, ts
-            s[3] = max(s[3], ts)
+            if ts > s[3]:
+                s[3] = ts
             s[4] += size
         epoch = batch.partition_leader_epoch
         if epoch != self._epoch:
@@ -169,8 +170,17 @@ class Timeline:
         if ts >= 0:
             self._last_timestamp = ts
         b = self.buckets[-1] if self.buckets else None
-        if b is not None and b.batches < self.per_bucket:
-            b.merge(Bucket(base, last, ts, ts, 1, records, size, size))
+        if b is not None and b.batches < self.per_bucket:  # Bucket.merge of this one batch, inlined (hot)
+            b.last_offset = last
+            if ts >= 0 and (b.min_timestamp < 0 or ts < b.min_timestamp):
+                b.min_timestamp = ts
+            if ts > b.max_timestamp:
+                b.max_timestamp = ts
+            b.batches += 1
+            b.records += records
+            b.bytes += size
+            if size > b.max_batch_bytes:
+                b.max_batch_bytes = size
             return
         self.buckets.append(Bucket(base, last, ts, ts, 1, records, size, size))
         if len(self.buckets) > MAX_BUCKETS:

@@ -15,15 +15,18 @@ import os
 import time
 from collections.abc import Iterator
 
+from kdump.analysis.compression_sample import CompressionSampler
 from kdump.analysis.index_verification import IndexProblem
-from kdump.analysis.log_summary import read_log_dir_checkpoints, summarize_partition
-from kdump.analysis.log_verification import Unchecked
+from kdump.analysis.log_summary import partition_scan, read_log_dir_checkpoints
+from kdump.analysis.log_verification import SegmentFacts, Unchecked, verify_log_segment
+from kdump.analysis.segment_walk import SegmentVisitor, started, walk_segments
 from kdump.analysis.timeline import Timeline
 from kdump.commands.coordinator import CONSUMER_OFFSETS, TRANSACTION_STATE, read_group_states
 from kdump.commands.ls import ListPartitions, is_internal
+from kdump.commands.parallel import MIN_PARALLEL_BYTES
 from kdump.commands.retention import METADATA_TOPIC, RetentionCommand
 from kdump.commands.txn import TxnCommand
-from kdump.commands.verify import Verify, select
+from kdump.commands.verify import PartitionTarget, SegmentTask, Verify, default_workers, select
 from kdump.errors import KdumpError
 from kdump.exit_status import ExitStatus
 from kdump.facts.incident import (
@@ -59,14 +62,17 @@ class _Findings:
     """A :class:`~kdump.facts.verify.VerifySink` that keeps ``verify``'s findings by partition directory (the
     first :data:`MAX_PROBLEMS_PER_PARTITION` of each, every one counted by kind)."""
 
-    def __init__(self, directories: list[str]) -> None:
+    def __init__(self, known: dict[str, str]) -> None:
         self.by_dir: dict[str, list[Finding]] = {}
         self.kinds: dict[str, dict[str, int]] = {}
-        self.known = {locations.realpath(d): d for d in directories}
+        #: The report's partition directories by their real paths.
+        self.known = known
         self.log_dir: list[Finding] = []
         self.not_checked: list[Finding] = []
         self.unchecked_total = 0
         self.totals = Summary()
+        #: Every file with a problem (verify's "files with problems", counted over the runs of every partition).
+        self.files: set[str] = set()
 
     def _directory(self, path: str) -> str | None:
         real = locations.realpath(path)
@@ -77,6 +83,7 @@ class _Findings:
 
     def problem(self, problem: IndexProblem) -> None:
         finding = Finding(problem.path, problem.kind, problem.message, problem.position, problem.offset)
+        self.files.add(problem.path)
         d = self._directory(problem.path)
         if d is None:
             if len(self.log_dir) < MAX_LOG_DIR_FINDINGS:
@@ -97,15 +104,49 @@ class _Findings:
         pass  # notes are not problems (a running broker's preallocated index, a pre-3.8 time index)
 
     def summary(self, summary: Summary) -> None:
-        self.totals = summary
+        """A run's summary, added to the totals (the report makes one run per partition, then one of the log
+        directories' own files)."""
+        totals = self.totals
+        for name, value in vars(summary).items():
+            if isinstance(value, int) and not isinstance(value, bool):
+                setattr(totals, name, getattr(totals, name) + value)
+        for kind, n in summary.kinds.items():
+            totals.kinds[kind] = totals.kinds.get(kind, 0) + n
+        totals.files_with_problems = len(self.files)
+
+    def merge(self, other: _Findings) -> None:
+        """Another run's findings (a partition's, made in a worker process) into these."""
+        self.by_dir.update(other.by_dir)
+        self.kinds.update(other.kinds)
+        self.log_dir.extend(other.log_dir[: max(0, MAX_LOG_DIR_FINDINGS - len(self.log_dir))])
+        self.not_checked.extend(other.not_checked[: max(0, MAX_LOG_DIR_FINDINGS - len(self.not_checked))])
+        self.unchecked_total += other.unchecked_total
+        self.files |= other.files
+        self.summary(other.totals)
+
+
+#: The run whose partitions the forked pool's workers read (set while the pool exists).
+_RUNNING: ReportCommand | None = None
+
+
+def _partition_in_worker(i: int) -> tuple[PartitionReport, _Findings]:
+    assert _RUNNING is not None
+    return _RUNNING._partition_at(i)
 
 
 class ReportCommand:
     def __init__(
-        self, paths: list[str], *, now: int | None = None, config: dict[str, str] | None = None
+        self,
+        paths: list[str],
+        *,
+        now: int | None = None,
+        config: dict[str, str] | None = None,
+        workers: int | None = None,
     ) -> None:
         """``now``: ages and retention's prediction at this time (epoch ms; default the current time);
-        ``config``: topic configuration overrides for the prediction (``kdump retention --config``)."""
+        ``config``: topic configuration overrides for the prediction (``kdump retention --config``);
+        ``workers``: processes that read partitions side by side (default: the usable cores, or
+        ``KDUMP_WORKERS``)."""
         self.paths = paths
         self.listing = ListPartitions(paths)
         self.directories = self.listing.directories
@@ -116,6 +157,7 @@ class ReportCommand:
         self.txn = TxnCommand(paths, now=now)
         self.retention = RetentionCommand(paths, now=self.now, overrides=config or {})
         self.status = ExitStatus.OK
+        self.workers = workers if workers is not None else default_workers()
 
     def run(self, sink: ReportSink[ReportUnit]) -> ExitStatus:
         """Each unit to ``sink`` as it is made (partitions, groups, coordinators, the overview), then each
@@ -129,18 +171,19 @@ class ReportCommand:
         return self.status
 
     def units(self) -> Iterator[ReportUnit]:
-        findings = self._verify()
+        self._select()
+        findings = _Findings(self.known)
         ends: dict[tuple[str, int], int | None] = {}
-        checkpoints: dict[str, dict] = {}
         consumer_offsets: list[str] = []
         transaction_state: list[str] = []
-        for d in self.directories:
+        for report, found in self._partitions():
+            findings.merge(found)
+            d = report.directory
             name = parse_partition_dir(os.path.basename(os.path.normpath(d)))
             if name is not None and name.topic == CONSUMER_OFFSETS:
                 consumer_offsets.append(d)
             if name is not None and name.topic == TRANSACTION_STATE:
                 transaction_state.append(d)
-            report = self._partition(d, findings, checkpoints)
             s = report.summary
             if s.topic is not None and s.partition is not None:
                 end = s.high_watermark if s.high_watermark is not None else s.log_end_offset
@@ -152,6 +195,14 @@ class ReportCommand:
             if report.txn is not None and report.txn.hanging:
                 self.status = ExitStatus.PROBLEMS  # as kdump txn
             yield report
+        # the log directories' own files, and what the walk could not read (as ``kdump verify`` ends its run)
+        Verify(
+            [],
+            findings,
+            log_dirs=self.verify_log_dirs,
+            unreadable=self.verify_unreadable,
+            log_dir_states=self.log_dir_states,
+        ).run()
         for d in consumer_offsets:
             yield self._groups(d, ends)
         for d in transaction_state:
@@ -171,25 +222,102 @@ class ReportCommand:
             len(self.directories),
         )
 
-    def _verify(self) -> _Findings:
-        findings = _Findings(self.directories)
-        unreadable: list[IndexProblem] = []
+    def _select(self) -> None:
+        """``verify``'s selection of the paths (its partitions, by real path, and the log directories given
+        whole), and what is read once for every partition of a log directory."""
+        self.known = {locations.realpath(d): d for d in self.directories}
+        self.targets: dict[str, PartitionTarget] = {}
+        self.verify_log_dirs: list[str] = []
+        self.verify_unreadable: list[IndexProblem] = []
+        self.log_dir_states: dict = {}
+        self.checkpoints: dict[str, dict] = {}
         try:
-            targets, log_dirs = select(self.paths, unreadable)
+            targets, self.verify_log_dirs = select(self.paths, self.verify_unreadable)
         except ValueError:
-            return findings  # no Kafka data: ListPartitions said so already
-        Verify(targets, findings, log_dirs=log_dirs, unreadable=unreadable).run()
-        return findings
+            targets = []  # no Kafka data: ListPartitions said so already
+        for t in targets:
+            d = self.known.get(locations.realpath(t.log.directory))
+            if d is not None and t.base_offsets is None:
+                self.targets[d] = t
+        for d in self.directories:  # read here once, not once per worker process
+            parent = os.path.dirname(locations.abspath(d))
+            if parent not in self.checkpoints:
+                self.checkpoints[parent] = read_log_dir_checkpoints(parent)
+                self.txn._coordinator(parent)
+                self.retention.warm(parent)
 
-    def _partition(
-        self, directory: str, findings: _Findings, checkpoints: dict[str, dict]
-    ) -> PartitionReport:
+    def _partitions(self) -> Iterator[tuple[PartitionReport, _Findings]]:
+        """Each partition's report and ``verify``'s findings in it, in order: over a process pool (forked,
+        one partition a task) when there are several cores and enough to read, else here."""
+        indexes = range(len(self.directories))
+        least = int(os.environ.get("KDUMP_PARALLEL_MIN_BYTES", MIN_PARALLEL_BYTES))
+        size = 0
+        if self.workers > 1 and len(self.directories) > 1:
+            for t in self.targets.values():
+                size += sum(s.log_size for s in t.log.log_segments)
+                if size >= least:
+                    break
+        if self.workers < 2 or len(self.directories) < 2 or size < least:
+            yield from map(self._partition_at, indexes)
+            return
+        import multiprocessing
+
+        global _RUNNING
+        _RUNNING = self
+        try:
+            with multiprocessing.get_context("fork").Pool(self.workers) as pool:
+                yield from pool.imap(_partition_in_worker, indexes)
+        finally:
+            _RUNNING = None
+
+    def _partition_at(self, i: int) -> tuple[PartitionReport, _Findings]:
+        directory = self.directories[i]
+        findings = _Findings(self.known)
+        return self._partition(directory, findings), findings
+
+    def _partition(self, directory: str, findings: _Findings) -> PartitionReport:
+        """One partition's facts from one walk of its segments: ``verify``'s (which checks the indexes against
+        the log in that walk) with ``ls``'s, the timeline's, ``txn``'s and ``retention``'s readers of the batch
+        headers beside it (:mod:`kdump.analysis.segment_walk`)."""
         parent = os.path.dirname(locations.abspath(directory))
         problems: list[Problem] = []
-        if parent not in checkpoints:
-            checkpoints[parent] = read_log_dir_checkpoints(parent)
+        if parent not in self.checkpoints:
+            self.checkpoints[parent] = read_log_dir_checkpoints(parent)
+        target = self.targets.get(directory)
         timeline = Timeline()
-        summary = summarize_partition(directory, checkpoints=checkpoints[parent], timeline=timeline)
+        scan = partition_scan(
+            directory,
+            log=None if target is None else target.log,
+            checkpoints=self.checkpoints[parent],
+            timeline=timeline,
+        )
+        log = scan.log
+        visitors: list[SegmentVisitor] = [scan]
+        txn = retention = sampler = None
+        if log is not None:
+            sampler = CompressionSampler(log)
+            visitors.append(sampler)
+            topic = log.topic
+            if not is_internal(topic):
+                txn = self.txn.partition_scan(directory, log)
+                visitors += txn.visitors
+            if not is_internal(topic) or topic == METADATA_TOPIC:
+                retention = self.retention.partition_scan(directory, log)
+                visitors += retention.visitors
+        if target is not None:
+
+            def walk(tasks: list[SegmentTask]) -> Iterator[SegmentFacts]:
+                for segment, deep, wanted, active in tasks:
+                    also = started(segment, visitors)
+                    facts = verify_log_segment(segment, deep=deep, wanted=wanted, active=active, also=also)
+                    for v in also:
+                        v.end(segment)
+                    yield facts
+
+            Verify([target], findings, workers=1, mapper=walk, log_dir_states=self.log_dir_states).run()
+        elif log is not None:
+            walk_segments(log.segments, visitors)
+        summary = scan.finish()
         epochs = None
         path = os.path.join(directory, "leader-epoch-checkpoint")
         if locations.isfile(path):
@@ -206,14 +334,16 @@ class ReportCommand:
             problems=problems,
             broker_id=self.brokers.get(parent),
         )
+        if sampler is not None and sampler.sample.compressed_batches:
+            report.compression = sampler.sample
         if summary.topic == METADATA_TOPIC:
             self._metadata(directory, report)
         if summary.unreadable or summary.segments == 0:
             return report
-        if not is_internal(summary.topic) and summary.producers:
-            report.txn = self.txn.partition_facts(directory)
-        if not is_internal(summary.topic) or summary.topic == "__cluster_metadata":
-            report.retention = self.retention.partition_facts(directory)
+        if txn is not None and summary.producers:
+            report.txn = txn.finish()
+        if retention is not None:
+            report.retention = retention.finish()
         return report
 
     def _metadata(self, directory: str, report: PartitionReport) -> None:

@@ -36,6 +36,7 @@ from kdump import problem as pk
 from kdump.analysis.cleaning import MAP_ENTRY_BYTES, predict_cleaning
 from kdump.analysis.consumer_view import ongoing_transactions
 from kdump.analysis.log_summary import read_log_dir_checkpoints
+from kdump.analysis.segment_walk import SegmentVisitor, walk_segments
 from kdump.analysis.topic_config import ClusterConfig, read_cluster_config
 from kdump.commands.key_census import BUDGET_BYTES, ENTRY_BYTES, KeyCensus
 from kdump.commands.ls import numbered
@@ -44,8 +45,10 @@ from kdump.exit_status import ExitStatus
 from kdump.facts.report import ReportSink, hand_over
 from kdump.facts.retention import CompactionFacts, RetentionFacts, SegmentFate
 from kdump.problem import Problem, problem, problem_of
-from kdump.storage import locations
+from kdump.storage import locations, naming
+from kdump.storage.file_records import FileRecords, RecordBatch
 from kdump.storage.local_log import LocalLog, find_partition_dirs
+from kdump.storage.log_segment import LogSegment
 from kdump.storage.regular_file import walk_error
 
 #: Topic config -> (broker config, Kafka 4.0 default).
@@ -119,6 +122,14 @@ class RetentionCommand:
                 self._cluster[log_dir] = None
         return self._cluster[log_dir]
 
+    def warm(self, log_dir: str) -> None:
+        """Read ``log_dir``'s cluster config now, when it reads cleanly (a run that forks workers reads it once,
+        before; one that fails is left for the first partition to report, as a run without workers does)."""
+        problems: list[Problem] = []
+        self._cluster_config(log_dir, problems)
+        if problems:
+            del self._cluster[log_dir]
+
     def effective_config(self, log_dir: str, topic: str | None, problems: list[Problem]) -> tuple[dict, dict]:
         cluster = self._cluster_config(log_dir, problems)
         config: dict[str, str] = {}
@@ -152,8 +163,16 @@ class RetentionCommand:
         return self.status(hand_over(sink, map(self.partition_facts, self.directories), self.walk_errors))
 
     def partition_facts(self, directory: str) -> RetentionFacts:
-        log = LocalLog.scan(directory)
-        problems: list[Problem] = []
+        scan = self.partition_scan(directory)
+        walk_segments(scan.log.log_segments, scan.visitors)
+        return scan.finish()
+
+    def partition_scan(self, directory: str, log: LocalLog | None = None) -> RetentionScan:
+        """:meth:`partition_facts`' pass over the batch headers, ready to walk ``log``'s segments (``log``: the
+        directory already scanned)."""
+        return RetentionScan(self, directory, LocalLog.scan(directory) if log is None else log)
+
+    def _facts(self, directory: str, log: LocalLog, problems: list[Problem], fates: _Fates) -> RetentionFacts:
         log_dir = os.path.dirname(locations.abspath(directory))
         config, sources = self.effective_config(log_dir, log.topic, problems)
         checkpoints = read_log_dir_checkpoints(log_dir, problems)
@@ -162,25 +181,9 @@ class RetentionCommand:
         def ckpt(name: str) -> int | None:
             return checkpoints.get(name, {}).get(key) if key else None
 
-        segments: list[SegmentFate] = []
-        log_end: int | None = None
-        for segment in log.log_segments:
-            largest = -1
-            size = 0
-            try:
-                with segment.open_log() as records:
-                    size = records.size_in_bytes
-                    for batch in records.batches():
-                        largest = max(largest, batch.max_timestamp)
-                        log_end = batch.last_offset + 1
-            except KdumpError as e:
-                problems.append(problem_of(e))
-            if largest < 0:
-                try:
-                    largest = int(locations.getmtime(segment.log_path) * 1000)
-                except OSError:
-                    largest = -1
-            segments.append(SegmentFate(segment.base_offset, segment.base_offset, size, largest, None, None))
+        segments = fates.segments
+        log_end = fates.log_end
+        problems.extend(fates.problems)
         for i, s in enumerate(segments):
             s.next_offset = (
                 segments[i + 1].base_offset if i + 1 < len(segments) else (log_end or s.base_offset)
@@ -472,6 +475,59 @@ class RetentionCommand:
                 problems.append(problem_of(e.located(segment.log_path, position)))
         facts.distinct_keys, facts.live_tombstones = census.counts()
         facts.superseded = keyed - facts.distinct_keys  # every keyed record but each key's first
+
+
+class _Fates(SegmentVisitor):
+    """The pass over the batch headers: each segment's largest timestamp (its file's mtime without one) and
+    size, and the log end offset."""
+
+    def __init__(self) -> None:
+        self.segments: list[SegmentFate] = []
+        self.log_end: int | None = None
+        self.problems: list[Problem] = []
+        self.largest = -1
+        self.size = 0
+
+    def start(self, segment: LogSegment) -> bool:
+        self.largest = -1
+        self.size = 0
+        return segment.has(naming.LOG_FILE_SUFFIX)
+
+    def opened(self, records: FileRecords) -> None:
+        self.size = records.size_in_bytes
+
+    def batch(self, batch: RecordBatch) -> None:
+        self.largest = max(self.largest, batch.max_timestamp)
+        self.log_end = batch.last_offset + 1
+
+    def failed(self, error: KdumpError) -> None:
+        self.problems.append(problem_of(error))
+
+    def end(self, segment: LogSegment) -> None:
+        largest = self.largest
+        if largest < 0:
+            try:
+                largest = int(locations.getmtime(segment.log_path) * 1000)
+            except OSError:
+                largest = -1
+        self.segments.append(
+            SegmentFate(segment.base_offset, segment.base_offset, self.size, largest, None, None)
+        )
+
+
+class RetentionScan:
+    """One partition's ``kdump retention`` facts in the making: its :attr:`visitors` walk the segments (alone,
+    or in ``kdump report``'s one shared walk), then :meth:`finish` gives the facts."""
+
+    def __init__(self, command: RetentionCommand, directory: str, log: LocalLog) -> None:
+        self.command = command
+        self.directory = directory
+        self.log = log
+        self.fates = _Fates()
+        self.visitors: list[SegmentVisitor] = [self.fates]
+
+    def finish(self) -> RetentionFacts:
+        return self.command._facts(self.directory, self.log, [], self.fates)
 
 
 def _metadata_snapshots(log: LocalLog, problems: list[Problem]) -> list[tuple[int, int | None, int]]:

@@ -25,12 +25,13 @@ import os
 from typing import TYPE_CHECKING
 
 from kdump.analysis.consumer_view import (
+    OngoingScan,
     OngoingTransaction,
     is_abort_marker,
-    ongoing_transactions,
     read_aborted_txns,
 )
 from kdump.analysis.log_summary import read_log_dir_checkpoints
+from kdump.analysis.segment_walk import SegmentVisitor, walk_segments
 from kdump.commands.coordinator import TRANSACTION_STATE, read_transaction_states
 from kdump.commands.ls import numbered
 from kdump.errors import KdumpError
@@ -51,10 +52,13 @@ from kdump.facts.txn import (
     PartitionTxnFacts,
 )
 from kdump.problem import UNREADABLE_DIRECTORY, Problem, problem, problem_of
-from kdump.storage import locations
+from kdump.storage import locations, naming
+from kdump.storage.file_records import RecordBatch
 from kdump.storage.local_log import LocalLog, find_partition_dirs
+from kdump.storage.log_segment import LogSegment
 from kdump.storage.record_batch import DefaultRecordBatch
 from kdump.storage.regular_file import walk_error
+from kdump.storage.transaction_index import AbortedTxn
 
 if TYPE_CHECKING:
     from kdump.commands.remote_tier import RemoteChecks
@@ -122,23 +126,35 @@ class TxnCommand:
         return self.status(hand_over(sink, map(self.partition_facts, self.directories), self.walk_errors))
 
     def partition_facts(self, directory: str) -> PartitionTxnFacts:
-        log = LocalLog.scan(directory)
-        if self.remote is not None:
-            one = self.remote.one_log(log)
-            if one is not None:
-                log = one[0]
-        problems: list[Problem] = []
-        log_dir = os.path.dirname(locations.abspath(directory))
-        checkpoints = read_log_dir_checkpoints(log_dir, problems)
-        key = None if log.name is None else (log.name.topic, log.name.partition)
-        hw = checkpoints.get("replication-offset-checkpoint", {}).get(key) if key else None
-        lso_ckpt = checkpoints.get("log-start-offset-checkpoint", {}).get(key) if key else None
+        scan = self.partition_scan(directory)
+        walk_segments(scan.log.log_segments, scan.visitors)
+        return scan.finish()
 
-        ongoing, more = ongoing_transactions(log)
-        problems.extend(more)
-        aborted, more = read_aborted_txns(log)
-        problems.extend(more)
-        stats, newest, log_end, first_ts = _history(log, {t.first_offset for t in ongoing}, problems)
+    def partition_scan(self, directory: str, log: LocalLog | None = None) -> TxnScan:
+        """:meth:`partition_facts`' passes over the batch headers (the producer state's replay and the
+        history), ready to walk ``log``'s segments (``log``: the directory already scanned; else it is scanned
+        here, a tiered partition as one log with ``--remote-root``)."""
+        if log is None:
+            log = LocalLog.scan(directory)
+            if self.remote is not None:
+                one = self.remote.one_log(log)
+                if one is not None:
+                    log = one[0]
+        return TxnScan(self, directory, log)
+
+    def _facts(
+        self,
+        directory: str,
+        log: LocalLog,
+        problems: list[Problem],
+        hw: int | None,
+        lso_ckpt: int | None,
+        ongoing: list[OngoingTransaction],
+        aborted: list[AbortedTxn],
+        history: _History,
+    ) -> PartitionTxnFacts:
+        stats, newest, log_end, first_ts = history.stats, history.newest, history.log_end, history.first_ts
+        log_dir = os.path.dirname(locations.abspath(directory))
         segments = log.log_segments
         log_start = log.log_start_offset(lso_ckpt)
         if segments:
@@ -243,47 +259,85 @@ def _is_internal(directory: str) -> bool:
     return name.startswith("__")
 
 
-def _history(
-    log: LocalLog, wanted_first_offsets: set[int], problems: list[Problem]
-) -> tuple[CompletedStats, int | None, int | None, dict[int, int]]:
+class TxnScan:
+    """One partition's ``kdump txn`` facts in the making: its :attr:`visitors` walk the segments (alone, or in
+    ``kdump report``'s one shared walk), then :meth:`finish` gives the facts."""
+
+    def __init__(self, command: TxnCommand, directory: str, log: LocalLog) -> None:
+        self.command = command
+        self.directory = directory
+        self.log = log
+        self.problems: list[Problem] = []
+        log_dir = os.path.dirname(locations.abspath(directory))
+        checkpoints = read_log_dir_checkpoints(log_dir, self.problems)
+        key = None if log.name is None else (log.name.topic, log.name.partition)
+        self.hw = checkpoints.get("replication-offset-checkpoint", {}).get(key) if key else None
+        self.lso_ckpt = checkpoints.get("log-start-offset-checkpoint", {}).get(key) if key else None
+        self.ongoing = OngoingScan(log)
+        # the first offsets whose timestamp the history is asked for: the open transactions' that the producer
+        # snapshot gives without one (those the replay opens carry their first batch's own)
+        self.history = _History({t.first_offset for t in self.ongoing.tracker.ongoing.values()})
+        self.visitors: list[SegmentVisitor] = [self.ongoing, self.history]
+
+    def finish(self) -> PartitionTxnFacts:
+        ongoing, more = self.ongoing.result()
+        problems = self.problems
+        problems.extend(more)
+        aborted, more = read_aborted_txns(self.log)
+        problems.extend(more)
+        problems.extend(self.history.problems)
+        return self.command._facts(
+            self.directory, self.log, problems, self.hw, self.lso_ckpt, ongoing, aborted, self.history
+        )
+
+
+class _History(SegmentVisitor):
     """One pass over the batch headers: completed transactions (marker count and duration), the newest
     timestamp, the log end offset, and the base timestamp of the batches at ``wanted_first_offsets``."""
-    stats = CompletedStats()
-    started: dict[
-        int, int
-    ] = {}  # producer id -> base timestamp of the first batch of its current transaction
-    newest: int | None = None
-    log_end: int | None = None
-    first_ts: dict[int, int] = {}
-    for segment in log.log_segments:
-        try:
-            with segment.open_log() as records:
-                for batch in records.batches():
-                    log_end = batch.last_offset + 1
-                    if batch.max_timestamp >= 0 and (newest is None or batch.max_timestamp > newest):
-                        newest = batch.max_timestamp
-                    if not isinstance(batch, DefaultRecordBatch) or batch.producer_id < 0:
-                        continue
-                    if batch.base_offset in wanted_first_offsets:
-                        first_ts[batch.base_offset] = batch.base_timestamp
-                    pid = batch.producer_id
-                    if batch.is_control_batch:
-                        begin = started.pop(pid, None)
-                        try:
-                            abort = is_abort_marker(batch)
-                        except KdumpError as e:
-                            problems.append(problem_of(e.located(segment.log_path, batch.position)))
-                            continue
-                        if abort:
-                            stats.aborts += 1
-                        else:
-                            stats.commits += 1
-                        if begin is not None and begin >= 0:
-                            (stats.abort_durations if abort else stats.commit_durations).append(
-                                batch.max_timestamp - begin
-                            )
-                    elif batch.is_transactional and pid not in started:
-                        started[pid] = batch.base_timestamp
-        except KdumpError as e:
-            problems.append(problem_of(e))
-    return stats, newest, log_end, first_ts
+
+    def __init__(self, wanted_first_offsets: set[int]) -> None:
+        self.wanted = wanted_first_offsets
+        self.stats = CompletedStats()
+        #: producer id -> base timestamp of the first batch of its current transaction
+        self.started: dict[int, int] = {}
+        self.newest: int | None = None
+        self.log_end: int | None = None
+        self.first_ts: dict[int, int] = {}
+        self.problems: list[Problem] = []
+        self.log_path = ""
+
+    def start(self, segment: LogSegment) -> bool:
+        self.log_path = segment.log_path
+        return segment.has(naming.LOG_FILE_SUFFIX)
+
+    def batch(self, batch: RecordBatch) -> None:
+        self.log_end = batch.last_offset + 1
+        if batch.max_timestamp >= 0 and (self.newest is None or batch.max_timestamp > self.newest):
+            self.newest = batch.max_timestamp
+        if not isinstance(batch, DefaultRecordBatch) or batch.producer_id < 0:
+            return
+        if batch.base_offset in self.wanted:
+            self.first_ts[batch.base_offset] = batch.base_timestamp
+        pid = batch.producer_id
+        started = self.started
+        if batch.is_control_batch:
+            begin = started.pop(pid, None)
+            try:
+                abort = is_abort_marker(batch)
+            except KdumpError as e:
+                self.problems.append(problem_of(e.located(self.log_path, batch.position)))
+                return
+            stats = self.stats
+            if abort:
+                stats.aborts += 1
+            else:
+                stats.commits += 1
+            if begin is not None and begin >= 0:
+                (stats.abort_durations if abort else stats.commit_durations).append(
+                    batch.max_timestamp - begin
+                )
+        elif batch.is_transactional and pid not in started:
+            started[pid] = batch.base_timestamp
+
+    def failed(self, error: KdumpError) -> None:
+        self.problems.append(problem_of(error))

@@ -203,6 +203,7 @@ class Verify:
         unreadable: Iterable[IndexProblem] = (),
         progress: ProgressFactory | None = None,
         remote: RemoteChecks | None = None,
+        log_dir_states: dict[str, tuple[LogDirCheckpoints | None, ClusterConfig | None]] | None = None,
     ) -> None:
         self.targets = targets
         #: The remote checks of tiered partitions (``--remote-root``; :mod:`kdump.commands.remote_tier`).
@@ -216,15 +217,18 @@ class Verify:
         self.sink = sink
         self.deep = deep
         self.gaps = gaps
-        self.workers = workers if workers is not None else _default_workers()
+        self.workers = workers if workers is not None else default_workers()
         #: Where the segments are checked: given (``kdump spark verify`` passes Spark's), else here or over a
         #: process pool.
         self.mapper = mapper
+        #: Each log directory's checkpoints and cluster config, read once (given: shared by several runs, as
+        #: ``kdump report`` makes one run per partition).
+        self.log_dir_states = {} if log_dir_states is None else log_dir_states
 
     def run(self) -> ExitStatus:
         summary = Summary(deep=self.deep, remote=self.remote is not None)
         files: set[str] = set()
-        log_dirs: dict[str, tuple[LogDirCheckpoints | None, ClusterConfig | None]] = {}
+        log_dirs = self.log_dir_states
         for target, facts in self._checked_segments():
             log = target.log
             parent = os.path.dirname(locations.abspath(log.directory))
@@ -371,7 +375,7 @@ PROGRESS_THRESHOLD = 256 << 20
 PROGRESS_SEGMENTS = 100
 
 
-def _default_workers() -> int:
+def default_workers() -> int:
     env = os.environ.get("KDUMP_WORKERS")
     if env is not None and env.isdigit():
         return max(1, int(env))
@@ -411,6 +415,7 @@ __all__ = [
     "VerifySink",
     "Summary",
     "Verify",
+    "default_workers",
     "segment_task",
     "select",
     "select_partitions",

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from kdump.analysis.compression_sample import CompressionSample
 from kdump.analysis.log_summary import PartitionSummary
 from kdump.analysis.timeline import Timeline
 from kdump.facts.coordinator import GroupState, TransactionMetadata
@@ -71,6 +72,8 @@ class PartitionReport:
     kraft_snapshots: list[KraftSnapshot] = field(default_factory=list)
     #: ... and its ``quorum-state`` (None when absent or unreadable: then in ``problems``).
     quorum_state: QuorumState | None = None
+    #: The compression ratio measured on a sample of its compressed batches (None: no compressed batch).
+    compression: CompressionSample | None = None
 
     @property
     def directory(self) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kdump.facts.coordinator import CoordinatorLookup
+from kdump.facts.coordinator import CoordinatorLookup, TransactionMetadata
 from kdump.render.json_lines import head, line
 from kdump.render.problem_text import details, sentences
 from kdump.render.table_fit import Column
@@ -101,6 +101,27 @@ def sections(r: CoordinatorLookup, *, human: bool) -> list[Section]:
     return result
 
 
+def transaction_object(x: TransactionMetadata) -> dict[str, Any]:
+    """A transactional id's state as the coordinator holds it (``find --transactional-id``, ``kdump report``)."""
+    return {
+        "transactionalId": x.transactional_id,
+        "producerId": x.producer_id,
+        "producerEpoch": x.producer_epoch,
+        "state": x.state,
+        "timeoutMs": x.timeout_ms,
+        "topicPartitions": [{"topic": tp, "partition": p} for tp, p in x.partitions],
+        "startTimestamp": x.start_timestamp,
+        "lastUpdateTimestamp": x.last_update_timestamp,
+        "recordOffset": x.record_offset,
+        "removed": x.removed,
+    }
+
+
+def member_ids(metadata: dict[str, Any]) -> list[Any]:
+    """The member ids of a group's metadata record."""
+    return [x.get("memberId") for x in metadata.get("members") or []]
+
+
 def lookup_object(r: CoordinatorLookup) -> dict[str, Any]:
     obj: dict[str, Any] = {
         "kind": r.kind,
@@ -139,27 +160,12 @@ def lookup_object(r: CoordinatorLookup) -> dict[str, Any]:
                 "generation": m.get("generation"),
                 "protocol": m.get("protocol"),
                 "leaderMemberId": m.get("leader"),
-                "members": [x.get("memberId") for x in m.get("members") or []],
+                "members": member_ids(m),
             }
         )
     if r.kind == "transactionalId":
         x = r.transaction
-        obj["transaction"] = (
-            None
-            if x is None
-            else {
-                "transactionalId": x.transactional_id,
-                "producerId": x.producer_id,
-                "producerEpoch": x.producer_epoch,
-                "state": x.state,
-                "timeoutMs": x.timeout_ms,
-                "topicPartitions": [{"topic": tp, "partition": p} for tp, p in x.partitions],
-                "startTimestamp": x.start_timestamp,
-                "lastUpdateTimestamp": x.last_update_timestamp,
-                "recordOffset": x.record_offset,
-                "removed": x.removed,
-            }
-        )
+        obj["transaction"] = None if x is None else transaction_object(x)
     obj["problemMessages"] = sentences(r.problems)
     obj["problemDetails"] = details(r.problems)
     return obj

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from kdump import __version__
+from kdump.analysis.compression_sample import SAMPLES
 from kdump.facts.incident import CoordinatorReport, GroupsReport, Overview, PartitionReport, ReportUnit
 from kdump.facts.output import Output
 from kdump.problem import Problem
@@ -74,6 +75,18 @@ class _Row:
     kinds: dict[str, int]
     #: The log directory's name, shown beside the partition's when the report covers several.
     log_dir_label: str = ""
+    #: The compression sample (:mod:`kdump.analysis.compression_sample`): bytes of the sampled batches on disk
+    #: and uncompressed, and whether every compressed batch was in it.
+    sampled_bytes: int = 0
+    uncompressed_bytes: int = 0
+    compression_exact: bool = True
+    #: Its place among the report's partitions (its table row is ``#r<index>``).
+    index: int = -1
+
+    @property
+    def href(self) -> str:
+        """Where a link to the partition goes: its drawn section, else its row of the topic's table."""
+        return f"#{self.anchor}" if self.anchor else f"#r{self.index}"
 
     @property
     def name(self) -> str:
@@ -97,6 +110,9 @@ class _Topic:
     open_txns: int = 0
     hanging: int = 0
     deleted_bytes: int = 0
+    sampled_bytes: int = 0
+    uncompressed_bytes: int = 0
+    compression_exact: bool = True
     rows: list[_Row] = field(default_factory=list)
 
 
@@ -198,6 +214,11 @@ class HtmlSink:
             bool(s.unreadable),
             dict(r.kinds),
         )
+        if r.compression is not None:
+            row.sampled_bytes = r.compression.sampled_bytes
+            row.uncompressed_bytes = r.compression.uncompressed_bytes
+            row.compression_exact = r.compression.exact
+        row.index = len(self.rows)
         self.rows.append(row)
         if draw:
             self.detailed += 1
@@ -233,6 +254,9 @@ class HtmlSink:
             t.open_txns += r.open_txns
             t.hanging += r.hanging
             t.deleted_bytes += r.deleted_bytes
+            t.sampled_bytes += r.sampled_bytes
+            t.uncompressed_bytes += r.uncompressed_bytes
+            t.compression_exact = t.compression_exact and r.compression_exact
             t.rows.append(r)
         return sorted(topics.values(), key=lambda t: (t.internal, t.name))
 
@@ -275,15 +299,28 @@ class HtmlSink:
         out.append("</div>")
         if o is not None:
             out.append(
-                "<h3>Log directories</h3><table><tr><th>log directory</th><th>broker (node.id)</th><th>partitions</th></tr>"
+                "<h3>Log directories</h3><table><tr><th>log directory</th><th>broker (node.id)</th><th>partitions</th>"
+                "<th>size</th><th>records</th><th>open txns</th><th>problems</th><th>retention would delete</th></tr>"
             )
+            by_dir: dict[str, list[_Row]] = {}
+            for r in self.rows:
+                by_dir.setdefault(os.path.dirname(locations.abspath(r.directory)), []).append(r)
             for d in o.log_dirs:
-                n = sum(1 for r in self.rows if os.path.dirname(locations.abspath(r.directory)) == d.path)
+                rows = by_dir.get(d.path, [])
+                problems = sum(r.problems for r in rows)
+                hanging = sum(r.hanging for r in rows)
+                deleted = sum(r.deleted_bytes for r in rows)
+                flag = "bad" if problems or hanging else ""
                 out.append(
-                    f"<tr><td><code>{escape(d.path)}</code></td><td>{_e(d.broker_id)}</td><td>{n}</td></tr>"
+                    f'<tr class="{flag}"><td><code>{escape(d.path)}</code></td><td>{_e(d.broker_id)}</td>'
+                    f"<td>{len(rows):,}</td><td>{human_size(sum(r.size for r in rows))}</td>"
+                    f"<td>{sum(r.records for r in rows):,}</td>"
+                    f"<td>{sum(r.open_txns for r in rows)}{f' ({hanging} hanging)' if hanging else ''}</td>"
+                    f"<td>{problems:,}</td><td>{human_size(deleted) if deleted else '-'}</td></tr>"
                 )
             out.append("</table>")
         out.append(_topic_charts(topics, o.now if o else None))
+        out.append(_all_partitions_chart(self.rows))
         out.append("</section>\n")
         out.append(self._health())
         return "".join(out)
@@ -330,8 +367,10 @@ class HtmlSink:
         else:
             out.append("<p>Everything found was checked.</p>")
         out.append(
-            "<p class=note>Not in this report: record contents (compression ratios; keys are counted for compacted "
-            "topics only, by retention's prediction).</p>"
+            "<p class=note>Not in this report: record contents. Keys are counted for compacted topics only (by "
+            "retention's prediction); compression ratios are measured on at most "
+            f"{SAMPLES} compressed batches per partition, decompressed but not decoded (marked "
+            "&ldquo;sampled&rdquo; when a partition has more).</p>"
         )
         out.append("</section>\n")
         return "".join(out)
@@ -349,7 +388,8 @@ class HtmlSink:
         out = ['<section id="topics"><h2>Topics and partitions</h2>']
         out.append(
             "<table class=topics><tr><th>topic</th><th>partitions</th><th>size</th><th>records</th>"
-            "<th>oldest</th><th>newest</th><th>open txns</th><th>problems</th><th>retention would delete</th></tr>"
+            "<th>oldest</th><th>newest</th><th>open txns</th><th>problems</th><th>retention would delete</th>"
+            "<th>compression</th></tr>"
         )
         for t in self._topic_totals():
             flag = "bad" if t.hanging or t.problems else ("warn" if t.open_txns else "")
@@ -357,7 +397,8 @@ class HtmlSink:
                 f'<tr class="{flag}"><td><a href="#t-{_slug(t.name)}">{escape(t.name)}</a></td><td>{t.partitions:,}</td>'
                 f"<td>{human_size(t.size)}</td><td>{t.records:,}</td><td>{iso(t.min_ts)}</td><td>{iso(t.max_ts)}</td>"
                 f"<td>{t.open_txns}{f' ({t.hanging} hanging)' if t.hanging else ''}</td><td>{t.problems:,}</td>"
-                f"<td>{human_size(t.deleted_bytes) if t.deleted_bytes else '-'}</td></tr>"
+                f"<td>{human_size(t.deleted_bytes) if t.deleted_bytes else '-'}</td>"
+                f"<td>{_ratio(t.sampled_bytes, t.uncompressed_bytes, t.compression_exact)}</td></tr>"
             )
         out.append("</table>")
         for t in self._topic_totals():
@@ -367,17 +408,18 @@ class HtmlSink:
                 + _partition_sizes_chart(t)
                 + "<table><tr><th>partition</th><th>segments</th><th>size</th><th>log start</th><th>log end</th>"
                 "<th>high watermark</th><th>records</th><th>oldest</th><th>newest</th><th>open txns</th>"
-                "<th>problems</th><th>retention would delete</th><th>dirty ratio</th></tr>"
+                "<th>problems</th><th>retention would delete</th><th>dirty ratio</th><th>compression</th></tr>"
             )
             for r in t.rows:
                 flag = "bad" if r.hanging or r.problems or r.unreadable else ("warn" if r.open_txns else "")
                 out.append(
-                    f'<tr class="{flag}"><td>{_link(r)}</td><td>{r.segments}</td><td>{human_size(r.size)}</td>'
+                    f'<tr id="r{r.index}" class="{flag}"><td>{_link(r)}</td><td>{r.segments}</td><td>{human_size(r.size)}</td>'
                     f"<td>{_num(r.log_start)}</td><td>{_num(r.log_end)}</td><td>{_num(r.high_watermark)}</td>"
                     f"<td>{r.records:,}</td><td>{iso(r.min_ts)}</td><td>{iso(r.max_ts)}</td>"
                     f"<td>{r.open_txns}{f' ({r.hanging} hanging)' if r.hanging else ''}</td><td>{r.problems}</td>"
                     f"<td>{f'{r.deleted_segments} seg, {human_size(r.deleted_bytes)}' if r.deleted_segments else '-'}</td>"
-                    f"<td>{'-' if r.dirty_ratio is None else f'{r.dirty_ratio:.3f}'}</td></tr>"
+                    f"<td>{'-' if r.dirty_ratio is None else f'{r.dirty_ratio:.3f}'}</td>"
+                    f"<td>{_ratio(r.sampled_bytes, r.uncompressed_bytes, r.compression_exact)}</td></tr>"
                 )
             out.append("</table></details>")
         out.append("</section>\n")
@@ -473,6 +515,27 @@ def _finding_html(f: Any) -> str:
 # --- overview charts -----------------------------------------------------------------------------------------
 
 
+def _rows_chart(
+    title: str,
+    x0: float,
+    x1: float,
+    n: int,
+    *,
+    row_height: int = 18,
+    margin: int = 74,
+    left: int = 200,
+    **options: Any,
+) -> Chart:
+    """A chart of ``n`` labelled rows over ``x0..x1`` (row ``i`` at :func:`_row_y`, the first at the top): the
+    bar lists (topics, problem kinds, a group's lag) and the timelines by producer."""
+    return Chart(title, x0, x1, 0, n, height=margin + row_height * n, left=left, y_ticks=False, **options)
+
+
+def _row_y(n: int, i: int) -> float:
+    """The middle of row ``i`` of ``n`` (the first at the top)."""
+    return n - i - 0.5
+
+
 def _topic_charts(topics: list[Any], now: int | None) -> str:
     holding = [t for t in topics if t.size]
     shown = sorted(holding, key=lambda t: -t.size)[:MAX_ROWS]
@@ -484,21 +547,16 @@ def _topic_charts(topics: list[Any], now: int | None) -> str:
         else ""
     )
     out = []
-    height = 40 + 18 * len(shown) + 34
-    c = Chart(
+    c = _rows_chart(
         "size on disk by topic" + of,
         0,
         max(t.size for t in shown),
-        0,
         len(shown),
-        height=height,
-        left=200,
         x_label="bytes",
-        y_ticks=False,
         chart_id="chart-topic-sizes",
     )
     for i, t in enumerate(shown):
-        y = len(shown) - i - 0.5
+        y = _row_y(len(shown), i)
         c.bar(
             0,
             t.size,
@@ -515,22 +573,17 @@ def _topic_charts(topics: list[Any], now: int | None) -> str:
         hi = max(t.max_ts for t in timed)
         if now is not None and lo <= now <= hi + (hi - lo) * 0.25:
             hi = max(hi, now)
-        height = 40 + 18 * len(timed) + 34
-        c = Chart(
+        c = _rows_chart(
             "time covered by each topic (batch max-timestamps, oldest to newest)" + of,
             lo,
             hi,
-            0,
             len(timed),
-            height=height,
-            left=200,
             time_x=True,
             x_label="UTC",
-            y_ticks=False,
             chart_id="chart-topic-times",
         )
         for i, t in enumerate(timed):
-            y = len(timed) - i - 0.5
+            y = _row_y(len(timed), i)
             c.bar(
                 t.min_ts,
                 t.max_ts,
@@ -548,16 +601,49 @@ def _topic_charts(topics: list[Any], now: int | None) -> str:
     return "".join(out)
 
 
+#: Bars a chart of partitions draws at most: more partitions are binned, each bar the largest of its bin.
+MAX_BARS = 400
+
+
+def _bins(rows: list[_Row], n: int = MAX_BARS) -> list[list[_Row]]:
+    """``rows`` in order, cut into at most ``n`` runs of equal length (the last shorter)."""
+    per = max(1, -(-len(rows) // n))
+    return [rows[i : i + per] for i in range(0, len(rows), per)]
+
+
+def _bin_bar(c: Chart, x0: float, x1: float, rows: list[_Row], what: str) -> None:
+    """One bar for a bin of partitions: its largest, coloured as a problem when any of them has one, linked to
+    the largest one's details."""
+    top = max(rows, key=lambda r: r.size)
+    problems = sum(1 for r in rows if r.problems)
+    if len(rows) == 1:
+        title = f"{top.name}: {human_size(top.size)}, {top.records:,} records, {top.problems} problem(s)"
+    else:
+        low = min(r.size for r in rows)
+        title = (
+            f"{len(rows)} partitions ({what}): {human_size(low)} to {human_size(top.size)}, largest {top.name}; "
+            f"{problems} with problems"
+        )
+    c.bar(x0, x1, 0, top.size, "problem" if problems else "size", title, href=top.href, min_width=1.0)
+
+
+def _number(r: _Row) -> int:
+    return -1 if r.partition is None else r.partition
+
+
 def _partition_sizes_chart(t: Any) -> str:
-    """A topic's partitions side by side (size, records on hover): skew at a glance, however many."""
-    rows = [r for r in t.rows if r.partition is not None]
+    """A topic's partitions side by side, by partition number (size, records on hover, a link to each): skew
+    at a glance; more than :data:`MAX_BARS` are binned (each bar the largest of its bin)."""
+    rows = sorted((r for r in t.rows if r.partition is not None), key=_number)
     if len(rows) < 2 or not any(r.size for r in rows):
         return ""
-    numbers = sorted({r.partition for r in rows})
+    bins = _bins(rows)
+    per = len(bins[0])
     c = Chart(
-        f"{t.name}: size of each partition",
-        numbers[0] - 0.5,
-        numbers[-1] + 0.5,
+        f"{t.name}: size of each partition"
+        + (f" (each bar: {per} partitions, the largest)" if per > 1 else ""),
+        _number(rows[0]) - 0.5,
+        _number(rows[-1]) + 0.5,
         0,
         max(r.size for r in rows) * 1.1,
         height=150,
@@ -565,35 +651,57 @@ def _partition_sizes_chart(t: Any) -> str:
         y_label="bytes",
         chart_id=f"chart-partitions-{_slug(t.name)}",
     )
-    for r in rows:
-        c.bar(
-            r.partition - 0.4,
-            r.partition + 0.4,
-            0,
-            r.size,
-            "problem" if r.problems else "size",
-            f"{r.name}: {human_size(r.size)}, {r.records:,} records, {r.problems} problem(s)",
-        )
+    for b in bins:
+        lo, hi = _number(b[0]), _number(b[-1])
+        gap = 0.1 * (hi - lo + 1)
+        _bin_bar(c, lo - 0.5 + gap, hi + 0.5 - gap, b, f"{lo} to {hi}")
     return c.svg()
+
+
+def _all_partitions_chart(rows: list[_Row]) -> str:
+    """Every partition of the report sorted by size, largest first, as one strip (binned past
+    :data:`MAX_BARS`): how the bytes spread over thousands of partitions, the outliers with problems in red,
+    each bar a link to its partition."""
+    holding = sorted((r for r in rows if r.size), key=lambda r: -r.size)
+    if len(holding) < 2:
+        return ""
+    bins = _bins(holding)
+    per = len(bins[0])
+    c = Chart(
+        f"all {len(holding):,} partitions holding data, by size, largest first"
+        + (f" (each bar: {per} partitions, the largest)" if per > 1 else ""),
+        0.5,
+        len(holding) + 0.5,
+        0,
+        holding[0].size * 1.1,
+        height=180,
+        x_label="rank by size",
+        y_label="bytes",
+        chart_id="chart-all-partitions",
+    )
+    for i, b in enumerate(bins):
+        lo, hi = i * per + 1, i * per + len(b)
+        gap = 0.1 * len(b)
+        _bin_bar(c, lo - 0.5 + gap, hi + 0.5 - gap, b, f"ranks {lo:,} to {hi:,}")
+    largest = "".join(
+        f"<li>{_link(r)}: {human_size(r.size)}{f', {r.problems} problem(s)' if r.problems else ''}</li>"
+        for r in holding[:10]
+    )
+    return c.svg() + f"<p>The largest:</p><ol class=cols>{largest}</ol>"
 
 
 def _kinds_chart(kinds: dict[str, int]) -> str:
     items = sorted(kinds.items(), key=lambda kv: -kv[1])[:MAX_ROWS]
-    height = 40 + 18 * len(items) + 34
-    c = Chart(
+    c = _rows_chart(
         "verify's problems by kind",
         0,
         max(n for _, n in items),
-        0,
         len(items),
-        height=height,
-        left=200,
         x_label="problems",
-        y_ticks=False,
         chart_id="chart-problem-kinds",
     )
     for i, (kind, n) in enumerate(items):
-        y = len(items) - i - 0.5
+        y = _row_y(len(items), i)
         c.bar(0, n, y - 0.35, y + 0.35, "problem", f"{kind}: {n}")
         c.row_label(y, kind)
     return c.svg()
@@ -602,20 +710,15 @@ def _kinds_chart(kinds: dict[str, int]) -> str:
 def _lag_chart(group: str, lags: list[Any]) -> str:
     shown = sorted((x for x in lags if x.lag is not None), key=lambda x: -(x.lag or 0))[:MAX_ROWS]
     top = max(max((x.log_end_offset or 0) for x in shown), 1)
-    height = 40 + 18 * len(shown) + 34
-    c = Chart(
+    c = _rows_chart(
         f"group {group}: committed offset (blue) and lag (orange) against the log end offset",
         0,
         top,
-        0,
         len(shown),
-        height=height,
-        left=200,
         x_label="offset",
-        y_ticks=False,
     )
     for i, x in enumerate(shown):
-        y = len(shown) - i - 0.5
+        y = _row_y(len(shown), i)
         name = f"{x.topic}-{x.partition}"
         c.bar(0, x.offset, y - 0.35, y + 0.35, "committed", f"{name}: committed {x.offset:,}")
         if x.lag:
@@ -662,7 +765,8 @@ def _partition_section(r: PartitionReport, row: _Row) -> str:
         f"high watermark {_num(s.high_watermark)}, recovery point {_num(s.recovery_point)}</dd>"
         f"<dt>records</dt><dd>{s.records:,} in {s.batches:,} batches ({', '.join(s.codecs) or '-'})</dd>"
         f"<dt>time range</dt><dd>{iso(s.min_timestamp)} &rarr; {iso(s.max_timestamp)}</dd>"
-        f"<dt>producers</dt><dd>{len(s.producers):,}{(' (ids ' + ', '.join(map(str, s.producers[:12])) + (' ...' if len(s.producers) > 12 else '') + ')') if s.producers else ''}</dd>"
+        + _compression_fact(r)
+        + f"<dt>producers</dt><dd>{len(s.producers):,}{(' (ids ' + ', '.join(map(str, s.producers[:12])) + (' ...' if len(s.producers) > 12 else '') + ')') if s.producers else ''}</dd>"
         "</dl>"
     )
     if s.anomalies:
@@ -681,6 +785,29 @@ def _partition_section(r: PartitionReport, row: _Row) -> str:
     out.append(_json_script(incident.partition_object(r), "reportPartition"))
     out.append("</section>\n")
     return "".join(out)
+
+
+def _ratio(sampled: int, uncompressed: int, exact: bool) -> str:
+    """A compression ratio for a table cell: uncompressed over compressed bytes of the batches sampled."""
+    if not sampled:
+        return "-"
+    return f"{uncompressed / sampled:.2f}&times;" + ("" if exact else " <small>(sampled)</small>")
+
+
+def _compression_fact(r: PartitionReport) -> str:
+    c = r.compression
+    if c is None:
+        return ""
+    if c.ratio is None:
+        return f"<dt>compression</dt><dd>no compressed batch could be decompressed ({c.failed:,} tried)</dd>"
+    how = (
+        f"every one of the {c.compressed_batches:,} compressed batches decompressed"
+        if c.exact
+        else f"sampled: {c.sampled_batches:,} of {c.compressed_batches:,} compressed batches "
+        f"({human_size(c.sampled_bytes)} of {human_size(c.compressed_bytes)}) decompressed, spread through the log"
+    )
+    failed = f"; {c.failed:,} could not be decompressed" if c.failed else ""
+    return f"<dt>compression</dt><dd>ratio {c.ratio:.2f}&times; ({how}{failed})</dd>"
 
 
 def _time_range(r: PartitionReport) -> tuple[int, int] | None:
@@ -1004,21 +1131,20 @@ def _txn_chart(r: PartitionReport, row: _Row) -> str:
     if reference is not None:
         hi = max(hi, reference)
     n = len(producers)
-    c = Chart(
+    c = _rows_chart(
         "transactions by producer: aborted (red), open (orange), hanging (dark red)",
         lo,
         hi,
-        0,
         n,
+        row_height=24,
+        margin=70,
+        left=160,
         time_x=True,
         x_label="UTC",
-        y_ticks=False,
-        height=70 + 24 * n,
-        left=160,
         chart_id=f"chart-txn-{row.anchor}",
     )
     for i, pid in enumerate(producers):
-        y = n - i - 0.5
+        y = _row_y(n, i)
         for a in txn.aborted:
             if a.producer_id != pid:
                 continue
@@ -1075,21 +1201,20 @@ def _producers_chart(r: PartitionReport, row: _Row) -> str:
         return ""
     lo, hi = span
     n = len(shown)
-    c = Chart(
+    c = _rows_chart(
         "producers: first to last batch of each producer id (the busiest)",
         lo,
         hi,
-        0,
         n,
+        row_height=22,
+        margin=70,
+        left=160,
         time_x=True,
         x_label="UTC",
-        y_ticks=False,
-        height=70 + 22 * n,
-        left=160,
         chart_id=f"chart-producers-{row.anchor}",
     )
     for i, p in enumerate(shown):
-        y = n - i - 0.5
+        y = _row_y(n, i)
         c.bar(
             p.first_timestamp,
             max(p.last_timestamp, p.first_timestamp),

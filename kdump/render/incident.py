@@ -8,8 +8,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from kdump.analysis.compression_sample import CompressionSample
 from kdump.analysis.timeline import Timeline
-from kdump.facts.coordinator import TransactionMetadata
 from kdump.facts.incident import (
     CoordinatorReport,
     Finding,
@@ -21,6 +21,7 @@ from kdump.facts.incident import (
 from kdump.render import log_summary
 from kdump.render import retention as retention_render
 from kdump.render import txn as txn_render
+from kdump.render.coordinator import member_ids, transaction_object
 from kdump.render.json_lines import head, line
 from kdump.render.problem_text import details, sentences
 from kdump.render.verify_report import summary_object
@@ -126,9 +127,23 @@ def partition_object(r: PartitionReport) -> dict[str, Any]:
             if r.quorum_state.current_voters is None
             else list(r.quorum_state.current_voters),
         },
+        compression=None if r.compression is None else compression_object(r.compression),
         problemMessages=sentences(r.problems),
         problemDetails=details(r.problems),
     )
+
+
+def compression_object(c: CompressionSample) -> dict[str, Any]:
+    return {
+        "compressedBatches": c.compressed_batches,
+        "compressedBytes": c.compressed_bytes,
+        "sampledBatches": c.sampled_batches,
+        "sampledBytes": c.sampled_bytes,
+        "uncompressedBytes": c.uncompressed_bytes,
+        "failed": c.failed,
+        "ratio": None if c.ratio is None else round(c.ratio, 4),
+        "exact": c.exact,
+    }
 
 
 def _topic_partition(directory: str) -> tuple[str | None, int | None]:
@@ -146,7 +161,7 @@ def groups_object(r: GroupsReport) -> dict[str, Any]:
                 "group": g.group,
                 "protocolType": m.get("protocolType"),
                 "generation": m.get("generation"),
-                "members": [x.get("memberId") for x in m.get("members") or []],
+                "members": member_ids(m),
                 "pendingTransactionalOffsets": g.pending_transactional,
                 "offsets": [
                     {
@@ -170,21 +185,6 @@ def groups_object(r: GroupsReport) -> dict[str, Any]:
         problemMessages=sentences(r.problems),
         problemDetails=details(r.problems),
     )
-
-
-def transaction_object(x: TransactionMetadata) -> dict[str, Any]:
-    return {
-        "transactionalId": x.transactional_id,
-        "producerId": x.producer_id,
-        "producerEpoch": x.producer_epoch,
-        "state": x.state,
-        "timeoutMs": x.timeout_ms,
-        "topicPartitions": [{"topic": tp, "partition": p} for tp, p in x.partitions],
-        "startTimestamp": x.start_timestamp,
-        "lastUpdateTimestamp": x.last_update_timestamp,
-        "recordOffset": x.record_offset,
-        "removed": x.removed,
-    }
 
 
 def coordinator_object(r: CoordinatorReport) -> dict[str, Any]:

@@ -170,19 +170,32 @@ class Chart:
             self.marks += 1
 
     def bar(
-        self, xa: float, xb: float, ya: float, yb: float, cls: str, title: str, *, back: bool = False
+        self,
+        xa: float,
+        xb: float,
+        ya: float,
+        yb: float,
+        cls: str,
+        title: str,
+        *,
+        back: bool = False,
+        href: str | None = None,
+        min_width: float = 3.0,
     ) -> None:
-        """A rectangle from (xa, ya) to (xb, yb) in data units (``back``: behind the other marks)."""
+        """A rectangle from (xa, ya) to (xb, yb) in data units (``back``: behind the other marks; ``href``: a
+        link within the page, ``#...``)."""
         x = self.clamp_x(min(xa, xb))
         w = self.clamp_x(max(xa, xb)) - x
-        if w < 3.0:  # a bar of a moment stays visible: 3 pixels, inside the plot
-            x, w = min(x, self.width - self.right - 3.0), 3.0
+        if w < min_width:  # a bar of a moment stays visible (3 pixels by default), inside the plot
+            x, w = min(x, self.width - self.right - min_width), min_width
         top = min(self.y(ya), self.y(yb))
         h = max(abs(self.y(ya) - self.y(yb)), 1.0)
         el = (
             f'<rect class="mark {cls}" x="{_num(x)}" y="{_num(top)}" width="{_num(w)}" height="{_num(h)}">'
             f"<title>{escape(title)}</title></rect>"
         )
+        if href is not None:
+            el = f'<a href="{escape(href)}">{el}</a>'
         (self.back if back else self.parts).append(el)
         self.marks += 1
 
@@ -201,32 +214,30 @@ class Chart:
             )
         self.marks += 1
 
+    def _line(self, x1: str, x2: str, y1: str, y2: str, cls: str, title: str) -> None:
+        self.parts.append(
+            f'<line class="mark {cls}" x1="{x1}" x2="{x2}" y1="{y1}" y2="{y2}"><title>{escape(title)}</title></line>'
+        )
+        self.marks += 1
+
     def vline(self, v: float, cls: str, title: str, label: str = "") -> None:
         x = _num(self.x(v))
-        self.parts.append(
-            f'<line class="mark {cls}" x1="{x}" x2="{x}" y1="{self.top}" y2="{_num(self.plot_bottom)}">'
-            f"<title>{escape(title)}</title></line>"
-        )
+        self._line(x, x, str(self.top), _num(self.plot_bottom), cls, title)
         if label:
             near_end = self.x(v) > self.width - self.right - 80
             at, anchor = (self.x(v) - 3, "end") if near_end else (self.x(v) + 3, "start")
             self.parts.append(
                 f'<text class="vlabel {cls}" x="{_num(at)}" y="{self.top - 3}" text-anchor="{anchor}">{escape(label)}</text>'
             )
-        self.marks += 1
 
     def hline(self, v: float, cls: str, title: str, label: str = "") -> None:
         y = _num(self.y(v))
-        self.parts.append(
-            f'<line class="mark {cls}" x1="{self.left}" x2="{self.width - self.right}" y1="{y}" y2="{y}">'
-            f"<title>{escape(title)}</title></line>"
-        )
+        self._line(str(self.left), str(self.width - self.right), y, y, cls, title)
         if label:
             self.parts.append(
                 f'<text class="hlabel {cls}" x="{self.width - self.right - 4}" y="{_num(self.y(v) - 4)}" '
                 f'text-anchor="end">{escape(label)}</text>'
             )
-        self.marks += 1
 
     def text(self, x: float, y: float, s: str, cls: str = "", anchor: str = "start") -> None:
         self.parts.append(

@@ -304,6 +304,42 @@ def _table(text: str) -> list[dict[str, str]]:
     return [dict(zip(names, line.split(), strict=False)) for line in lines[header + 1 :]]
 
 
+def judge_report_lag(described: dict[str, str], data: Path, v: Verdict) -> None:
+    """``kdump report``'s groups (every committed offset against the log end offsets of the same run) against
+    ``kafka-consumer-groups.sh --describe``: each group's committed offset, LOG-END-OFFSET and LAG per
+    partition; a partition whose log is not in this data directory has neither end nor lag in the report."""
+    _, out = run("report", "--json", str(data))
+    ours = {
+        (g["group"], o["topic"], o["partition"]): o
+        for unit in json_lines(out)
+        if unit.get("type") == "reportGroups"
+        for g in unit["groups"]
+        for o in g["offsets"]
+    }
+    for group, text in described.items():
+        for row in _table(text):
+            key = (group, row["TOPIC"], int(row["PARTITION"]))
+            mine = ours.get(key)
+            v.expect(
+                mine is not None and mine["offset"] == int(row["CURRENT-OFFSET"]),
+                f"report {key}: kdump's committed offset {mine and mine['offset']}, "
+                f"kafka-consumer-groups.sh {row['CURRENT-OFFSET']}",
+            )
+            if mine is None or row.get("LAG", "-") == "-":
+                continue
+            if mine["lag"] is None:
+                v.expect(
+                    not (data / f"{key[1]}-{key[2]}").is_dir(),
+                    f"report {key}: no lag though {key[1]}-{key[2]} is here",
+                )
+                continue
+            v.expect(
+                (mine["lag"], mine["logEndOffset"]) == (int(row["LAG"]), int(row["LOG-END-OFFSET"])),
+                f"report {key}: kdump's lag {mine['lag']} (log end {mine['logEndOffset']}), "
+                f"kafka-consumer-groups.sh {row['LAG']} (log end {row['LOG-END-OFFSET']})",
+            )
+
+
 def judge_operations(answers: dict[str, Any], data: Path, v: Verdict) -> None:
     """The reassignment (the removed replica's directory renamed ``-delete``, the new replica complete), the
     group's committed offsets (``kafka-consumer-groups.sh --describe``) and the transactions' state
@@ -356,6 +392,8 @@ def judge_operations(answers: dict[str, Any], data: Path, v: Verdict) -> None:
                 f"find --group {group} {key}: kdump's lag {mine['lag']} (log end {mine.get('logEndOffset')}), "
                 f"kafka-consumer-groups.sh {row['LAG']} (log end {row['LOG-END-OFFSET']})",
             )
+    if answers["consumerGroups"]:
+        judge_report_lag(answers["consumerGroups"], data, v)
     for tid, text in answers["transactions"].items():
         rows = _table(text)
         v.expect(len(rows) == 1, f"kafka-transactions.sh describe {tid}: {text!r}")
