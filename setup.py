@@ -25,6 +25,9 @@ class EditableWheel(editable_wheel):
 
 
 setup(
-    ext_modules=[Extension("kdump._speedups", ["kdump/_speedups.c"], optional=True)],
+    ext_modules=[
+        Extension("kdump._speedups", ["kdump/_speedups.c"], optional=True),
+        Extension("kdump._columns", ["kdump/_columns.c"], optional=True),
+    ],
     cmdclass={"editable_wheel": EditableWheel},
 )

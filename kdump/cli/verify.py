@@ -7,6 +7,7 @@ import sys
 import click
 
 from kdump.cli.path_args import Location
+from kdump.cli.remote_options import remote_checks, remote_options
 
 
 @click.command("verify")
@@ -20,8 +21,22 @@ from kdump.cli.path_args import Location
     "--indexes-only", is_flag=True, help="Check the indexes only: exactly what `kdump verify-index` does."
 )
 @click.option("--no-progress", is_flag=True, help="Never show a progress bar.")
+@remote_options(
+    "Also check tiered partitions' remote segments (as `kdump tiered --deep`) under this root: "
+    "LocalTieredStorage's dir, its kafka-tiered-storage directory, or Aiven's prefix; a local path or a URL.",
+    layout=True,
+)
 def command(
-    paths: tuple[str, ...], as_json: bool, deep: bool, gaps: bool, indexes_only: bool, no_progress: bool
+    paths: tuple[str, ...],
+    as_json: bool,
+    deep: bool,
+    gaps: bool,
+    indexes_only: bool,
+    no_progress: bool,
+    remote_root: str | None,
+    layout: str | None,
+    metadata: tuple[str, ...],
+    metadata_partitions: int | None,
 ) -> None:
     """Check every partition below PATH...: batch framing and CRCs, offsets, segment names, indexes,
     producer snapshots, .txnindex entries, checkpoints and leader epochs against the log.
@@ -30,13 +45,18 @@ def command(
     current directory). Prints one line
     per problem, what could not be checked, and a summary; exits 0 when everything is clean, 1 when problems
     were found, 2 on usage errors (including no Kafka data below PATH).
+
+    With --remote-root, each tiered partition's segments in remote storage are checked too (the checks of
+    `kdump tiered --deep`: missing objects, orphans, sizes, offsets and leader epochs against the batches, gaps
+    and overlaps, segments stuck in COPY_SEGMENT_STARTED or DELETE_SEGMENT_STARTED), as remote-... problems.
     """
     from kdump.cli import run_guarded
 
+    remote = remote_checks(remote_root, metadata, metadata_partitions, layout)
     if indexes_only:
-        if deep or gaps:
+        if deep or gaps or remote_root:
             raise click.UsageError(
-                "--deep and --gaps check the log, not the indexes: not with --indexes-only"
+                "--deep, --gaps and --remote-root check the log, not the indexes: not with --indexes-only"
             )
         from kdump.cli import verify_index
 
@@ -61,6 +81,7 @@ def command(
                     log_dirs=log_dirs,
                     unreadable=unreadable,
                     progress=progress_bars(enabled=not no_progress and not as_json),
+                    remote=remote,
                 ).run()
             ),
             fit_lines=not as_json,

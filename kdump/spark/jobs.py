@@ -46,6 +46,8 @@ def export(
         report_dir = tempfile.mkdtemp(prefix="kdump-spark-report-")
         opts["corruptReportDir"] = report_dir
         opts.setdefault("corruptReportStderr", "false")  # listed below instead
+    # the planner cannot ask Spark how many cores there are: tell it (splits are made for that many tasks)
+    opts.setdefault("minPartitions", str(spark.sparkContext.defaultParallelism))
     try:
         df = spark.read.format("kafka-log").options(**opts).load(paths)
         df.write.mode("overwrite" if overwrite else "errorifexists").format(fmt).save(output)

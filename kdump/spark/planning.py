@@ -14,20 +14,27 @@ from __future__ import annotations
 
 import glob
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from kdump.analysis.consumer_view import aborted_in_range, transaction_state
 from kdump.analysis.log_search import LogStart, find_timestamp, offset_start_position
 from kdump.analysis.offset_lookup import cut_positions
-from kdump.errors import KdumpError
+from kdump.errors import KdumpError, UnreadableFileError
 from kdump.render.problem_text import sentence
 from kdump.spark.options import EARLIEST, LATEST, Selection
+from kdump.storage import locations, object_store
 from kdump.storage.file_records import FileRecords
 from kdump.storage.local_log import LocalLog, find_partition_dirs
+from kdump.storage.log_segment import LogSegment
+from kdump.storage.naming import parse_partition_dir
+from kdump.storage.regular_file import open_regular
 from kdump.storage.transaction_index import AbortedTxn
 
 #: An offset past every real one: a range that starts here is empty.
 NOTHING = 1 << 63
+#: What planning fetches per request from an object in a store (batch headers at index entries, a start
+#: offset's position): a batch header is 61 bytes, the read-ahead a few pages.
+PLANNING_READ_AHEAD = 64 << 10
 
 
 @dataclass(frozen=True)
@@ -57,14 +64,20 @@ class Plan:
     partitions: list[tuple[str, int, str]]
     #: What could not be read while planning (unreadable files, bad indexes), as text.
     problems: list[str]
+    #: The splits packed into Spark tasks (:func:`pack`), in order; every split is in exactly one.
+    tasks: list[tuple[Split, ...]] = field(default_factory=list)
+    #: The bytes a task reads at most, apart from one split larger than that (:func:`target_split_bytes`).
+    target_bytes: int = 0
 
 
 def expand_paths(paths: tuple[str, ...] | list[str]) -> list[str]:
     """Each path, or the paths a glob matches (sorted); a path that exists is taken as it is."""
     out: list[str] = []
     for path in paths:
-        if os.path.exists(path) or not glob.has_magic(path):
+        if not glob.has_magic(path) or locations.exists(path):
             out.append(path)
+        elif locations.is_url(path):
+            out.extend(object_store.glob(path))
         else:
             out.extend(sorted(glob.glob(path)))
     return out
@@ -74,10 +87,10 @@ def partition_dirs(paths: tuple[str, ...] | list[str]) -> list[str]:
     """Partition directories under the paths (a ``.log`` path stands for its directory), without repeats."""
     roots: list[str] = []
     for path in expand_paths(paths):
-        if not os.path.exists(path):
+        if not locations.exists(path):
             raise FileNotFoundError(f"no such file or directory: {path}")
         roots.append(
-            os.path.dirname(os.path.abspath(path)) if os.path.isfile(path) else os.path.abspath(path)
+            os.path.dirname(locations.abspath(path)) if locations.isfile(path) else locations.abspath(path)
         )
     return list(dict.fromkeys(find_partition_dirs(roots)))
 
@@ -145,16 +158,70 @@ def _range(
         found = offset_for_timestamp(log, ts, problems)
         if found is not None:
             end = found if end is None else min(end, found)
+    pushed = selection.pushed
+    if pushed.offset_lo is not None and pushed.offset_lo > (start or 0):
+        start = pushed.offset_lo
+    if pushed.offset_hi is not None and (end is None or pushed.offset_hi < end):
+        end = pushed.offset_hi
+    if pushed.min_timestamp is not None and start != NOTHING:
+        # Kafka's ListOffsets (find_timestamp): every record before the offset found is earlier than the time
+        found = offset_for_timestamp(log, pushed.min_timestamp, problems)
+        start = NOTHING if found is None else max(found, start or 0)
     return start, end
 
 
+@dataclass
+class _Segment:
+    """A segment to read, before it is cut: its partition's range and read_committed state."""
+
+    segment: LogSegment
+    topic: str
+    partition: int
+    start: int | None
+    end: int | None
+    aborted: tuple[AbortedTxn, ...]
+    last_stable_offset: int | None
+    #: Where reading starts (the offset index's position for ``start``), and the size of the ``.log``.
+    first: int
+    size: int
+
+
+def _check_readable(path: str) -> None:
+    """Raise what :class:`FileRecords` would for a ``.log`` it cannot open (without mapping it: planning ten
+    thousand partitions opens every segment).  An object in a store was in its prefix's listing: its reader
+    says whether it can be read."""
+    if locations.is_url(path):
+        return
+    try:
+        os.close(open_regular(path))
+    except FileNotFoundError:
+        raise UnreadableFileError("No such file", path=path) from None
+    except OSError as e:
+        raise UnreadableFileError(e.strerror or str(e), path=path) from None
+
+
+def _open(segment: LogSegment) -> FileRecords:
+    """A segment's ``.log`` opened for planning: an object in a store is read a few batch headers at a time,
+    :data:`PLANNING_READ_AHEAD` per request (the tasks read the splits themselves, straight from the store)."""
+    if locations.is_url(segment.log_path):
+        return segment.open_log(read_ahead=PLANNING_READ_AHEAD)
+    return segment.open_log()
+
+
 def plan(selection: Selection) -> Plan:
-    """The splits of a read, in partition-directory and segment order."""
-    splits: list[Split] = []
+    """The splits of a read, in partition-directory and segment order, and the tasks they are packed into.
+
+    Three passes: the segments to read (directory listings; a segment is opened only to find where a starting
+    offset lies), the byte size a task should read (:func:`target_split_bytes`), then the segments larger than
+    that cut at offset-index entries (:func:`kdump.analysis.offset_lookup.cut_positions`) and the pieces packed
+    into tasks (:func:`pack`)."""
     matched: list[tuple[str, int, str]] = []
     problems: list[str] = []
-    max_bytes = selection.max_split_bytes
+    chosen: list[_Segment] = []
     for directory in partition_dirs(selection.paths):
+        named = parse_partition_dir(os.path.basename(os.path.normpath(directory)))
+        if named is not None and not selection.wants(named.topic, named.partition):
+            continue  # left out by its name (topic_partition's), before its files are listed
         try:
             log = LocalLog.scan(directory)
         except OSError as e:
@@ -163,7 +230,8 @@ def plan(selection: Selection) -> Plan:
         topic, partition = topic_partition(log)
         if not selection.wants(topic, partition):
             continue
-        segments = [s for s in log.log_segments if s.log_size > 0]
+        segments = [(s, s.log_size) for s in log.log_segments]
+        segments = [(s, size) for s, size in segments if size > 0]
         if not segments:
             continue
         matched.append((topic, partition, directory))
@@ -176,46 +244,86 @@ def plan(selection: Selection) -> Plan:
             state = transaction_state(log)
             aborted, lso = state.aborted, state.last_stable_offset
             problems.extend(sentence(p) for p in state.problems)
-        for i, segment in enumerate(segments):
-            upper = segments[i + 1].base_offset if i + 1 < len(segments) else None
+        for i, (segment, size) in enumerate(segments):
+            upper = segments[i + 1][0].base_offset if i + 1 < len(segments) else None
             if end is not None and segment.base_offset >= end:
                 break
             if start is not None and upper is not None and upper <= start:
                 continue
-            path = segment.log_path
+            first = 0
             try:
-                records = segment.open_log()
+                if start is not None and start > segment.base_offset:
+                    with _open(segment) as records:
+                        first = offset_start_position(segment, records, start)
+                else:
+                    _check_readable(segment.log_path)
             except KdumpError as e:
                 problems.append(e.describe())
                 continue
-            try:
-                first = 0
-                if start is not None and start > segment.base_offset:
-                    first = offset_start_position(segment, records, start)
-                cuts = [c for c in cut_positions(segment, max_bytes, records) if c > first]
-                size = records.size_in_bytes
-            finally:
-                records.close()
             fetch = max(segment.base_offset, start or 0)
             mine = tuple(aborted_in_range(aborted, fetch, upper)) if aborted else ()
-            ends: list[int | None] = [*cuts, None]  # the last split runs to the end of the segment
-            for lo, hi in zip([first, *cuts], ends, strict=True):
-                splits.append(
-                    Split(
-                        path=path,
-                        topic=topic,
-                        partition=partition,
-                        segment_base_offset=segment.base_offset,
-                        start_position=lo,
-                        end_position=hi,
-                        start_offset=start,
-                        end_offset=end,
-                        aborted=mine,
-                        last_stable_offset=lso,
-                        size=(size if hi is None else hi) - lo,
-                    )
+            chosen.append(_Segment(segment, topic, partition, start, end, mine, lso, first, size))
+    open_cost = selection.open_cost_bytes
+    total = sum(max(0, c.size - c.first) + open_cost for c in chosen)
+    target = target_split_bytes(total, selection.min_partitions, selection.max_split_bytes, open_cost)
+    splits: list[Split] = []
+    for c in chosen:
+        cuts: list[int] = []
+        if c.size - c.first > target:
+            try:
+                with _open(c.segment) as records:
+                    # without a usable offset index an object is not walked header by header (that would
+                    # fetch all of it where the planning runs): one split per segment
+                    walk = not locations.is_url(c.segment.log_path)
+                    cuts = [x for x in cut_positions(c.segment, target, records, walk=walk) if x > c.first]
+            except KdumpError as e:
+                problems.append(e.describe())
+                continue
+        ends: list[int | None] = [*cuts, None]  # the last split runs to the end of the segment
+        for lo, hi in zip([c.first, *cuts], ends, strict=True):
+            splits.append(
+                Split(
+                    path=c.segment.log_path,
+                    topic=c.topic,
+                    partition=c.partition,
+                    segment_base_offset=c.segment.base_offset,
+                    start_position=lo,
+                    end_position=hi,
+                    start_offset=c.start,
+                    end_offset=c.end,
+                    aborted=c.aborted,
+                    last_stable_offset=c.last_stable_offset,
+                    size=(c.size if hi is None else hi) - lo,
                 )
-    return Plan(splits, matched, problems)
+            )
+    return Plan(splits, matched, problems, pack(splits, target, open_cost), target)
+
+
+def target_split_bytes(total: int, min_partitions: int, max_split_bytes: int, open_cost: int) -> int:
+    """Bytes a task should read: Spark's ``FilePartition.maxSplitBytes`` rule --
+    ``min(maxBytesPerSplit, max(openCostInBytes, total / minPartitions))``, where ``total`` counts every
+    segment's bytes plus its opening cost -- so that a read of little data is still spread over
+    ``minPartitions`` tasks and a large one is cut into pieces of at most ``maxBytesPerSplit``."""
+    per_core = -(-total // max(1, min_partitions))
+    return max(1, min(max_split_bytes, max(open_cost, per_core)))
+
+
+def pack(pieces: list[Split], target: int, open_cost: int) -> list[tuple[Split, ...]]:
+    """The pieces grouped into tasks, in order: Spark's ``FilePartition.getFilePartitions`` rule (a task is
+    closed when the next piece would take it past ``target``; every piece also costs ``open_cost``), so ten
+    thousand small partitions are a few tasks, not ten thousand."""
+    tasks: list[tuple[Split, ...]] = []
+    current: list[Split] = []
+    size = 0
+    for piece in pieces:
+        if current and size + piece.size > target:
+            tasks.append(tuple(current))
+            current, size = [], 0
+        current.append(piece)
+        size += piece.size + open_cost
+    if current:
+        tasks.append(tuple(current))
+    return tasks
 
 
 __all__ = [
@@ -224,7 +332,9 @@ __all__ = [
     "Split",
     "expand_paths",
     "offset_for_timestamp",
+    "pack",
     "partition_dirs",
     "plan",
+    "target_split_bytes",
     "topic_partition",
 ]
