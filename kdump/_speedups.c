@@ -496,18 +496,234 @@ static PyObject *batch_lines(PyObject *self, PyObject *const *args, Py_ssize_t n
     return result;
 }
 
+
+/* ---- record_lines: a deep walk's record lines ---------------------------------------------------------- */
+
+typedef struct {
+    char *text;
+    size_t used, capacity;
+} Text;
+
+static int text_reserve(Text *t, size_t more)
+{
+    if (t->capacity - t->used >= more)
+        return 1;
+    size_t capacity = t->capacity ? t->capacity : 1 << 16;
+    while (capacity - t->used < more) {
+        if (capacity > ((size_t)1 << 40))
+            return 0;
+        capacity *= 2;
+    }
+    char *bigger = PyMem_Realloc(t->text, capacity);
+    if (bigger == NULL)
+        return 0;
+    t->text = bigger;
+    t->capacity = capacity;
+    return 1;
+}
+
+/* Bound on one batch's text: past it the caller's Python renderer writes the lines in pieces. */
+#define MAX_BATCH_TEXT (64 << 20)
+
+/*
+ * record_lines(buf, pos, end, count, base_offset, base_timestamp, base_sequence, log_append_time, middle,
+ *              print_contents) -> (str, first_offset, last_offset) | None
+ *
+ * Kafka's deep-iteration record lines of a v2 data batch's records in buf[pos:end] (the fused renderer of
+ * kdump.render.kafka_text.record_renderer: ``| offset: ...{middle}timestamp keySize: ... headerKeys: [...]``,
+ * with `` key: ``/`` payload: `` and the UTF-8 text of key and value when ``print_contents``), for records whose
+ * offsets follow each other, whose decoding read_records would accept and whose header keys, keys and values
+ * (when printed) are valid UTF-8; None for anything else (the caller renders the batch record by record).
+ */
+static PyObject *record_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 10) {
+        PyErr_SetString(PyExc_TypeError, "record_lines takes 10 arguments");
+        return NULL;
+    }
+    Py_ssize_t pos = PyLong_AsSsize_t(args[1]);
+    Py_ssize_t end = PyLong_AsSsize_t(args[2]);
+    Py_ssize_t count = PyLong_AsSsize_t(args[3]);
+    int overflow = 0;
+    long long base_offset = PyLong_AsLongLongAndOverflow(args[4], &overflow);
+    if (overflow)
+        Py_RETURN_NONE;
+    long long base_timestamp = PyLong_AsLongLongAndOverflow(args[5], &overflow);
+    if (overflow)
+        Py_RETURN_NONE;
+    long long base_sequence = PyLong_AsLongLongAndOverflow(args[6], &overflow);
+    if (overflow)
+        Py_RETURN_NONE;
+    int has_append_time = args[7] != Py_None;
+    long long log_append_time = 0;
+    if (has_append_time) {
+        log_append_time = PyLong_AsLongLongAndOverflow(args[7], &overflow);
+        if (overflow)
+            Py_RETURN_NONE;
+    }
+    Py_ssize_t middle_len = 0;
+    const char *middle = PyUnicode_Check(args[8]) ? PyUnicode_AsUTF8AndSize(args[8], &middle_len) : NULL;
+    int print_contents = PyObject_IsTrue(args[9]);
+    if (PyErr_Occurred())
+        return NULL;
+    if (middle == NULL || count <= 0 || pos < 0 || end < pos)
+        Py_RETURN_NONE;
+    Py_buffer view;
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    if (end > view.len) {
+        PyBuffer_Release(&view);
+        Py_RETURN_NONE;
+    }
+    const unsigned char *b = (const unsigned char *)view.buf;
+    Text t = {NULL, 0, 0};
+    int ok = 1;
+    long long first_offset = 0, last_offset = 0;
+    for (Py_ssize_t i = 0; i < count && ok; i++) {
+        int64_t size, timestamp_delta, offset_delta, key_size, value_size, header_count;
+        ok = 0;
+        if (!read_varint(b, &pos, end, &size) || size < 0 || size > end - pos)
+            break;
+        Py_ssize_t body_end = pos + (Py_ssize_t)size;
+        if (pos >= body_end)
+            break;
+        pos++; /* attributes */
+        if (!read_varlong(b, &pos, body_end, &timestamp_delta) || !read_varint(b, &pos, body_end, &offset_delta)
+            || !read_varint(b, &pos, body_end, &key_size))
+            break;
+        if (key_size >= MAX_EAGER_BYTES || key_size > body_end - pos)
+            break;
+        Py_ssize_t key_at = pos;
+        if (key_size > 0)
+            pos += (Py_ssize_t)key_size;
+        if (!read_varint(b, &pos, body_end, &value_size) || value_size >= MAX_EAGER_BYTES
+            || value_size > body_end - pos)
+            break;
+        Py_ssize_t value_at = pos;
+        if (value_size > 0)
+            pos += (Py_ssize_t)value_size;
+        if (!read_varint(b, &pos, body_end, &header_count) || header_count < 0 || header_count > body_end - pos
+            || header_count > MAX_EAGER_HEADERS)
+            break;
+        Py_ssize_t headers_at = pos;
+        size_t keys_len = 0;
+        int headers_ok = 1;
+        for (int64_t h = 0; h < header_count && headers_ok; h++) {
+            int64_t hk_size, hv_size;
+            headers_ok = read_varint(b, &pos, body_end, &hk_size) && hk_size >= 0 && hk_size < MAX_EAGER_BYTES
+                         && hk_size <= body_end - pos;
+            if (!headers_ok)
+                break;
+            pos += (Py_ssize_t)hk_size;
+            keys_len += (size_t)hk_size + 1;
+            headers_ok = read_varint(b, &pos, body_end, &hv_size) && hv_size < MAX_EAGER_BYTES
+                         && hv_size <= body_end - pos;
+            if (headers_ok && hv_size > 0)
+                pos += (Py_ssize_t)hv_size;
+        }
+        if (!headers_ok || pos != body_end)
+            break;
+        long long sequence = -1;
+        if (base_sequence >= 0) {
+            if (offset_delta < 0 || base_sequence > INT32_MAX_ - offset_delta)
+                break;
+            sequence = base_sequence + offset_delta;
+        }
+        long long offset, timestamp;
+        if (__builtin_add_overflow(base_offset, (long long)offset_delta, &offset))
+            break;
+        if (has_append_time)
+            timestamp = log_append_time;
+        else if (__builtin_add_overflow(base_timestamp, (long long)timestamp_delta, &timestamp))
+            break;
+        if (i == 0)
+            first_offset = offset;
+        else if (offset != last_offset + 1) /* a gap: the caller's OffsetGaps notes it record by record */
+            break;
+        last_offset = offset;
+
+        size_t need = 200 + (size_t)middle_len + keys_len
+                      + (print_contents ? (size_t)(key_size > 0 ? key_size : 0) + (size_t)(value_size > 0 ? value_size : 0) : 0);
+        if (t.used + need > MAX_BATCH_TEXT || !text_reserve(&t, need))
+            break;
+        char *o = t.text + t.used;
+        o = put_s(o, "| offset: ");
+        o = put_i64(o, offset);
+        memcpy(o, middle, (size_t)middle_len);
+        o += middle_len;
+        o = put_i64(o, timestamp);
+        o = put_s(o, " keySize: ");
+        o = put_i64(o, key_size >= 0 ? key_size : -1);
+        o = put_s(o, " valueSize: ");
+        o = put_i64(o, value_size >= 0 ? value_size : -1);
+        o = put_s(o, " sequence: ");
+        o = put_i64(o, sequence);
+        o = put_s(o, " headerKeys: [");
+        Py_ssize_t hp = headers_at; /* the first header (checked above) */
+        for (int64_t h = 0; h < header_count; h++) {
+            int64_t hk_size = 0, hv_size = 0;
+            read_varint(b, &hp, body_end, &hk_size);
+            if (h)
+                *o++ = ',';
+            memcpy(o, b + hp, (size_t)hk_size);
+            o += hk_size;
+            hp += (Py_ssize_t)hk_size;
+            read_varint(b, &hp, body_end, &hv_size);
+            if (hv_size > 0)
+                hp += (Py_ssize_t)hv_size;
+        }
+        *o++ = ']';
+        if (print_contents) {
+            if (key_size >= 0) {
+                o = put_s(o, " key: ");
+                memcpy(o, b + key_at, (size_t)key_size);
+                o += key_size;
+            }
+            if (value_size >= 0) {
+                o = put_s(o, " payload: ");
+                memcpy(o, b + value_at, (size_t)value_size);
+                o += value_size;
+            }
+        }
+        *o++ = '\n';
+        t.used = (size_t)(o - t.text);
+        ok = 1;
+    }
+    PyBuffer_Release(&view);
+    PyObject *result = NULL;
+    if (ok && pos == end && t.text != NULL) {
+        /* strict UTF-8 (what bytes.decode accepts, and where Java's decoder gives the same text); the pieces
+           are joined by ASCII, so the whole is valid exactly when every piece is */
+        PyObject *lines = PyUnicode_DecodeUTF8(t.text, (Py_ssize_t)t.used, NULL);
+        if (lines == NULL) {
+            if (PyErr_ExceptionMatches(PyExc_UnicodeDecodeError))
+                PyErr_Clear();
+        } else {
+            result = Py_BuildValue("(NLL)", lines, first_offset, last_offset);
+        }
+    }
+    PyMem_Free(t.text);
+    if (result == NULL && PyErr_Occurred())
+        return NULL;
+    if (result == NULL)
+        Py_RETURN_NONE;
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"read_records", (PyCFunction)(void (*)(void))read_records, METH_FASTCALL,
      "Decode v2 records into Record objects; None when the pure-Python decoder must decide."},
     {"batch_lines", (PyCFunction)(void (*)(void))batch_lines, METH_FASTCALL,
      "Kafka's shallow lines for a run of plain v2 batches: (text, next position), or None."},
+    {"record_lines", (PyCFunction)(void (*)(void))record_lines, METH_FASTCALL,
+     "Kafka's record lines of a v2 data batch: (text, first offset, last offset), or None."},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "kdump._speedups", NULL, -1, methods};
 
 /* Bumped with every change of behaviour: kdump ignores a build whose REVISION differs (a stale build). */
-#define SPEEDUPS_REVISION 5
+#define SPEEDUPS_REVISION 6
 
 PyMODINIT_FUNC PyInit__speedups(void) {
     PyObject *m = PyModule_Create(&module);

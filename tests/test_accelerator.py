@@ -233,3 +233,131 @@ def test_batch_lines_declines_what_it_does_not_render() -> None:
     legacy = bytearray(plain)
     legacy[16] = 1
     assert lines(bytes(legacy), 0, len(plain), len(plain)) is None
+
+
+# -- record_lines: a deep walk's record lines -----------------------------------------------------------------
+
+
+def _python_record_lines(batch, print_contents: bool) -> str | None:  # noqa: ANN001
+    """The record lines kafka_text's fused renderer gives (None: it raises, as Kafka's tool would die)."""
+    from kdump.render import kafka_text
+    from kdump.render.decoders import DecoderMessageParser, _string
+
+    render = kafka_text.record_renderer(batch, print_contents, False, DecoderMessageParser(_string, _string))
+    try:
+        return "".join(render(r) for r in batch.records())
+    except (KdumpError, kafka_text.PartialLineError):
+        return None
+
+
+def _c_record_lines(batch, print_contents: bool) -> tuple[str, int, int] | None:  # noqa: ANN001
+    """The C record lines, checked against their pure-Python twin (kafka_text.record_lines): the same text,
+    and the same batches declined."""
+    from kdump.render import kafka_text
+
+    assert record_batch.RECORD_LINES is not None
+    fast = _record_lines(record_batch.RECORD_LINES, batch, print_contents)
+    assert _record_lines(kafka_text.record_lines, batch, print_contents) == fast
+    return fast
+
+
+def _record_lines(function, batch, print_contents: bool) -> tuple[str, int, int] | None:  # noqa: ANN001
+    return function(
+        batch.buf,
+        batch.position + record_batch.RECORD_BATCH_OVERHEAD,
+        batch.position + batch.size_in_bytes,
+        batch.records_count,
+        batch.base_offset,
+        batch.base_timestamp,
+        batch.base_sequence,
+        batch.max_timestamp if batch.attributes & 0x08 else None,
+        f" {batch.timestamp_type}: ",
+        print_contents,
+    )
+
+
+def _check_record_lines(data: bytes) -> bool:
+    """The C record lines of the first batch of ``data`` are the Python renderer's, or it declines."""
+    try:
+        batch = next(FileRecords.from_bytes(data).batches())
+    except (KdumpError, StopIteration):
+        return False
+    if batch.magic != 2 or batch.attributes & 0x27 or batch.records_count <= 0:
+        return False
+    accepted = False
+    for print_contents in (False, True):
+        fast = _c_record_lines(batch, print_contents)
+        if fast is None:
+            continue
+        text, first, last = fast
+        assert text == _python_record_lines(batch, print_contents)
+        offsets = [r.offset for r in batch.records()]
+        assert (first, last) == (offsets[0], offsets[-1]) and offsets == list(range(first, last + 1))
+        accepted = True
+    return accepted
+
+
+text_bytes = st.one_of(
+    st.none(),
+    st.binary(max_size=12),
+    st.text(max_size=8).map(lambda t: t.encode("utf-8", "surrogatepass")),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    records=st.lists(
+        st.builds(
+            SimpleRecord,
+            value=text_bytes,
+            key=text_bytes,
+            headers=st.lists(
+                st.tuples(st.text(max_size=6).map(lambda t: t.encode("utf-8", "surrogatepass")), text_bytes),
+                max_size=3,
+            ).map(tuple),
+            timestamp=st.integers(-1, 2**41),
+        ),
+        min_size=1,
+        max_size=6,
+    ),
+    base_offset=st.integers(0, 2**63 - 10),
+    base_sequence=st.one_of(st.just(-1), st.integers(0, 2**31 - 1)),
+    append_time=st.one_of(st.none(), st.integers(0, 2**41)),
+    damage=st.lists(st.tuples(st.integers(61, 10**4), st.integers(0, 255)), max_size=2),
+)
+def test_random_record_lines(records, base_offset, base_sequence, append_time, damage) -> None:  # noqa: ANN001
+    """Keys, values and header keys of any bytes (invalid UTF-8 and encoded surrogates are declined), offsets
+    and sequences near their ends, changed bytes: the C lines are the Python renderer's, or it declines."""
+    data = bytearray(
+        build_v2_batch(
+            records, base_offset=base_offset, base_sequence=base_sequence, log_append_time=append_time
+        )
+    )
+    for at, byte in damage:
+        data[at % len(data)] = byte
+    _check_record_lines(bytes(data))
+
+
+def test_record_lines_of_the_corpus() -> None:
+    accepted = 0
+    for path in sorted(ROOT.rglob("*.log")):
+        try:
+            with FileRecords(str(path)) as records:
+                for batch in records.batches():
+                    if batch.magic == 2 and not batch.attributes & 0x27 and batch.records_count > 0:
+                        accepted += _check_record_lines(
+                            bytes(records.buf[batch.position : batch.position + batch.size_in_bytes])
+                        )
+        except KdumpError:
+            continue
+    assert accepted > (1000 if corpus_available() else 50)
+
+
+def test_record_lines_decline_a_gap_and_invalid_utf8() -> None:
+    assert _check_record_lines(build_v2_batch([SimpleRecord(b"a", headers=(("h", b"v"), ("\u00e9", None)))]))
+    gap = build_v2_batch([SimpleRecord(b"a"), SimpleRecord(b"b", offset=5)])
+    assert _c_record_lines(next(FileRecords.from_bytes(gap).batches()), False) is None  # OffsetGaps notes it
+    bad = build_v2_batch([SimpleRecord(b"\xff")])
+    batch = next(FileRecords.from_bytes(bad).batches())
+    assert _c_record_lines(batch, True) is None  # Java's replacement characters: the Python renderer's
+    assert _c_record_lines(batch, False) is not None  # the value is not printed

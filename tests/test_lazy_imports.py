@@ -52,6 +52,42 @@ def test_files_on_an_uncompressed_segment_loads_nothing_heavy(extra: tuple[str, 
     assert [m for m in HEAVY if _loaded(modules, m)] == []
 
 
+#: Loaded by ``kdump files`` only for what needs them (each costs start-up, which is most of a shallow dump's
+#: time): the parallel deep walk (it may fork workers, and pickles what they found), a control record's text
+#: (the message schemas and the JSON writer), producer snapshots and transaction indexes, help text.
+DEFERRED_FOR_DEEP = ("kdump.commands.parallel", "pickle")
+DEFERRED = (
+    "kdump.render.control_text",
+    "kdump.render.kafka_json",
+    "kdump.storage.control_record",
+    "kdump.storage.message_schema",
+    "kdump.storage.producer_snapshot",
+    "kdump.storage.transaction_index",
+    "uuid",
+    "textwrap",
+    "platform",
+)
+
+
+@pytest.mark.parametrize("extra", [(), ("--deep-iteration",), ("--print-data-log",)])
+def test_files_loads_only_what_the_segment_needs(extra: tuple[str, ...]) -> None:
+    """The fixture segment has no control record; a shallow dump does not walk in parallel."""
+    code, modules = _modules_after("--files", str(PLAIN), *extra)
+    assert code == 0
+    assert "kdump.commands.files" in modules  # the run really happened
+    deferred = DEFERRED if extra else DEFERRED + DEFERRED_FOR_DEEP
+    assert [m for m in deferred if _loaded(modules, m)] == []
+
+
+def test_a_control_record_loads_its_text_when_met() -> None:
+    segment = FIXTURE_CORPUS / "data" / "__cluster_metadata-0" / "00000000000000000090-0000000002.checkpoint"
+    if not segment.exists():
+        pytest.skip(f"{segment} is not in the fixture corpus")
+    code, modules = _modules_after("--files", str(segment), "--deep-iteration")
+    assert code == 0
+    assert "kdump.render.control_text" in modules
+
+
 def test_a_codec_is_loaded_when_a_batch_uses_it() -> None:
     code, modules = _modules_after("--files", str(ZSTD), "--print-data-log")
     assert code == 0

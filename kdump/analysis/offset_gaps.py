@@ -66,6 +66,20 @@ class OffsetGaps:
         finally:
             self.last_offset = last
 
+    def see_run(self, first: int, last: int) -> None:
+        """:meth:`see` of records whose offsets run from ``first`` to ``last`` one after the other (a batch
+        rendered whole by the C accelerator): only the step from the last offset seen can be a gap."""
+        previous = self.last_offset
+        if previous == -1:
+            if self.first_offset == -1:
+                self.first_offset = first
+        elif first != previous + 1 and first - previous != LONG_WRAP_STEP:
+            pairs = self.pairs.tail
+            pairs.append((previous, first))
+            if len(pairs) >= SPILL_PAIRS:
+                self.pairs.spill()
+        self.last_offset = last
+
     def extend(self, later: OffsetGaps) -> None:
         """Append the findings of the run that follows this one (checked apart): the gap across the boundary,
         if any, then its own."""

@@ -6,9 +6,7 @@ import dataclasses
 import os
 import re
 import sys
-import textwrap
 from collections.abc import Mapping
-from datetime import tzinfo
 from typing import TYPE_CHECKING
 
 from kdump.analysis.record_filter import RecordFilter
@@ -26,6 +24,8 @@ from kdump.storage.kafka_release import KafkaRelease
 from kdump.storage.timestamp_type import parse_timestamp
 
 if TYPE_CHECKING:
+    from datetime import tzinfo
+
     from kdump.payload.sources import PayloadDecoding
 
 DESCRIPTION = (
@@ -202,6 +202,8 @@ KDUMP_HELP_OPTIONS = ("-h", "--kdump-help")
 
 def kdump_help_text(release: KafkaRelease | None = None) -> str:
     """``kdump help files``: Kafka's option table, then kdump's own options in the same form."""
+    import textwrap  # help text only
+
     release = release or chosen_release([])
     own = [dataclasses.replace(s, hidden=False) for s in KDUMP_OPTIONS]
     return (

@@ -17,7 +17,6 @@ from itertools import chain
 from kdump.analysis.offset_gaps import OffsetGaps
 from kdump.analysis.pair_list import PairList
 from kdump.analysis.record_filter import KEEP, STOP, RecordFilter
-from kdump.commands import parallel
 from kdump.errors import CorruptSnapshotError, KdumpError, UsageError
 from kdump.exit_status import ExitStatus
 from kdump.facts.files import (
@@ -27,6 +26,7 @@ from kdump.facts.files import (
     Findings,
     JavaFile,
     LogSink,
+    RenderChunk,
 )
 from kdump.jdk.collections import scala_hashmap_order
 from kdump.storage import checkpoint, naming, object_store
@@ -36,10 +36,8 @@ from kdump.storage.file_records import (
     located,
 )
 from kdump.storage.offset_index import OffsetIndex
-from kdump.storage.producer_snapshot import read_producer_snapshot
 from kdump.storage.record import Record
 from kdump.storage.time_index import NO_TIMESTAMP, TimeIndex
-from kdump.storage.transaction_index import TransactionIndex
 
 #: Files kdump parses by name although Kafka's tool cannot (the dot-less checkpoints, ``quorum-state``) or
 #: ignores them (``meta.properties``, ``partition.metadata``).  ``.kafka_cleanshutdown`` and other unknown
@@ -196,20 +194,22 @@ class DumpLogSegments:
             sink.failed()
             raise
 
-    def _dump_segment(
-        self, file: JavaFile, records: FileRecords, log: LogSink, render: parallel.RenderChunk
-    ) -> None:
-        """The sink's whole-segment path (Kafka's default text): in chunks on all cores when it pays."""
+    def _dump_segment(self, file: JavaFile, records: FileRecords, log: LogSink, render: RenderChunk) -> None:
+        """The sink's whole-segment path (Kafka's default text): in chunks on all cores when it pays (a deep
+        iteration only: :mod:`kdump.commands.parallel` is loaded then)."""
         out = self.sink.out
         valid_bytes = None
-        if parallel.worth_it(self.options.is_deep_iteration, out, records):
-            valid_bytes = parallel.dump_batches(
-                render,
-                out,
-                file.path,
-                records,
-                lambda pairs: self._add_gaps(file, pairs),
-            )
+        if self.options.is_deep_iteration:
+            from kdump.commands import parallel
+
+            if parallel.worth_it(True, out, records):
+                valid_bytes = parallel.dump_batches(
+                    render,
+                    out,
+                    file.path,
+                    records,
+                    lambda pairs: self._add_gaps(file, pairs),
+                )
         if valid_bytes is None:
             gaps = OffsetGaps()
             try:
@@ -426,6 +426,8 @@ class DumpLogSegments:
     def dump_producer_snapshot(self, file: JavaFile) -> None:
         self.sink.header(file, FileHeader("producer-snapshot"))
         try:
+            from kdump.storage.producer_snapshot import read_producer_snapshot
+
             snapshot = read_producer_snapshot(file.path)
         except CorruptSnapshotError as e:
             self.sink.corrupt_snapshot(file, e.message)
@@ -435,6 +437,8 @@ class DumpLogSegments:
         self.sink.producer_snapshot(file, snapshot.entries)
 
     def dump_txn_index(self, file: JavaFile) -> None:
+        from kdump.storage.transaction_index import TransactionIndex
+
         index = TransactionIndex(file.path, naming.offset_from_file(file.path))
         self.sink.header(file, FileHeader("transaction-index"))
         self.sink.aborted_txns(file, index.aborted_txns())

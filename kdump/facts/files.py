@@ -23,12 +23,12 @@ from kdump.storage.file_records import (
 )
 from kdump.storage.kafka_release import KafkaRelease
 from kdump.storage.object_store import is_url
-from kdump.storage.producer_snapshot import ProducerSnapshotEntry
 from kdump.storage.record import Record
-from kdump.storage.transaction_index import AbortedTxn
 
 if TYPE_CHECKING:
     from kdump.payload.sources import PayloadDecoding
+    from kdump.storage.producer_snapshot import ProducerSnapshotEntry
+    from kdump.storage.transaction_index import AbortedTxn
 
 
 DEFAULT_MAX_MESSAGE_SIZE = 5 * 1024 * 1024

@@ -6,31 +6,23 @@ prints them, so that a failure half-way through a line leaves exactly the text K
 
 from __future__ import annotations
 
-import uuid as _uuid
 from collections.abc import Callable, Iterable, Iterator
 from itertools import islice
+from typing import TYPE_CHECKING
 
 from kdump.errors import KdumpError
 from kdump.jdk.text import decode_utf8_jdk, decode_utf8_jdk_pieces
 from kdump.render.decoders import MessageParser
-from kdump.render.kafka_json import struct_to_json
-from kdump.storage.control_record import ControlRecordType, decode_control_record
 from kdump.storage.file_records import RecordBatch, release_view_pages
-from kdump.storage.kafka_release import KafkaRelease
-from kdump.storage.message_schema import Struct
-from kdump.storage.producer_snapshot import ProducerSnapshotEntry
 from kdump.storage.record import LazyHeaders, Record
-from kdump.storage.transaction_index import AbortedTxn
+from kdump.storage.varint import VarintError, read_varint, read_varlong
+
+if TYPE_CHECKING:
+    from kdump.storage.kafka_release import KafkaRelease
+    from kdump.storage.producer_snapshot import ProducerSnapshotEntry
+    from kdump.storage.transaction_index import AbortedTxn
 
 RECORD_INDENT = "|"
-
-#: Control types that Kafka 4.0's tool prints with their message (as JSON); others print ``controlType:``.
-_PRINTED_CONTROL_MESSAGES = {
-    ControlRecordType.SNAPSHOT_HEADER: "SnapshotHeader",
-    ControlRecordType.SNAPSHOT_FOOTER: "SnapshotFooter",
-    ControlRecordType.KRAFT_VERSION: "KRaftVersion",
-    ControlRecordType.KRAFT_VOTERS: "KRaftVoters",
-}
 
 
 def java_bool(b: bool) -> str:
@@ -377,44 +369,18 @@ def _line_text(parts: list[str | HeaderList]) -> str:
 
 
 def control_description(record: Record) -> str:
-    """What Kafka 4.0 prints for a control record after its metadata (raises on a malformed record)."""
-    control = decode_control_record(record.key, record.value, messages=_PRINTED_CONTROL_MESSAGES)
-    if control.marker is not None:
-        return f" endTxnMarker: {control.marker.control_type.name} coordinatorEpoch: {control.marker.coordinator_epoch}"
-    if control.message is not None:
-        return f" {_PRINTED_CONTROL_MESSAGES[control.control_type]} {struct_to_json(control.message)}"
-    return f" controlType: {control.control_type.name}({control.type_id})"
+    """What Kafka 4.0 prints for a control record after its metadata (raises on a malformed record);
+    :mod:`kdump.render.control_text`, loaded on the first control record (its message schemas cost start-up)."""
+    from kdump.render.control_text import control_description as describe
 
-
-#: Kafka 4.1's ``DumpLogSegments.printControlRecord`` also prints LEADER_CHANGE's message (KAFKA-19069).
-_PRINTED_CONTROL_MESSAGES_41 = {**_PRINTED_CONTROL_MESSAGES, ControlRecordType.LEADER_CHANGE: "LeaderChange:"}
-_ZERO_UUID = _uuid.UUID(int=0)
+    return describe(record)
 
 
 def control_description_41(record: Record) -> str:
-    """What Kafka 4.1 and 4.2 print for a control record after its metadata: 4.0's text, and LEADER_CHANGE as
-    ``LeaderChange: {json}``, the message read at version 0 and written by ``LeaderChangeMessageJsonConverter``
-    at the version its ``Version`` field holds (``leaderChangeMessage.version()``): from 1 on each voter also
-    shows its ``voterDirectoryId``, the zero uuid (not read at version 0)."""
-    control = decode_control_record(record.key, record.value, messages=_PRINTED_CONTROL_MESSAGES_41)
-    if control.marker is not None:
-        return f" endTxnMarker: {control.marker.control_type.name} coordinatorEpoch: {control.marker.coordinator_epoch}"
-    message = control.message
-    if message is not None:
-        if control.control_type is ControlRecordType.LEADER_CHANGE and message["Version"] >= 1:
-            message = _with_voter_directories(message)
-        return f" {_PRINTED_CONTROL_MESSAGES_41[control.control_type]} {struct_to_json(message)}"
-    return f" controlType: {control.control_type.name}({control.type_id})"
+    """What Kafka 4.1 and 4.2 print for a control record after its metadata (:mod:`kdump.render.control_text`)."""
+    from kdump.render.control_text import control_description_41 as describe
 
-
-def _with_voter_directories(message: Struct) -> Struct:
-    values = dict(message.values)
-    for name in ("Voters", "GrantingVoters"):
-        values[name] = [
-            Struct(v.fields, v.version, {**v.values, "VoterDirectoryId": _ZERO_UUID}, v.unknown_tagged)
-            for v in values[name]
-        ]
-    return Struct(message.fields, message.version, values, message.unknown_tagged)
+    return describe(record)
 
 
 def control_describer(release: KafkaRelease) -> Callable[[Record], str]:
@@ -487,3 +453,146 @@ def aborted_txn_line(txn: AbortedTxn) -> str:
         f"version: {txn.version} producerId: {txn.producer_id} firstOffset: {txn.first_offset} "
         f"lastOffset: {txn.last_offset} lastStableOffset: {txn.last_stable_offset}\n"
     )
+
+
+_LONG_MAX = 2**63 - 1
+_INT_MAX = 2**31 - 1
+#: The accelerator's bounds (kdump/_speedups.c): bigger keys and values, or more headers, are the record-by-record
+#: renderer's (views, lazy headers).
+_MAX_EAGER_BYTES = 1 << 20
+_MAX_EAGER_HEADERS = 4096
+
+
+def record_lines(
+    buf: bytes,
+    pos: int,
+    end: int,
+    count: int,
+    base_offset: int,
+    base_timestamp: int,
+    base_sequence: int,
+    log_append_time: int | None,
+    middle: str,
+    print_contents: bool,
+) -> tuple[str, int, int] | None:
+    """The pure-Python twin of the C accelerator's ``record_lines`` (``record_batch.RECORD_LINES``): the fused
+    renderer's record lines of an uncompressed v2 data batch's records in ``buf[pos:end]``, with the first and
+    last offsets, decoded and formatted in one loop without a :class:`Record` each; None for anything the
+    accelerator declines too (a malformed record, offsets that do not follow each other, a sequence that
+    wraps, a key, value or header key that is not valid UTF-8, big keys and values, many headers): the caller
+    renders those record by record, which gives Kafka's errors."""
+    lines: list[str] = []
+    append = lines.append
+    first = last = 0
+    try:
+        for i in range(count):
+            b = buf[pos]  # the length: zigzag varints, inline for one and two bytes
+            if b < 0x80:
+                size = (b >> 1) ^ -(b & 1)
+                pos += 1
+            elif buf[pos + 1] < 0x80:
+                b = (b & 0x7F) | (buf[pos + 1] << 7)
+                size = (b >> 1) ^ -(b & 1)
+                pos += 2
+            else:
+                size, pos = read_varint(buf, pos, end)
+            body_end = pos + size
+            if size <= 0 or body_end > end:
+                return None
+            pos += 1  # attributes
+            b = buf[pos]
+            if b < 0x80:
+                timestamp_delta = (b >> 1) ^ -(b & 1)
+                pos += 1
+            else:
+                timestamp_delta, pos = read_varlong(buf, pos, body_end)
+            b = buf[pos]
+            if b < 0x80:
+                offset_delta = (b >> 1) ^ -(b & 1)
+                pos += 1
+            elif buf[pos + 1] < 0x80:
+                b = (b & 0x7F) | (buf[pos + 1] << 7)
+                offset_delta = (b >> 1) ^ -(b & 1)
+                pos += 2
+            else:
+                offset_delta, pos = read_varint(buf, pos, body_end)
+            b = buf[pos]
+            if b < 0x80:
+                key_size = (b >> 1) ^ -(b & 1)
+                pos += 1
+            else:
+                key_size, pos = read_varint(buf, pos, body_end)
+            key_at = pos
+            if key_size > 0:
+                pos += key_size
+            b = buf[pos]
+            if b < 0x80:
+                value_size = (b >> 1) ^ -(b & 1)
+                pos += 1
+            elif buf[pos + 1] < 0x80:
+                b = (b & 0x7F) | (buf[pos + 1] << 7)
+                value_size = (b >> 1) ^ -(b & 1)
+                pos += 2
+            else:
+                value_size, pos = read_varint(buf, pos, body_end)
+            value_at = pos
+            if value_size > 0:
+                pos += value_size
+            if key_size >= _MAX_EAGER_BYTES or value_size >= _MAX_EAGER_BYTES or pos > body_end:
+                return None
+            header_count = buf[pos]
+            pos += 1
+            if header_count == 0:
+                keys = "[]"
+            else:
+                pos -= 1
+                header_count, pos = read_varint(buf, pos, body_end)
+                if header_count < 0 or header_count > _MAX_EAGER_HEADERS:
+                    return None
+                names = []
+                for _ in range(header_count):
+                    hk_size, pos = read_varint(buf, pos, body_end)
+                    if hk_size < 0 or hk_size >= _MAX_EAGER_BYTES or pos + hk_size > body_end:
+                        return None
+                    names.append(buf[pos : pos + hk_size].decode("utf-8"))
+                    pos += hk_size
+                    hv_size, pos = read_varint(buf, pos, body_end)
+                    if hv_size >= _MAX_EAGER_BYTES:
+                        return None
+                    if hv_size > 0:
+                        pos += hv_size
+                keys = "[" + ",".join(names) + "]"
+            if pos != body_end:
+                return None
+            offset = base_offset + offset_delta
+            if base_sequence >= 0:
+                if offset_delta < 0 or base_sequence > _INT_MAX - offset_delta:
+                    return None
+                sequence = base_sequence + offset_delta
+            else:
+                sequence = -1
+            timestamp = base_timestamp + timestamp_delta if log_append_time is None else log_append_time
+            if i == 0:
+                if offset > _LONG_MAX or offset < -_LONG_MAX - 1:
+                    return None
+                first = offset
+            elif offset != last + 1 or offset > _LONG_MAX:
+                return None
+            if timestamp > _LONG_MAX or timestamp < -_LONG_MAX - 1:
+                return None
+            last = offset
+            line = (
+                f"| offset: {offset}{middle}{timestamp} keySize: {key_size if key_size >= 0 else -1} "
+                f"valueSize: {value_size if value_size >= 0 else -1} sequence: {sequence} headerKeys: {keys}"
+            )
+            if print_contents:
+                if key_size >= 0:
+                    line += " key: " + buf[key_at : key_at + key_size].decode("utf-8")
+                if value_size >= 0:
+                    line += " payload: " + buf[value_at : value_at + value_size].decode("utf-8")
+            append(line + "\n")
+    except (IndexError, VarintError, UnicodeDecodeError):
+        return None
+    if pos != end or not lines:
+        return None
+    return "".join(lines), first, last

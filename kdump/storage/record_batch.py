@@ -569,8 +569,8 @@ def compression_name(codec_id: int) -> str:
 #: The ``REVISION`` of ``kdump/_speedups.c`` this decoder agrees with (2: Java int sequences, negative deltas;
 #: 3: records of more than ``MAX_EAGER_HEADERS`` headers are left to the Python decoder, which keeps them lazy;
 #: 4: keys and values of ``MAX_EAGER_BYTES`` and more are left to the Python decoder, which can hand out views;
-#: 5: ``batch_lines``, the shallow walk's batch lines).
-SPEEDUPS_REVISION = 5
+#: 5: ``batch_lines``, the shallow walk's batch lines; 6: ``record_lines``, a deep walk's record lines).
+SPEEDUPS_REVISION = 6
 
 
 def _load_speedups() -> Any:
@@ -596,6 +596,14 @@ ACCELERATOR: Callable[..., list[Record] | None] | None = None if _SPEEDUPS is No
 #: plain, the caller frames it (``FileRecords.batches``).
 BATCH_LINES: Callable[..., tuple[str, int] | None] | None = (
     None if _SPEEDUPS is None else _SPEEDUPS.batch_lines
+)
+
+#: ``record_lines(buf, pos, end, count, base_offset, base_timestamp, base_sequence, log_append_time, middle,
+#: print_contents) -> (text, first_offset, last_offset) | None``: Kafka's record lines of an uncompressed data
+#: batch whose offsets follow each other and whose texts are valid UTF-8 (``kafka_text.record_renderer``'s fused
+#: renderer); None: the caller renders record by record.
+RECORD_LINES: Callable[..., tuple[str, int, int] | None] | None = (
+    None if _SPEEDUPS is None else _SPEEDUPS.record_lines
 )
 
 

@@ -24,7 +24,6 @@ import errno
 import itertools
 import mmap
 import os
-import platform
 import signal
 import sys
 import threading
@@ -148,7 +147,7 @@ def _install() -> bool:
             _reinstall_if_replaced()
         return bool(_state["installed"])
     _state["installed"] = False
-    if not sys.platform.startswith("linux") or platform.machine() not in ("x86_64", "aarch64", "arm64"):
+    if not sys.platform.startswith("linux") or os.uname().machine not in ("x86_64", "aarch64", "arm64"):
         return False
     if ctypes.sizeof(ctypes.c_void_p) != 8:
         return False
