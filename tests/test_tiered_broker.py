@@ -75,6 +75,20 @@ def judge(root: Path) -> None:
     # the local part starts at the broker's earliest-local offset, inside or right after the remote part
     assert int(local[0][1]) == offsets["earliest-local"] <= offsets["latest-tiered"] + 1
     assert broker["topic_id"] in out.splitlines()[0]
+    # verify --remote-root: the healthy partition, remote checks and one-log checks, gives no problem
+    verify = CliRunner().invoke(
+        cli, ["verify", str(root / "local"), "--remote-root", str(root / "remote"), "--json"]
+    )
+    summary = json.loads(verify.stdout.splitlines()[-1])
+    assert (verify.exit_code, summary["problems"], summary["tieredPartitions"]) == (0, 0, 1), verify.stdout
+    assert summary["remoteSegments"] == len(remote)
+    # ls --remote-root: the one log spans the broker's earliest to latest offsets
+    ls = CliRunner().invoke(
+        cli, ["ls", str(root / "local" / "tiered-0"), "--remote-root", str(root / "remote"), "--json"]
+    )
+    row = json.loads(ls.stdout)
+    assert (row["logStartOffset"], row["logEndOffset"]) == (offsets["earliest"], offsets["latest"])
+    assert row["anomalies"] == []
 
 
 @pytest.mark.skipif(not FIXTURE.is_dir(), reason="tests/fixtures/tiered-broker is absent")
