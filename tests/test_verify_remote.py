@@ -155,7 +155,14 @@ def test_a_truncated_log_is_found(copy: Copy) -> None:
     log.write_bytes(log.read_bytes()[:-100])  # into the last batch
     code, out, kinds = copy.verify()
     assert code == 1
-    assert kinds == {"remote-size": 1, "remote-log": 1, "remote-offset-range": 1}, out
+    # the remote checks, and verify's own on the remote segment: its torn tail, its index entries now past the end
+    assert kinds == {
+        "remote-size": 1,
+        "remote-log": 1,
+        "remote-offset-range": 1,
+        "log": 1,
+        "past-end": 2,
+    }, out
     assert "the metadata says segmentSizeInBytes 7466" in out
 
 
@@ -165,7 +172,20 @@ def test_a_log_cut_at_a_batch_boundary_is_found_by_its_offsets(copy: Copy) -> No
         last = list(records.batches())[-1]
     log.write_bytes(log.read_bytes()[: last.position])
     code, out, kinds = copy.verify()
-    assert kinds == {"remote-size": 1, "remote-offset-range": 1}, out
+    assert kinds == {"remote-size": 1, "remote-offset-range": 1, "past-end": 2}, out
+
+
+def test_a_corrupt_batch_in_a_remote_segment_is_found(copy: Copy) -> None:
+    """A bit flipped inside a record of a remote segment: its size, offsets and epochs are still the metadata's;
+    verify checks the remote segments of the one log as it checks local ones, so the batch's CRC finds it
+    (as Kafka's tool does on the segment: isvalid false)."""
+    log = copy.file(298, ".log")
+    data = bytearray(log.read_bytes())
+    data[3000] ^= 0x40
+    log.write_bytes(bytes(data))
+    code, out, kinds = copy.verify()
+    assert (code, kinds) == (1, {"crc": 1}), out
+    assert f"{log}: byte 2724: crc: stored CRC" in out
 
 
 def test_an_orphaned_fileset_is_found(copy: Copy) -> None:

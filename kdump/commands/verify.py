@@ -206,8 +206,16 @@ class Verify:
         log_dir_states: dict[str, tuple[LogDirCheckpoints | None, ClusterConfig | None]] | None = None,
     ) -> None:
         self.targets = targets
-        #: The remote checks of tiered partitions (``--remote-root``; :mod:`kdump.commands.remote_tier`).
+        #: The remote checks of tiered partitions (``--remote-root``; :mod:`kdump.commands.remote_tier`); a
+        #: tiered partition's segments are then its one log's, remote ones first: every check of a local
+        #: segment (CRCs, offsets, indexes) is made on the remote ones too, and the partition's across them.
         self.remote = remote
+        if remote is not None:
+            for target in targets:
+                if target.base_offsets is None:
+                    one = remote.one_log(target.log)
+                    if one is not None:
+                        target.log = one[0]
         #: Where the run reports its progress (the CLI passes the terminal's bar when a person watches).
         self.progress = progress
         #: What the selection could not read (:func:`select`): reported as problems.
@@ -253,6 +261,8 @@ class Verify:
                 summary.index_files += s.index_files
                 summary.index_entries += s.index_entries
                 for p in s.problems:
+                    if p.kind == "missing-index" and s.directory != log.directory:
+                        continue  # a remote segment's: remote-missing-object names the object
                     self._problem(p, summary, files)
                 summary.newer_records += s.newer_records
                 for n in s.notes:
