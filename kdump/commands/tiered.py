@@ -22,6 +22,7 @@ from kdump.storage import locations, naming
 from kdump.storage.kafka_uuid import decode_uuid
 from kdump.storage.local_log import LocalLog
 from kdump.storage.partition_metadata import read_partition_metadata
+from kdump.storage.remote_layout import Layout
 
 
 class TieredCommand:
@@ -35,7 +36,7 @@ class TieredCommand:
         *,
         metadata_partitions: int = DEFAULT_METADATA_PARTITIONS,
         deep: bool = False,
-        layout: str = "kafka",
+        layout: str | Layout = "kafka",
     ) -> None:
         self.layout = layout
         self.partition_dir = partition_dir
