@@ -62,6 +62,9 @@ from kdump.cli.path_args import Location
     "segments; without ID=, for every key pair (repeatable; needs pip install 'kdump[aiven]').",
 )
 @click.option("--deep", is_flag=True, help="Also read every copied .log: offsets, leader epochs, bytes.")
+@click.option(
+    "--json", "as_json", is_flag=True, help="One JSON object per partition (its segments and problems)."
+)
 @click.option("--wide", is_flag=True, help="On a terminal, every column, however wide the table gets.")
 def command(
     partition: str,
@@ -73,6 +76,7 @@ def command(
     aiven_key_prefix: str | None,
     private_keys: tuple[str, ...],
     deep: bool,
+    as_json: bool,
     wide: bool,
 ) -> None:
     """Show PARTITION (a local partition directory) and its segments in tiered storage as one log, and check
@@ -115,8 +119,8 @@ def command(
         raise click.UsageError(str(e)) from None
     run_report(
         cmd.run,
-        as_json=False,
+        as_json=as_json,
         wide=wide,
         sections=lambda facts, human: render.sections(facts, human=human),
-        json_lines=lambda facts: "",
+        json_lines=render.json_lines,
     )
