@@ -302,16 +302,212 @@ static PyObject *read_records(PyObject *self, PyObject *const *args, Py_ssize_t 
     return list;
 }
 
+
+/* ---- batch_lines: the shallow walk's batch lines ------------------------------------------------------- */
+
+static char *put_i64(char *o, long long v)
+{
+    char tmp[24];
+    int n = 0;
+    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+    do {
+        tmp[n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0)
+        *o++ = '-';
+    while (n)
+        *o++ = tmp[--n];
+    return o;
+}
+
+static char *put_s(char *o, const char *s)
+{
+    while (*s)
+        *o++ = *s++;
+    return o;
+}
+
+static int64_t be64(const unsigned char *b) {
+    uint64_t v = 0;
+    for (int k = 0; k < 8; k++)
+        v = (v << 8) | b[k];
+    return (int64_t)v;
+}
+static int32_t be32(const unsigned char *b) {
+    return (int32_t)(((uint32_t)b[0] << 24) | ((uint32_t)b[1] << 16) | ((uint32_t)b[2] << 8) | (uint32_t)b[3]);
+}
+static int16_t be16(const unsigned char *b) { return (int16_t)(((uint16_t)b[0] << 8) | (uint16_t)b[1]); }
+
+/* Java int arithmetic (wraps) */
+static int32_t jint(int64_t v) { return (int32_t)(uint32_t)(uint64_t)v; }
+
+/* Kafka's DefaultRecordBatch.incrementSequence (kdump.storage.record_batch.increment_sequence). */
+static int32_t increment_sequence(int32_t sequence, int32_t increment)
+{
+    if (sequence > jint((int64_t)INT32_MAX_ - increment))
+        return jint((int64_t)increment - jint((int64_t)INT32_MAX_ - sequence) - 1);
+    return jint((int64_t)sequence + increment);
+}
+
+static const char *const codec_names[5] = {"none", "gzip", "snappy", "lz4", "zstd"};
+
+#define LINE_MAX_CHARS 640 /* one line: ~40 characters of field names a field, 20 digits a number, 20 fields */
+#define BIG_BATCH (8 << 20) /* record_batch._CHECKSUM_PIECE: a bigger batch's CRC is summed in pieces by Python */
+
+/*
+ * batch_lines(buf, pos, end, stop, crc32c) -> (str, new_pos) | None
+ *
+ * Kafka's shallow batch lines (kdump.render.kafka_text.batch_line_head + batch_line_tail, the position printed
+ * being the batch's own) for the run of v2 batches that starts at ``pos``: batches are taken while one starts
+ * before ``stop`` and is plain -- magic 2, a size field of at least 49 (a whole header), wholly before ``end``
+ * and within the buffer, a known compression id, at most BIG_BATCH bytes.  The first batch that is not plain
+ * is left to the caller (kdump.storage.file_records.FileRecords.batches), which frames it, and reports its
+ * errors, as for any batch; None when the first batch already is.  ``crc32c`` is
+ * kdump.storage.checksum.crc32c, called on a memoryview of each batch's checksummed bytes.
+ */
+static PyObject *batch_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 5) {
+        PyErr_SetString(PyExc_TypeError, "batch_lines takes 5 arguments");
+        return NULL;
+    }
+    Py_ssize_t pos = PyLong_AsSsize_t(args[1]);
+    Py_ssize_t end = PyLong_AsSsize_t(args[2]);
+    Py_ssize_t stop = PyLong_AsSsize_t(args[3]);
+    PyObject *crc_function = args[4];
+    if (PyErr_Occurred())
+        return NULL;
+    Py_buffer view;
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    if (end > view.len)
+        end = view.len;
+    const unsigned char *b = (const unsigned char *)view.buf;
+    Py_ssize_t start = pos;
+    size_t capacity = 1 << 16, used = 0;
+    char *text = PyMem_Malloc(capacity);
+    if (text == NULL) {
+        PyBuffer_Release(&view);
+        return PyErr_NoMemory();
+    }
+    int failed = 0;
+    while (pos >= 0 && pos < stop && end - pos >= 61) {
+        const unsigned char *h = b + pos;
+        int32_t length = be32(h + 8);
+        if (length < 49 || length > BIG_BATCH || h[16] != 2 || (Py_ssize_t)length > end - pos - 12)
+            break;
+        int16_t attributes = be16(h + 21);
+        int codec = attributes & 0x07;
+        if (codec > 4)
+            break;
+        int64_t base_offset = be64(h);
+        int32_t leader_epoch = be32(h + 12);
+        uint32_t crc = (uint32_t)be32(h + 17);
+        int32_t last_offset_delta = be32(h + 23);
+        int64_t base_timestamp = be64(h + 27);
+        int64_t max_timestamp = be64(h + 35);
+        int64_t producer_id = be64(h + 43);
+        int16_t producer_epoch = be16(h + 51);
+        int32_t base_sequence = be32(h + 53);
+        int32_t records_count = be32(h + 57);
+        Py_ssize_t size_in_bytes = 12 + (Py_ssize_t)length;
+
+        PyObject *piece = PyMemoryView_FromMemory((char *)h + 21, size_in_bytes - 21, PyBUF_READ);
+        if (piece == NULL) {
+            failed = 1;
+            break;
+        }
+        PyObject *sum = PyObject_CallOneArg(crc_function, piece);
+        Py_DECREF(piece);
+        if (sum == NULL) {
+            failed = 1;
+            break;
+        }
+        unsigned long computed = PyLong_AsUnsignedLong(sum);
+        Py_DECREF(sum);
+        if (computed == (unsigned long)-1 && PyErr_Occurred()) {
+            failed = 1;
+            break;
+        }
+
+        if (capacity - used < LINE_MAX_CHARS) {
+            char *bigger = PyMem_Realloc(text, capacity * 2);
+            if (bigger == NULL) {
+                PyErr_NoMemory();
+                failed = 1;
+                break;
+            }
+            text = bigger;
+            capacity *= 2;
+        }
+        char *o = text + used;
+        o = put_s(o, "baseOffset: ");
+        o = put_i64(o, base_offset);
+        o = put_s(o, " lastOffset: ");
+        o = put_i64(o, (int64_t)((uint64_t)base_offset + (uint64_t)(int64_t)last_offset_delta));
+        o = put_s(o, " count: ");
+        o = put_i64(o, records_count);
+        o = put_s(o, " baseSequence: ");
+        o = put_i64(o, base_sequence);
+        o = put_s(o, " lastSequence: ");
+        o = put_i64(o, base_sequence == -1 ? -1 : increment_sequence(base_sequence, last_offset_delta));
+        o = put_s(o, " producerId: ");
+        o = put_i64(o, producer_id);
+        o = put_s(o, " producerEpoch: ");
+        o = put_i64(o, producer_epoch);
+        o = put_s(o, " partitionLeaderEpoch: ");
+        o = put_i64(o, leader_epoch);
+        o = put_s(o, (attributes & 0x10) ? " isTransactional: true" : " isTransactional: false");
+        o = put_s(o, (attributes & 0x20) ? " isControl: true" : " isControl: false");
+        if (attributes & 0x40) {
+            o = put_s(o, " deleteHorizonMs: OptionalLong[");
+            o = put_i64(o, base_timestamp);
+            o = put_s(o, "]");
+        } else {
+            o = put_s(o, " deleteHorizonMs: OptionalLong.empty");
+        }
+        o = put_s(o, " position: ");
+        o = put_i64(o, pos);
+        o = put_s(o, (attributes & 0x08) ? " LogAppendTime: " : " CreateTime: ");
+        o = put_i64(o, max_timestamp);
+        o = put_s(o, " size: ");
+        o = put_i64(o, size_in_bytes);
+        o = put_s(o, " magic: 2 compresscodec: ");
+        o = put_s(o, codec_names[codec]);
+        o = put_s(o, " crc: ");
+        o = put_i64(o, crc);
+        o = put_s(o, computed == crc ? " isvalid: true\n" : " isvalid: false\n");
+        used = (size_t)(o - text);
+        pos += size_in_bytes;
+    }
+    PyBuffer_Release(&view);
+    PyObject *result = NULL;
+    if (!failed && pos != start) {
+        PyObject *lines = PyUnicode_DecodeASCII(text, (Py_ssize_t)used, NULL);
+        if (lines != NULL)
+            result = Py_BuildValue("(Nn)", lines, pos);
+    }
+    PyMem_Free(text);
+    if (failed || PyErr_Occurred())
+        return NULL;
+    if (result == NULL)
+        Py_RETURN_NONE;
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"read_records", (PyCFunction)(void (*)(void))read_records, METH_FASTCALL,
      "Decode v2 records into Record objects; None when the pure-Python decoder must decide."},
+    {"batch_lines", (PyCFunction)(void (*)(void))batch_lines, METH_FASTCALL,
+     "Kafka's shallow lines for a run of plain v2 batches: (text, next position), or None."},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "kdump._speedups", NULL, -1, methods};
 
 /* Bumped with every change of behaviour: kdump ignores a build whose REVISION differs (a stale build). */
-#define SPEEDUPS_REVISION 4
+#define SPEEDUPS_REVISION 5
 
 PyMODINIT_FUNC PyInit__speedups(void) {
     PyObject *m = PyModule_Create(&module);

@@ -140,3 +140,96 @@ def test_pure_python_switch(tmp_path: Path) -> None:
     env = {"KDUMP_PURE_PYTHON": "1", "PATH": "/usr/bin:/bin"}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "True"
+
+
+# -- batch_lines: the shallow walk's batch lines -------------------------------------------------------------
+
+
+def _shallow_text(records: FileRecords, fast: bool, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Kafka's shallow batch lines of ``records`` (and the error that stops the walk), through the C lines of
+    plain batches when ``fast``, else every batch through kafka_text (the pure-Python path)."""
+    from kdump.render import kafka_text
+
+    with monkeypatch.context() as m:
+        if not fast:
+            m.setattr(record_batch, "BATCH_LINES", None)
+        parts: list[str] = []
+        try:
+            for batch in records.batches(lines=lambda text, _next: parts.append(text)):
+                parts.append(kafka_text.batch_line_head(batch))
+                parts.append(kafka_text.batch_line_tail(batch, batch.position))
+        except KdumpError as e:
+            parts.append(f"error: {e.message} at {e.position}")
+        return "".join(parts)
+
+
+def test_every_corpus_segment_has_the_same_shallow_lines(monkeypatch: pytest.MonkeyPatch) -> None:
+    compared = 0
+    for path in sorted(ROOT.rglob("*.log")) + sorted(ROOT.rglob("*.checkpoint")):
+        try:
+            with FileRecords(str(path)) as records:
+                fast = _shallow_text(records, True, monkeypatch)
+                assert fast == _shallow_text(records, False, monkeypatch), path
+        except KdumpError:
+            continue
+        compared += fast.count("\n")
+    assert compared > (1000 if corpus_available() else 100)
+
+
+int16 = st.integers(-(2**15), 2**15 - 1)
+int32 = st.integers(-(2**31), 2**31 - 1)
+int64 = st.integers(-(2**63), 2**63 - 1)
+
+batch_strategy = st.fixed_dictionaries(
+    {
+        "records": st.lists(st.builds(SimpleRecord, value=st.binary(max_size=30)), max_size=3),
+        "base_offset": int64,
+        "producer_id": int64,
+        "producer_epoch": int16,
+        "base_sequence": st.one_of(st.just(-1), int32, st.integers(2**31 - 5, 2**31 - 1)),
+        "partition_leader_epoch": int32,
+        "records_count": st.one_of(st.none(), int32),
+        "last_offset_delta": st.one_of(st.none(), int32),
+        "base_timestamp": st.one_of(st.none(), int64),
+        "max_timestamp": st.one_of(st.none(), int64),
+        "attributes": st.one_of(st.none(), int16, st.integers(0, 0x7F)),
+        "crc": st.one_of(st.none(), st.none(), st.integers(0, 2**32 - 1)),
+    }
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    batches=st.lists(batch_strategy, min_size=1, max_size=5),
+    damage=st.lists(st.tuples(st.integers(0, 10**4), st.integers(0, 255)), max_size=3),
+    cut=st.integers(0, 80),
+)
+def test_random_batch_headers_have_the_same_shallow_lines(batches, damage, cut) -> None:  # noqa: ANN001
+    """Every header field at its extremes (Java int/long wrap-around, sequences that wrap, unknown codecs,
+    wrong CRCs, flags), bytes changed anywhere (sizes, magic) and a cut end: the C lines agree with Kafka's
+    text made by kafka_text, batch for batch, and the walk stops with the same error."""
+    data = bytearray(b"".join(build_v2_batch(**fields) for fields in batches))
+    for at, byte in damage:
+        if data:
+            data[at % len(data)] = byte
+    data = data[: max(0, len(data) - cut)]
+    records = FileRecords.from_bytes(bytes(data))
+    monkeypatch = pytest.MonkeyPatch()
+    try:
+        assert _shallow_text(records, True, monkeypatch) == _shallow_text(records, False, monkeypatch)
+    finally:
+        monkeypatch.undo()
+
+
+def test_batch_lines_declines_what_it_does_not_render() -> None:
+    """A legacy entry, a batch with an unknown codec, a batch past the end: None (the caller frames it)."""
+    plain = build_v2_batch([SimpleRecord(b"v")])
+    lines = record_batch.record_batch_lines()
+    assert lines is not None
+    text, end = lines(plain, 0, len(plain), len(plain)) or ("", 0)
+    assert end == len(plain) and text.startswith("baseOffset: 0 lastOffset: 0 count: 1 ")
+    assert lines(plain, 0, len(plain) - 1, len(plain)) is None
+    assert lines(build_v2_batch([SimpleRecord(b"v")], attributes=5), 0, len(plain), len(plain)) is None
+    legacy = bytearray(plain)
+    legacy[16] = 1
+    assert lines(bytes(legacy), 0, len(plain), len(plain)) is None

@@ -65,6 +65,9 @@ class PartitionSummary:
     anomalies: list[Problem] = field(default_factory=list)
     #: Files and directories of the partition that could not be read (also among the anomalies).
     unreadable: list[str] = field(default_factory=list)
+    #: Of :attr:`segments`, how many are in remote storage (a tiered partition read as one log: ``ls
+    #: --remote-root``); None when the partition was read without its remote part.
+    remote_segments: int | None = None
 
 
 def read_log_dir_checkpoints(
@@ -91,12 +94,15 @@ def summarize_partition(
     checkpoints: dict[str, CheckpointOffsets] | None = None,
     progress: Callable[[int], None] | None = None,
     timeline: Timeline | None = None,
+    log: LocalLog | None = None,
 ) -> PartitionSummary:
     """Scan one partition directory.  ``checkpoints`` are its log directory's (read from the parent directory
     when not given).  ``progress(n)`` gets the number of log bytes read, segment by segment.  ``timeline``, when
-    given, is fed every batch of the same pass (``kdump report``'s offsets against time)."""
+    given, is fed every batch of the same pass (``kdump report``'s offsets against time).  ``log``: the
+    directory's log already scanned (a tiered partition's one log, its remote segments first)."""
     try:
-        log = LocalLog.scan(directory)
+        if log is None:
+            log = LocalLog.scan(directory)
     except OSError as e:
         s = PartitionSummary(directory, None, None)
         s.anomalies.append(problem(pk.UNREADABLE_DIRECTORY, reason=walk_error(e)))

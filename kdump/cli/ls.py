@@ -57,6 +57,27 @@ from kdump.render.color import CHOICES as COLOR_CHOICES
     help="List every left-over .deleted/.cleaned/.swap file, not their count.",
 )
 @click.option("--no-progress", is_flag=True, help="Never show a progress bar.")
+@click.option(
+    "--remote-root",
+    type=Location(exists=True, file_okay=False, dir_okay=True),
+    help="Read tiered partitions as one log: their segments in remote storage under this root (Kafka's "
+    "RemoteLogSegmentFileset layout, as `kdump tiered`), then their local ones; a local path or a URL.",
+)
+@click.option(
+    "--metadata",
+    "metadata",
+    multiple=True,
+    type=Location(exists=True, file_okay=False, dir_okay=True),
+    help="With --remote-root: a log directory holding __remote_log_metadata partitions, or one of them "
+    "(repeatable) [default: each partition's own log directory].",
+)
+@click.option(
+    "--metadata-partitions",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="N",
+    help="With --remote-root: remote.log.metadata.topic.num.partitions [default: 50].",
+)
 def command(
     paths: tuple[str, ...],
     as_json: bool,
@@ -70,6 +91,9 @@ def command(
     show_all: bool,
     verbose: bool,
     no_progress: bool,
+    remote_root: str | None,
+    metadata: tuple[str, ...],
+    metadata_partitions: int | None,
 ) -> None:
     """Summarise every partition of a log directory or partition directory (default: the current directory).
 
@@ -82,6 +106,10 @@ def command(
     to the terminal's width (columns left out to fit are named under it; --wide, --columns), aligned plain text
     in a pipe, JSON lines with --json. Over several log directories the log directory and its broker id tell
     identical partitions apart.
+
+    With --remote-root a tiered partition is one log: its segments in remote storage (those
+    __remote_log_metadata says were copied, below the first local segment) then its local ones, so its
+    segments, size, log start offset and records are the whole partition's.
     """
     from kdump.cli import directory_arguments, run_guarded
     from kdump.commands.ls import ListPartitions
@@ -91,9 +119,18 @@ def command(
 
     if color is not None:
         colors.mode = color
+    if remote_root is None and (metadata or metadata_partitions):
+        raise click.UsageError("--metadata and --metadata-partitions go with --remote-root")
+    remote = None
+    if remote_root is not None:  # loaded only when asked for
+        from kdump.commands.remote_tier import RemoteChecks, RemoteOptions
+
+        remote = RemoteChecks(RemoteOptions(remote_root, "kafka", metadata, metadata_partitions or 50))
     try:
         wanted = {t.strip() for item in topics for t in item.split(",") if t.strip()} if topics else None
-        lister = ListPartitions(directory_arguments(paths), topics=wanted, exclude_internal=exclude_internal)
+        lister = ListPartitions(
+            directory_arguments(paths), topics=wanted, exclude_internal=exclude_internal, remote=remote
+        )
         chosen = parse_columns(columns) if columns else None
         zone = parse_tz(tz) if tz else None
     except ValueError as e:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Collection
+from typing import TYPE_CHECKING
 
 from kdump.analysis.log_summary import PartitionSummary, read_log_dir_checkpoints, summarize_partition
 from kdump.errors import KdumpError
@@ -19,10 +20,13 @@ from kdump.facts.progress import ProgressFactory
 from kdump.problem import UNREADABLE_DIRECTORY, Problem, problem
 from kdump.storage import locations
 from kdump.storage.checkpoint import META_PROPERTIES_FILE
-from kdump.storage.local_log import find_partition_dirs, no_kafka_data
+from kdump.storage.local_log import LocalLog, find_partition_dirs, no_kafka_data
 from kdump.storage.meta_properties import read_meta_properties
 from kdump.storage.naming import parse_partition_dir
 from kdump.storage.regular_file import walk_error
+
+if TYPE_CHECKING:
+    from kdump.commands.remote_tier import RemoteChecks
 
 #: Above this much log to read, a progress bar is shown (when asked for: on a terminal only).
 PROGRESS_THRESHOLD = 256 << 20
@@ -52,9 +56,16 @@ def numbered(directory: str) -> tuple[str, str, int, str]:
 
 class ListPartitions:
     def __init__(
-        self, paths: list[str], *, topics: Collection[str] | None = None, exclude_internal: bool = False
+        self,
+        paths: list[str],
+        *,
+        topics: Collection[str] | None = None,
+        exclude_internal: bool = False,
+        remote: RemoteChecks | None = None,
     ) -> None:
-        """``topics``: only these topics; ``exclude_internal``: leave out Kafka's internal topics."""
+        """``topics``: only these topics; ``exclude_internal``: leave out Kafka's internal topics; ``remote``:
+        tiered partitions are read as one log, their remote segments first (``--remote-root``)."""
+        self.remote = remote
         self.directories: list[str] = []
         #: Directories the walk could not read (permissions, or deleted meanwhile), with the reason.
         self.walk_errors: list[Problem] = []
@@ -109,15 +120,29 @@ class ListPartitions:
                 if parent not in checkpoints:
                     anomalies[parent] = []
                     checkpoints[parent] = read_log_dir_checkpoints(parent, anomalies[parent])
+                log, remote_segments = self._one_log(d)
                 summary = summarize_partition(
-                    d, checkpoints=checkpoints[parent], progress=None if bar is None else bar.advance
+                    d, checkpoints=checkpoints[parent], progress=None if bar is None else bar.advance, log=log
                 )
+                if remote_segments is not None:
+                    summary.remote_segments = remote_segments
                 summary.anomalies[:0] = anomalies[parent]
                 result.append(summary)
         finally:
             if bar is not None:
                 bar.close()
         return result
+
+    def _one_log(self, directory: str) -> tuple[LocalLog | None, int | None]:
+        """A tiered partition's one log and its number of remote segments; (None, None) for the others."""
+        if self.remote is None:
+            return None, None
+        try:
+            log = LocalLog.scan(directory)
+        except OSError:
+            return None, None  # said in its row
+        one = self.remote.one_log(log)
+        return (None, None) if one is None else one
 
     def run(self, sink: LsSink, *, progress: ProgressFactory | None = None) -> ExitStatus:
         summaries = self.summaries(progress)

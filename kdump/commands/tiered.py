@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import os
 import uuid
+from collections.abc import Callable
 
 from kdump.analysis.remote_log_metadata import (
     DEFAULT_METADATA_PARTITIONS,
     METADATA_TOPIC,
+    RemoteLogMetadata,
     metadata_partition,
     metadata_partition_dirs,
     read_remote_log_metadata,
@@ -37,8 +39,11 @@ class TieredCommand:
         metadata_partitions: int = DEFAULT_METADATA_PARTITIONS,
         deep: bool = False,
         layout: str | Layout = "kafka",
+        metadata_reader: Callable[[list[str]], RemoteLogMetadata] = read_remote_log_metadata,
     ) -> None:
         self.layout = layout
+        #: Reads the metadata partitions (``kdump verify --remote-root`` passes one that reads each set once).
+        self.metadata_reader = metadata_reader
         self.partition_dir = partition_dir
         self.remote_root = remote_root
         parent = os.path.dirname(os.path.normpath(locations.abspath(partition_dir)))
@@ -81,7 +86,7 @@ class TieredCommand:
                     f"no {METADATA_TOPIC} partition found: what is in remote storage cannot be known",
                 )
             )
-        metadata = read_remote_log_metadata(dirs)
+        metadata = self.metadata_reader(dirs)
         remote = metadata.partition(self.topic, self.partition)
         if remote is not None and topic_id is not None and remote.topic_id != topic_id:
             problems.append(

@@ -53,6 +53,7 @@ MIN_PARALLEL_BYTES = 64 << 20
 
 if TYPE_CHECKING:  # loaded only when a log directory has the cluster metadata
     from kdump.analysis.topic_config import ClusterConfig
+    from kdump.commands.remote_tier import RemoteChecks
 
 
 @dataclass
@@ -201,8 +202,11 @@ class Verify:
         log_dirs: Iterable[str] = (),
         unreadable: Iterable[IndexProblem] = (),
         progress: ProgressFactory | None = None,
+        remote: RemoteChecks | None = None,
     ) -> None:
         self.targets = targets
+        #: The remote checks of tiered partitions (``--remote-root``; :mod:`kdump.commands.remote_tier`).
+        self.remote = remote
         #: Where the run reports its progress (the CLI passes the terminal's bar when a person watches).
         self.progress = progress
         #: What the selection could not read (:func:`select`): reported as problems.
@@ -218,7 +222,7 @@ class Verify:
         self.mapper = mapper
 
     def run(self) -> ExitStatus:
-        summary = Summary(deep=self.deep)
+        summary = Summary(deep=self.deep, remote=self.remote is not None)
         files: set[str] = set()
         log_dirs: dict[str, tuple[LogDirCheckpoints | None, ClusterConfig | None]] = {}
         for target, facts in self._checked_segments():
@@ -264,6 +268,13 @@ class Verify:
                     )
             for p in partition.problems:
                 self._problem(p, summary, files)
+            if self.remote is not None and target.base_offsets is None:
+                remote = self.remote.check(log)
+                if remote is not None:
+                    summary.tiered_partitions += 1
+                    summary.remote_segments += remote.segments
+                    for p in remote.problems:
+                        self._problem(p, summary, files)
             for u in partition.unchecked:
                 summary.unchecked += 1
                 self.sink.unchecked(u)

@@ -42,6 +42,10 @@ class Summary:
     problems: int = 0
     files_with_problems: int = 0
     deep: bool = False
+    #: Whether the remote checks ran (``--remote-root``): tiered partitions found, their remote segments.
+    remote: bool = False
+    tiered_partitions: int = 0
+    remote_segments: int = 0
     kinds: dict[str, int] = field(default_factory=dict)
 
 

@@ -187,8 +187,19 @@ class TextLog:
         see = gaps.see
         batch = None
         tracked = None
+        # shallow: the lines of runs of plain batches come from the C accelerator where it is built
+        # (FileRecords.batches); batches are contiguous from start, so each is printed at its own position
+        plain_end = start
+
+        def plain_lines(text: str, next_position: int) -> None:
+            nonlocal plain_end
+            out.write(text)
+            plain_end = next_position
+
         try:
-            for batch in records.batches(start, end):
+            for batch in records.batches(start, end, lines=None if deep else plain_lines):
+                if not deep:
+                    valid_bytes = batch.position
                 out.write(kafka_text.batch_line_head(batch))
                 out.write(kafka_text.batch_line_tail(batch, valid_bytes))
                 if deep:
@@ -227,7 +238,7 @@ class TextLog:
             if isinstance(e, kafka_text.PartialLineError):
                 out.write(e.partial)  # what Kafka printed of the line before dying
             raise error from None
-        return valid_bytes
+        return max(valid_bytes, plain_end)
 
     def batch(self, batch: RecordBatch, records: Iterable[Record] | None = None) -> None:
         """The batch's line and its records' lines, written once the records are read: a failure among them

@@ -172,6 +172,9 @@ SCHEMA: dict[str, dict[str, tuple[str, ...]]] = {
         "checkpointValues": (INT,),
         "leaderEpochs": (INT,),
         "kraftSnapshots": (INT,),
+        # verify --remote-root only
+        "tieredPartitions": (INT,),
+        "remoteSegments": (INT,),
         "lastOffsetTimeIndexes": (INT,),
         "preKafka38TimeIndexes": (INT,),
         "activeSegmentNotes": (INT,),
@@ -244,6 +247,8 @@ SCHEMA: dict[str, dict[str, tuple[str, ...]]] = {
         "openTransactions": (LIST,),
         "anomalies": (LIST,),
         "anomalyDetails": (LIST,),
+        # ls --remote-root, a tiered partition only
+        "remoteSegments": (INT,),
     },
     "unreadable": {"path": (STR,), "message": (STR,)},
     # kdump find --group / --transactional-id

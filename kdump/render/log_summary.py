@@ -182,6 +182,7 @@ def summary_object(
         ],
         anomalies=sentences(s.anomalies),
         anomalyDetails=details(s.anomalies),
+        **({} if s.remote_segments is None else {"remoteSegments": s.remote_segments}),
     )
 
 

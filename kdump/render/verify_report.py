@@ -49,9 +49,12 @@ class TextSink:
             (s.checkpoint_values, "checkpoint value", "checkpoint values"),
             (s.leader_epochs, "leader epoch", "leader epochs"),
             (s.kraft_snapshots, "KRaft snapshot", "KRaft snapshots"),
+            (s.remote_segments, "remote segment", "remote segments"),
         ):
             if count:
                 parts.append(plural(count, one, many))
+        if s.remote and not s.tiered_partitions:
+            parts.append("no tiered partition (nothing in remote storage)")
         text = f"Checked {plural(s.partitions, 'partition')}: {', '.join(parts)}"
         if s.unchecked:
             text += f"; {s.unchecked} not checked"
@@ -108,6 +111,9 @@ def summary_object(s: Summary) -> dict[str, Any]:
         checkpointValues=s.checkpoint_values,
         leaderEpochs=s.leader_epochs,
         kraftSnapshots=s.kraft_snapshots,
+        **(
+            {"tieredPartitions": s.tiered_partitions, "remoteSegments": s.remote_segments} if s.remote else {}
+        ),
         preKafka38TimeIndexes=s.pre_38_time_indexes,
         activeSegmentNotes=s.active_segment_notes,
         newerRecords=s.newer_records,

@@ -43,6 +43,7 @@ from kdump.storage.record_batch import (
     MAGIC_OFFSET,
     RECORD_BATCH_OVERHEAD,
     DefaultRecordBatch,
+    record_batch_lines,
 )
 from kdump.storage.record_batch import (
     RecordBatch as RecordBatch,  # re-exported: the batch interface, with FileRecords that yields batches
@@ -293,9 +294,17 @@ class FileRecords:
         """Size of the slice (the file, or its first ``max_bytes``)."""
         return self.end
 
-    def batches(self, start: int = 0, end: int | None = None) -> Iterator[RecordBatch]:
+    def batches(
+        self, start: int = 0, end: int | None = None, *, lines: Callable[[str, int], None] | None = None
+    ) -> Iterator[RecordBatch]:
         """Iterate the batches in ``[start, end)`` (default: to the end of the slice) following Kafka's framing
         rules (see module docstring).
+
+        ``lines``: the caller wants Kafka's shallow line of each batch (``kafka_text.batch_line_head`` +
+        ``batch_line_tail`` at the batch's position) and nothing else of the plain ones: where the C accelerator
+        is built, the lines of runs of plain v2 batches of a local file (``record_batch.record_batch_lines``)
+        go to ``lines`` (with where the run ends) without a batch object each, in file order with the batches
+        that are yielded.
 
         Raises :class:`CorruptRecordError` for a size field below 14, at that batch.
         """
@@ -319,12 +328,24 @@ class FileRecords:
         guarded = self._guard is not None
         faults = sigbus_guard.fault_count()
         ensure = self._ensure
+        # the C lines only where a vanished page is noticed through the guard's counter, as between batches
+        fast = (
+            record_batch_lines() if lines is not None and ensure is None and (guarded or mm is None) else None
+        )
         while position < end - HEADER_SIZE_UP_TO_MAGIC:
             if ensure is not None:
                 ensure(position, position + RECORD_BATCH_OVERHEAD)
             if watch and (sigbus_guard.fault_count() != faults if guarded else True):
                 self.check_unchanged(position)
                 faults = sigbus_guard.fault_count()
+            if fast is not None:
+                run = fast(buf, position, end, next_check if mm is not None else end)
+                if run is not None:
+                    text, position = run
+                    lines(text, position)  # type: ignore[misc]  # fast is None when lines is
+                    if position >= next_check and mm is not None:
+                        next_check, released = self._checkpoint(mm, position, released)
+                    continue
             offset, size = unpack_log_header(buf, position)
             if size < MIN_RECORD_SIZE:
                 if watch:
@@ -355,13 +376,19 @@ class FileRecords:
                 yield DefaultRecordBatch(buf, position, unpack_v2(buf, position), decompression_limit=limit)
             position += LOG_OVERHEAD + size
             if position >= next_check and mm is not None:
-                self.check_unchanged(position)
-                self._sample(position)
-                next_check = position + _CHECK_EVERY
-                if position - released >= _RELEASE_EVERY:
-                    released = _release(mm, released, position)
+                next_check, released = self._checkpoint(mm, position, released)
         if watch:
             self.check_unchanged(position, thorough=True)
+
+    def _checkpoint(self, mm: mmap.mmap, position: int, released: int) -> tuple[int, int]:
+        """Every ``_CHECK_EVERY`` bytes of a walk: the file is unchanged so far, a sample of it is kept, and
+        every ``_RELEASE_EVERY`` bytes the pages read are dropped; returns the next checkpoint and where the
+        pages are dropped up to."""
+        self.check_unchanged(position)
+        self._sample(position)
+        if position - released >= _RELEASE_EVERY:
+            released = _release(mm, released, position)
+        return position + _CHECK_EVERY, released
 
     def _describe(self) -> str:
         """Kafka's ``FileRecords.toString`` of the whole file opened by the dump (``end`` is Integer.MAX_VALUE)."""

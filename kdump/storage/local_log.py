@@ -15,6 +15,7 @@ offset), so a partition of 10,000 segments is not classified name by name.  Both
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import os
 import re
 import stat
@@ -122,6 +123,24 @@ class LocalLog:
         ``segments.floorSegment``), or None when ``offset`` is below every base offset."""
         i = bisect.bisect_right(self._log_bases, offset)
         return self.log_segment(i - 1) if i else None
+
+    def with_earlier_segments(self, earlier: list[LogSegment]) -> LocalLog:
+        """This log with ``earlier`` segments (kept elsewhere, each with its ``.log``, by increasing base offset:
+        a tiered partition's segments in remote storage) in front of its own: those at or above its first base
+        offset are left out (a segment still local is read locally, as a broker serves it).  The other file
+        lists are this log's."""
+        own = self.log_segments
+        first = own[0].base_offset if own else None
+        front = [s for s in earlier if first is None or s.base_offset < first]
+        segments = [*front, *self.segments]
+        with_log = [*front, *own]
+        return dataclasses.replace(
+            self,
+            _segments=segments,
+            _log_bases=[s.base_offset for s in with_log],
+            _log_segments=list(with_log),
+            _listing=None,
+        )
 
     @classmethod
     def scan(cls, directory: str | os.PathLike[str]) -> LocalLog:

@@ -568,12 +568,13 @@ def compression_name(codec_id: int) -> str:
 
 #: The ``REVISION`` of ``kdump/_speedups.c`` this decoder agrees with (2: Java int sequences, negative deltas;
 #: 3: records of more than ``MAX_EAGER_HEADERS`` headers are left to the Python decoder, which keeps them lazy;
-#: 4: keys and values of ``MAX_EAGER_BYTES`` and more are left to the Python decoder, which can hand out views).
-SPEEDUPS_REVISION = 4
+#: 4: keys and values of ``MAX_EAGER_BYTES`` and more are left to the Python decoder, which can hand out views;
+#: 5: ``batch_lines``, the shallow walk's batch lines).
+SPEEDUPS_REVISION = 5
 
 
-def _load_accelerator() -> Callable[..., list[Record] | None] | None:
-    """The optional C decoder (``kdump/_speedups.c``), unless absent or ``KDUMP_PURE_PYTHON`` is set."""
+def _load_speedups() -> Any:
+    """The optional C module (``kdump/_speedups.c``), unless absent, stale or ``KDUMP_PURE_PYTHON`` is set."""
     if os.environ.get("KDUMP_PURE_PYTHON"):
         return None
     try:
@@ -582,11 +583,29 @@ def _load_accelerator() -> Callable[..., list[Record] | None] | None:
         return None
     if getattr(_speedups, "REVISION", None) != SPEEDUPS_REVISION:
         return None  # built from an older kdump/_speedups.c: not trusted (pip install -e . rebuilds it)
-    return _speedups.read_records
+    return _speedups
 
+
+_SPEEDUPS = _load_speedups()
 
 #: ``read_records(...) -> list[Record] | None``; None means "let the pure-Python decoder decide" (errors).
-ACCELERATOR = _load_accelerator()
+ACCELERATOR: Callable[..., list[Record] | None] | None = None if _SPEEDUPS is None else _SPEEDUPS.read_records
+
+#: ``batch_lines(buf, pos, end, stop, crc32c) -> (text, next_position) | None``: Kafka's shallow lines of a run
+#: of plain v2 batches (``kafka_text.batch_line_head`` + ``batch_line_tail``); None: the first batch is not
+#: plain, the caller frames it (``FileRecords.batches``).
+BATCH_LINES: Callable[..., tuple[str, int] | None] | None = (
+    None if _SPEEDUPS is None else _SPEEDUPS.batch_lines
+)
+
+
+def record_batch_lines() -> Callable[[Any, int, int, int], tuple[str, int] | None] | None:
+    """:data:`BATCH_LINES` with the CRC-32C it checks batches with: ``(buf, pos, end, stop) -> (text, next) |
+    None`` (batches are taken while one starts before ``stop``); None without the C accelerator."""
+    lines = BATCH_LINES
+    if lines is None:
+        return None
+    return lambda buf, pos, end, stop: lines(buf, pos, end, stop, crc32c)
 
 
 def _decode(
