@@ -7,7 +7,9 @@ the records it decodes)."""
 from __future__ import annotations
 
 import json
+import os
 from collections import defaultdict
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -17,7 +19,7 @@ from kdump.spark.planning import Split, pack, plan, target_split_bytes
 from kdump.storage.file_records import FileRecords
 from kdump.storage.local_log import LocalLog
 from kdump.storage.offset_index import OffsetIndex
-from tests.partition_builder import build_partition
+from tests.partition_builder import BASE_TIMESTAMP, build_partition
 from tests.spark_oracle import FIXTURE_TREES
 
 
@@ -134,3 +136,174 @@ def test_split_options_are_checked() -> None:
     for bad in ({"minPartitions": "0"}, {"minPartitions": "x"}, {"openCostInBytes": "-1"}):
         with pytest.raises(OptionError):
             parse_options({"path": "/x", **bad})
+
+
+# -- filter pushdown: what Spark's filters leave unread ----------------------------------------------------
+
+
+class CountingOpen:
+    """Opens every segment the reader reads through a ranged byte source over the local file (4 KiB at a
+    time) and counts the bytes it fetches: what the reader really reads, not the mapped file's size."""
+
+    def __init__(self) -> None:
+        self.bytes = 0
+        self.files: list = []
+
+    def __call__(self, path: str) -> FileRecords:
+        from kdump.storage.byte_source import RangedSource
+
+        f = open(path, "rb")  # noqa: SIM115 -- closed by close()
+        self.files.append(f)
+
+        def fetch(start: int, end: int) -> bytes:
+            f.seek(start)
+            data = f.read(end - start)
+            self.bytes += len(data)
+            return data
+
+        return FileRecords.open(RangedSource(path, os.fstat(f.fileno()).st_size, fetch, read_ahead=4096))
+
+    def close(self) -> None:
+        for f in self.files:
+            f.close()
+
+
+def pushed_read(
+    options: dict[str, str], filters: list, monkeypatch: pytest.MonkeyPatch
+) -> tuple[list, int, int]:
+    """The rows a Spark query of ``filters`` gets from the source, as PySpark's pushdown worker drives it
+    (``reader.pushFilters`` then ``partitions`` and ``read``), and the bytes of log read and the tasks."""
+    pytest.importorskip("pyspark")
+    pa = pytest.importorskip("pyarrow")
+    import kdump.spark.reader as reader_module
+    from kdump.spark.source import KafkaLogFilteringReader
+
+    counting = CountingOpen()
+    monkeypatch.setattr(reader_module, "FileRecords", counting)
+    try:
+        reader = KafkaLogFilteringReader({**options, "pushFilters": "true"})
+        handed_back = list(reader.pushFilters(filters))
+        assert handed_back == filters  # Spark applies every filter again
+        partitions = reader.partitions()
+        rows = []
+        for partition in partitions:
+            for batch in reader.read(partition):
+                table = pa.Table.from_batches([batch])
+                ts = table.column("timestamp").cast(pa.int64()).to_pylist()
+                rows += zip(
+                    table.column("topic").to_pylist(),
+                    table.column("partition").to_pylist(),
+                    table.column("offset").to_pylist(),
+                    [t // 1000 for t in ts],
+                    strict=True,
+                )
+    finally:
+        counting.close()
+        monkeypatch.undo()
+    return sorted(rows), counting.bytes, len(partitions)
+
+
+def spark_filter(rows: list, topic=None, offset_from=None, ts_from=None, offset_below=None) -> list:  # noqa: ANN001
+    return [
+        r
+        for r in rows
+        if (topic is None or r[0] == topic)
+        and (offset_from is None or r[2] >= offset_from)
+        and (offset_below is None or r[2] < offset_below)
+        and (ts_from is None or r[3] >= ts_from)
+    ]
+
+
+@pytest.fixture(scope="module")
+def four_segments(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """orders-0: 4 segments of 200 batches of 10 records (offsets 0-7999), distinct timestamps; and a small
+    second topic."""
+    root = tmp_path_factory.mktemp("pushdown")
+    build_partition(
+        str(root / "orders-0"), 4, batches_per_segment=200, records_per_batch=10, distinct_timestamps=True,
+        index_interval_bytes=4096,
+    )  # fmt: skip
+    build_partition(str(root / "audit-0"), 2, batches_per_segment=50)
+    return root
+
+
+def test_filters_pushed_down_read_less_and_keep_the_rows(four_segments: Path, monkeypatch) -> None:  # noqa: ANN001
+    from pyspark.sql.datasource import EqualTo, GreaterThanOrEqual, LessThan, Not
+
+    options = {"path": str(four_segments), "minPartitions": "2"}
+    every, whole_bytes, _ = pushed_read(options, [], monkeypatch)
+    assert len(every) == 8000 + 2 * 50 * 5
+    size = sum(p.stat().st_size for p in four_segments.glob("*/*.log"))
+    assert whole_bytes == size  # no filter: every byte of every segment, once
+
+    cases = {
+        "offset >= 6100": ([GreaterThanOrEqual(("offset",), 6100)], {"offset_from": 6100}),
+        "topic = orders, offset < 1500": (
+            [EqualTo(("topic",), "orders"), LessThan(("offset",), 1500)],
+            {"topic": "orders", "offset_below": 1500},
+        ),
+        "timestamp >= segment 3's + 500": (
+            [
+                GreaterThanOrEqual(
+                    ("timestamp",), datetime.fromtimestamp((BASE_TIMESTAMP + 3000 + 500) / 1000, UTC)
+                )
+            ],
+            {"ts_from": BASE_TIMESTAMP + 3000 + 500},
+        ),
+        "NOT offset = 5 (not used)": ([Not(EqualTo(("offset",), 5))], {}),
+    }
+    read = {}
+    for name, (filters, wanted) in cases.items():
+        rows, bytes_read, _ = pushed_read(options, filters, monkeypatch)
+        # what Spark keeps after applying the filters again is what it keeps from the whole read
+        assert spark_filter(rows, **wanted) == spark_filter(every, **wanted), name
+        read[name] = bytes_read
+    assert read["offset >= 6100"] < 0.3 * whole_bytes
+    assert read["topic = orders, offset < 1500"] < 0.3 * whole_bytes
+    assert read["timestamp >= segment 3's + 500"] < 0.35 * whole_bytes  # from offset 5500 (segment 2)
+    assert read["NOT offset = 5 (not used)"] == whole_bytes
+    print(f"\nbytes read: no filter {whole_bytes}; " + "; ".join(f"{k}: {v}" for k, v in read.items()))
+
+
+def test_pushed_filters_combine_with_the_options(four_segments: Path, monkeypatch) -> None:  # noqa: ANN001
+    from pyspark.sql.datasource import GreaterThan, In, LessThanOrEqual
+
+    options = {"path": str(four_segments), "startingOffsets": json.dumps({"orders": {"0": 3000}})}
+    filters = [In(("partition",), (0, 7)), GreaterThan(("offset",), 2000), LessThanOrEqual(("offset",), 4000)]
+    rows, _, _ = pushed_read(options, filters, monkeypatch)
+    assert {r[0] for r in rows} == {"orders"}  # audit-0 ends at offset 499
+    orders = [r[2] for r in rows if r[0] == "orders"]
+    assert min(orders) == 3000 and max(orders) <= 4009  # the batch holding 4000 is read whole
+    assert 4000 in orders
+
+
+def test_columns_option_hands_spark_only_those_columns() -> None:
+    """Column pruning by option (PySpark gives a Python data source no pruning of its own): the schema and
+    every Arrow batch hold the columns named, in that order, with the values of the whole read."""
+    pytest.importorskip("pyspark")
+    pa = pytest.importorskip("pyarrow")
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    from kdump.spark.source import KafkaLogDataSource, KafkaLogReader
+
+    options = {"paths": json.dumps(FIXTURE_TREES), "columns": "offset, value,topic,offset"}
+    schema = KafkaLogDataSource(options).schema()
+    assert schema.names == ["offset", "value", "topic"]
+    reader = KafkaLogReader(options)
+    batches = [b for p in reader.partitions() for b in reader.read(p)]
+    assert all(b.schema == to_arrow_schema(schema, timezone="UTC") for b in batches)
+    got = sorted(
+        (t, o, v)
+        for b in batches
+        for o, v, t in zip(*(b.column(i).to_pylist() for i in range(3)), strict=True)
+    )
+    whole = KafkaLogReader({"paths": json.dumps(FIXTURE_TREES)})
+    want = sorted(
+        (r["topic"], r["offset"], r["value"])
+        for p in whole.partitions()
+        for b in whole.read(p)
+        for r in pa.Table.from_batches([b]).select(["topic", "offset", "value"]).to_pylist()
+    )
+    assert got == want and len(got) > 1000
+    with pytest.raises(OptionError, match="no column 'nope'"):
+        KafkaLogDataSource({"path": "/x", "columns": "offset,nope"}).schema()

@@ -57,6 +57,8 @@ def session(
         "spark.sql.session.timeZone": "UTC",
         "spark.ui.showConsoleProgress": "false",
         "spark.python.worker.reuse": "true",
+        # filters on topic, partition, offset and timestamp narrow the read (kdump.spark.source)
+        "spark.sql.python.filterPushdown.enabled": "true",
     }
     settings.update(conf or {})
     for key, value in settings.items():

@@ -12,7 +12,7 @@ import json
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from kdump.analysis.consumer_view import READ_COMMITTED, READ_UNCOMMITTED
@@ -69,6 +69,11 @@ OPTIONS: dict[str, str] = {
     "openCostInBytes": "what opening a segment costs, in bytes of reading, when small segments are packed "
     "into tasks (as Spark's spark.sql.files.openCostInBytes; default 1 MiB)",
     "rowsPerBatch": "rows per Arrow batch handed to Spark (default 10000)",
+    "columns": "comma-separated columns: the source hands Spark only these, in this order (Spark's Python data "
+    "sources get no column pruning from a select; this is it: Spark converts fewer columns)",
+    "pushFilters": "true: Spark's filters on topic, partition, offset and timestamp (from below) narrow what is "
+    "read, with spark.sql.python.filterPushdown.enabled (kdump.spark.session sets it); load a DataFrame for each "
+    "query: PySpark 4.3 reuses a DataFrame's last pushed-down plan for its later queries without such filters",
 }
 
 
@@ -104,6 +109,8 @@ class ReadOptions:
     #: valueSchemaId: decodedValue is a struct of this Avro schema, whose kind is ``value_kind``
     value_schema_id: int | None = None
     value_kind: Any = None
+    #: The ``columns`` option: the columns the source hands Spark, in this order (None: every column).
+    columns: tuple[str, ...] | None = None
 
     @property
     def payload_columns(self) -> tuple[tuple[str, str, str], ...]:
@@ -112,6 +119,138 @@ class ReadOptions:
         if self.payload is None:
             return ()
         return payload_columns(self.payload.keys, self.payload.values, self.value_kind is not None)
+
+
+@dataclass(frozen=True)
+class Pushed:
+    """What Spark's filters on ``topic``, ``partition``, ``offset`` and ``timestamp`` allow the planner to leave
+    unread (PySpark's ``DataSourceReader.pushFilters``, see :func:`push_filters`).  Only ever narrows a read to
+    a superset of the rows the filters keep: Spark applies every filter again."""
+
+    topics: frozenset[str] | None = None
+    partitions: frozenset[int] | None = None
+    #: ``[lo, hi)`` bounds (None: unbounded) on the partition number and on the offset.
+    partition_lo: int | None = None
+    partition_hi: int | None = None
+    offset_lo: int | None = None
+    offset_hi: int | None = None
+    #: Milliseconds: no row with an earlier timestamp is wanted (a partition starts at the first offset whose
+    #: record is at or after it, as startingTimestamp).
+    min_timestamp: int | None = None
+    #: The filters used, as text (for the plan's description and the tests).
+    used: tuple[str, ...] = ()
+
+    def wants(self, topic: str, partition: int) -> bool:
+        if self.topics is not None and topic not in self.topics:
+            return False
+        if self.partitions is not None and partition not in self.partitions:
+            return False
+        if self.partition_lo is not None and partition < self.partition_lo:
+            return False
+        return self.partition_hi is None or partition < self.partition_hi
+
+
+def _is_int(value: object) -> bool:
+    return type(value) is int  # not bool, not a float Spark compares after a cast
+
+
+def _micros(value: object) -> int | None:
+    """A filter's timestamp value (a ``datetime``; PySpark gives an aware one in UTC or a naive one in the
+    session's time zone) as microseconds since the epoch; None when it cannot be known exactly."""
+    import datetime as dt
+
+    if not isinstance(value, dt.datetime):
+        return None
+    if value.tzinfo is None:
+        return None  # a naive time: its zone is the session's, unknown here -- not pushed
+    delta = value - dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+
+
+def push_filters(filters: list[Any], pushed: Pushed | None = None) -> Pushed:
+    """The narrowing the filters allow, on top of ``pushed`` (the AND of them all).  A filter is used when it
+    compares ``topic`` (=, IN), ``partition`` or ``offset`` (=, IN, <, <=, >, >=) with integers or strings, or
+    bounds ``timestamp`` from below (=, IN, >, >= with a time zone: the rows at or after the earliest value);
+    anything else (NOT, IS NULL, LIKE, a bound on the timestamp from above, which the time index cannot use) is
+    left to Spark alone.  PySpark's filter classes are matched by name (:mod:`pyspark.sql.datasource`), so this
+    module does not import PySpark."""
+    p = pushed or Pushed()
+    fields: dict[str, Any] = {}
+
+    def get(name: str) -> Any:
+        return fields.get(name, getattr(p, name))
+
+    used = list(p.used)
+    for f in filters:
+        kind = type(f).__name__
+        attribute = getattr(f, "attribute", None)
+        if kind not in _COMPARISONS or not isinstance(attribute, tuple) or len(attribute) != 1:
+            continue
+        column = str(attribute[0]).lower()
+        value = f.value
+        values = tuple(value) if kind == "In" else (value,)
+        if kind == "In" and not values:
+            continue
+        if column == "topic" and kind in ("EqualTo", "EqualNullSafe", "In"):
+            if not all(isinstance(v, str) for v in values):
+                continue
+            topics = frozenset(values)
+            fields["topics"] = topics if get("topics") is None else get("topics") & topics
+        elif column in ("partition", "offset"):
+            if not all(_is_int(v) for v in values):
+                continue
+            if column == "partition" and kind in ("EqualTo", "EqualNullSafe", "In"):
+                found = frozenset(values)
+                fields["partitions"] = found if get("partitions") is None else get("partitions") & found
+            prefix = "partition" if column == "partition" else "offset"
+            lo, hi = _bounds(kind, values)
+            if lo is not None:
+                old = get(f"{prefix}_lo")
+                fields[f"{prefix}_lo"] = lo if old is None else max(old, lo)
+            if hi is not None:
+                old = get(f"{prefix}_hi")
+                fields[f"{prefix}_hi"] = hi if old is None else min(old, hi)
+        elif column == "timestamp" and kind in (
+            "EqualTo",
+            "EqualNullSafe",
+            "In",
+            "GreaterThan",
+            "GreaterThanOrEqual",
+        ):
+            micros = [_micros(v) for v in values]
+            if any(m is None for m in micros):
+                continue
+            least = min(m for m in micros if m is not None) // 1000  # a record's ms * 1000 >= it
+            old = get("min_timestamp")
+            fields["min_timestamp"] = least if old is None else max(old, least)
+        else:
+            continue
+        used.append(f"{column} {_COMPARISONS[kind]} {values[0] if kind != 'In' else list(values)}")
+    return replace(p, **fields, used=tuple(used))
+
+
+_COMPARISONS = {
+    "EqualTo": "=",
+    "EqualNullSafe": "<=>",
+    "In": "IN",
+    "GreaterThan": ">",
+    "GreaterThanOrEqual": ">=",
+    "LessThan": "<",
+    "LessThanOrEqual": "<=",
+}
+
+
+def _bounds(kind: str, values: tuple[int, ...]) -> tuple[int | None, int | None]:
+    """``[lo, hi)`` holding every integer the comparison keeps."""
+    if kind in ("EqualTo", "EqualNullSafe", "In"):
+        return min(values), max(values) + 1
+    v = values[0]
+    return {
+        "GreaterThan": (v + 1, None),
+        "GreaterThanOrEqual": (v, None),
+        "LessThan": (None, v),
+        "LessThanOrEqual": (None, v + 1),
+    }[kind]
 
 
 @dataclass(frozen=True)
@@ -132,9 +271,13 @@ class Selection:
     min_partitions: int = field(default_factory=lambda: os.cpu_count() or 1)
     open_cost_bytes: int = DEFAULT_OPEN_COST_BYTES
     read: ReadOptions = field(default_factory=ReadOptions)
+    #: What Spark's filters narrowed (filter pushdown).
+    pushed: Pushed = field(default_factory=Pushed)
 
     def wants(self, topic: str, partition: int) -> bool:
-        """Whether the partition is selected by topics, topicPattern, assign and partitions."""
+        """Whether the partition is selected by topics, topicPattern, assign, partitions and pushed filters."""
+        if not self.pushed.wants(topic, partition):
+            return False
         if self.topics is not None and topic not in self.topics:
             return False
         if self.topic_pattern is not None and re.fullmatch(self.topic_pattern, topic) is None:
@@ -286,6 +429,7 @@ def parse_options(options: Mapping[str, str]) -> Selection:
     corrupt = (_get(options, "corruptBatches") or "skip").strip().lower()
     if corrupt not in CORRUPT_POLICIES:
         raise OptionError(f"corruptBatches: expected one of {', '.join(CORRUPT_POLICIES)}, not {corrupt!r}")
+    push_filters_wanted(options)  # checked here: an unreadable value is an error before any planning
     rows = _get(options, "rowsPerBatch")
     max_bytes = _get(options, "maxBytesPerSplit")
     read = ReadOptions(
@@ -298,6 +442,7 @@ def parse_options(options: Mapping[str, str]) -> Selection:
         report_stderr=_get(options, "corruptReportStderr") is None
         or _bool(_get(options, "corruptReportStderr"), "corruptReportStderr"),
         rows_per_batch=max(1, _int(rows, "rowsPerBatch")) if rows else DEFAULT_ROWS_PER_BATCH,
+        columns=selected_columns(options),
         **payload_options(options),
     )
     starting_ts = _get(options, "startingTimestamp")
@@ -340,6 +485,19 @@ def decoder(options: Mapping[str, str]) -> str | None:
     if name not in DECODERS:
         raise OptionError(f"decoder: expected one of {', '.join(DECODERS)}, not {text!r}")
     return name
+
+
+def selected_columns(options: Mapping[str, str]) -> tuple[str, ...] | None:
+    """The ``columns`` option: comma-separated column names (each once, in the order given), or None."""
+    text = _get(options, "columns")
+    if text is None or not text.strip():
+        return None
+    return tuple(dict.fromkeys(c.strip() for c in text.split(",") if c.strip()))
+
+
+def push_filters_wanted(options: Mapping[str, str]) -> bool:
+    """Just the ``pushFilters`` option (whether the data source narrows a read by Spark's filters)."""
+    return _bool(_get(options, "pushFilters"), "pushFilters")
 
 
 def include_headers(options: Mapping[str, str]) -> bool:

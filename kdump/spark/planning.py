@@ -26,6 +26,7 @@ from kdump.storage import locations, object_store
 from kdump.storage.file_records import FileRecords
 from kdump.storage.local_log import LocalLog, find_partition_dirs
 from kdump.storage.log_segment import LogSegment
+from kdump.storage.naming import parse_partition_dir
 from kdump.storage.regular_file import open_regular
 from kdump.storage.transaction_index import AbortedTxn
 
@@ -157,6 +158,15 @@ def _range(
         found = offset_for_timestamp(log, ts, problems)
         if found is not None:
             end = found if end is None else min(end, found)
+    pushed = selection.pushed
+    if pushed.offset_lo is not None and pushed.offset_lo > (start or 0):
+        start = pushed.offset_lo
+    if pushed.offset_hi is not None and (end is None or pushed.offset_hi < end):
+        end = pushed.offset_hi
+    if pushed.min_timestamp is not None and start != NOTHING:
+        # Kafka's ListOffsets (find_timestamp): every record before the offset found is earlier than the time
+        found = offset_for_timestamp(log, pushed.min_timestamp, problems)
+        start = NOTHING if found is None else max(found, start or 0)
     return start, end
 
 
@@ -209,6 +219,9 @@ def plan(selection: Selection) -> Plan:
     problems: list[str] = []
     chosen: list[_Segment] = []
     for directory in partition_dirs(selection.paths):
+        named = parse_partition_dir(os.path.basename(os.path.normpath(directory)))
+        if named is not None and not selection.wants(named.topic, named.partition):
+            continue  # left out by its name (topic_partition's), before its files are listed
         try:
             log = LocalLog.scan(directory)
         except OSError as e:

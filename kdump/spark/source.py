@@ -2,20 +2,33 @@
 
 ``spark.read.format("kafka-log").load(path_or_paths)`` after :func:`kdump.spark.register`.  The driver plans
 the splits and packs them into tasks (:mod:`kdump.spark.planning`); each task reads its splits with
-:func:`kdump.spark.reader.read_split` and hands Spark Arrow record batches.  Filters are not pushed down (PySpark 4.3's pushdown is off by default and
-wrong when on); use the options instead (topics, partitions, offset and time ranges), which prune whole
-segments before any task starts.
+:func:`kdump.spark.reader.read_split` and hands Spark Arrow record batches.
+Filters on ``topic``, ``partition``, ``offset`` and ``timestamp`` (from below) are pushed down with
+``pushFilters=true`` when PySpark's filter pushdown is on (:class:`KafkaLogFilteringReader`, which says why it
+is opt-in); the options (topics, partitions, offset and time ranges) do the same without it.
 """
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from typing import Any
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+from pyspark.sql.types import StructType
 
-from kdump.spark.options import ReadOptions, decoder, include_headers, parse_options, payload_options
+from kdump.spark.options import (
+    OptionError,
+    ReadOptions,
+    decoder,
+    include_headers,
+    parse_options,
+    payload_options,
+    push_filters,
+    push_filters_wanted,
+    selected_columns,
+)
 from kdump.spark.planning import Split, plan
 from kdump.spark.schema import spark_schema
 
@@ -45,8 +58,44 @@ class KafkaLogReader(DataSourceReader):
     def read(self, partition: InputPartition) -> Iterator[Any]:
         from kdump.spark.reader import read_split
 
+        columns = self.selection.read.columns
         for split in partition.value:
-            yield from read_split(split, self.selection.read)
+            for batch in read_split(split, self.selection.read):
+                yield batch if columns is None else batch.select(list(columns))
+
+
+class KafkaLogFilteringReader(KafkaLogReader):
+    """The reader when ``pushFilters=true`` and Spark pushes filters down
+    (``spark.sql.python.filterPushdown.enabled``, which :func:`kdump.spark.session` sets): filters on
+    ``topic``, ``partition``, ``offset`` and a lower bound on ``timestamp`` narrow the plan
+    (:func:`kdump.spark.options.push_filters`): partitions and segments left out, a partition started at the
+    offset index's position for its first wanted offset.  Every filter is handed back to Spark, which applies
+    it again to the rows read, so the rows of that query are exactly those of a read without pushdown.
+
+    Opt-in because of PySpark 4.3 itself: ``PythonScanBuilder.pushFilters`` stores the narrowed plan in the
+    DataFrame's ``PythonDataSourceV2`` (``setReadInfo``) and ``getOrCreateReadInfo`` hands it to every later
+    query of the same DataFrame that has no filter Spark can push (or runs with pushdown off): such a query
+    would read only what the earlier filter wanted (seen: ``df.filter(timestamp >= t).count()`` then
+    ``df.filter(offset >= 100).count()`` with pushdown off gave 245 rows, not 746).  With pushFilters, load
+    a DataFrame for each query."""
+
+    def pushFilters(self, filters: list[Any]) -> Iterator[Any]:  # noqa: N802 -- PySpark's name
+        self.selection = replace(self.selection, pushed=push_filters(filters, self.selection.pushed))
+        yield from filters
+
+
+def _pushing_filters() -> bool:
+    """Whether :meth:`KafkaLogDataSource.reader` is called by PySpark's filter-pushdown worker
+    (``pyspark/sql/worker/data_source_pushdown_filters.py``, run only when pushdown is enabled and there are
+    filters).  PySpark refuses a reader that implements ``pushFilters`` when pushdown is disabled
+    (DATA_SOURCE_PUSHDOWN_DISABLED), and the data source is not told the setting: the filtering reader is
+    given to that worker only, the plain one (the same reads, nothing pushed) otherwise."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_filename.endswith("data_source_pushdown_filters.py"):
+            return True
+        frame = frame.f_back  # type: ignore[assignment]
+    return False
 
 
 class KafkaLogDataSource(DataSource):
@@ -59,9 +108,20 @@ class KafkaLogDataSource(DataSource):
     def schema(self) -> Any:
         options = dict(self.options)
         read = ReadOptions(**payload_options(options))
-        return spark_schema(
+        schema = spark_schema(
             include_headers(options), decoder(options) is not None, read.payload_columns, read.value_kind
         )
+        columns = selected_columns(options)
+        if columns is None:
+            return schema
+        unknown = [c for c in columns if c not in schema.names]
+        if unknown:
+            raise OptionError(
+                f"columns: no column {', '.join(map(repr, unknown))} (the columns are {', '.join(schema.names)})"
+            )
+        return StructType([schema[c] for c in columns])
 
     def reader(self, schema: Any) -> DataSourceReader:
+        if push_filters_wanted(dict(self.options)) and _pushing_filters():
+            return KafkaLogFilteringReader(self.options)
         return KafkaLogReader(self.options)
