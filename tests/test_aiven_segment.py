@@ -27,6 +27,7 @@ from kdump.storage.aiven_segment import (
 )
 from kdump.storage.byte_source import InMemory
 from kdump.storage.file_records import FileRecords
+from tests.corpus import FIXTURE_CORPUS
 from tests.test_tiered import SEG_A, SEG_B, TOPIC_ID, Tiered
 
 ENCODED_CHUNKS = "KLUv/SAPeQAAAAAAAwAAAAoBAAoAAAAe"  # ChunkIndexSerializationTest: 10, 20, 30
@@ -111,11 +112,14 @@ def test_an_encrypted_segment_is_a_clear_error() -> None:
     fixed = {"type": "fixed", "originalChunkSize": 100, "originalFileSize": 1000, "transformedChunkSize": 110}
     fixed["finalTransformedChunkSize"] = 110
     doc = {"version": "1", "chunkIndex": fixed, "segmentIndexes": INDEXES, "compression": False}
-    doc["encryption"] = {
-        "aad": "CgsMDQ=="
-    }  # SegmentManifestV1SerdeTest's WITH_ENCRYPTION_WITHOUT_SECRET_KEY_JSON
+    # SegmentManifestV1SerdeTest's WITH_ENCRYPTION_WITHOUT_SECRET_KEY_JSON: dataKey is required (@JsonProperty)
+    doc["encryption"] = {"aad": "CgsMDQ=="}
+    with pytest.raises(KdumpError, match="dataKey"):
+        parse_manifest(json.dumps(doc).encode(), "m")
+    doc["encryption"] = {"aad": "CgsMDQ==", "dataKey": "k1:AAECAw=="}  # EncryptedDataKey's form, no key given
     manifest = parse_manifest(json.dumps(doc).encode(), "m")
-    with pytest.raises(KdumpError, match="encrypted"):
+    assert manifest.encryption is not None and manifest.encryption.key_pair_id == "k1"
+    with pytest.raises(KdumpError, match="encrypted .* key pair 'k1'.*--aiven-private-key"):
         chunked_log(manifest, InMemory(b"", "s3://b/k.log"))
 
 
@@ -160,6 +164,27 @@ def test_a_compressed_variable_chunked_log_reads_back_as_the_segment(read_ahead:
     assert _records(source) == _records(InMemory(log, "x.log"))
 
 
+#: A segment's five indexes as a broker writes them (a real broker's producer snapshot from the fixture corpus;
+#: no transaction index).
+INDEX_BYTES = {
+    "offset": struct.pack(">ii", 5, 0) + struct.pack(">ii", 12, 400),
+    "timestamp": struct.pack(">qi", 1_700_000_000_000, 5),
+    "producerSnapshot": (
+        FIXTURE_CORPUS / "data" / "idempotent-0" / "00000000000000000341.snapshot"
+    ).read_bytes(),
+    "leaderEpoch": b"0\n1\n0 0\n",
+}
+
+
+def indexes_blob(indexes: dict[str, bytes]) -> tuple[bytes, dict]:
+    """``uploadIndexes`` without encryption: the indexes end to end, each at its position (an absent one size 0)."""
+    blob, positions = b"", {}
+    for name in ("offset", "timestamp", "producerSnapshot", "leaderEpoch", "transaction"):
+        positions[name] = {"position": len(blob), "size": len(indexes.get(name, b""))}
+        blob += indexes.get(name, b"")
+    return blob, positions
+
+
 class AivenTiered(Tiered):
     """The partition of tests/test_tiered.py with its remote segments in the plugin's layout."""
 
@@ -174,8 +199,9 @@ class AivenTiered(Tiered):
             data, manifest = write_aiven(
                 _segment(first, last, epochs), 100, compression=compression, variable=variable
             )
+            blob, manifest["segmentIndexes"] = indexes_blob(INDEX_BYTES)
             (self.remote / object_name(first, seg.bytes, ".log")).write_bytes(data)
-            (self.remote / object_name(first, seg.bytes, ".indexes")).write_bytes(b"\0" * 5)
+            (self.remote / object_name(first, seg.bytes, ".indexes")).write_bytes(blob)
             (self.remote / object_name(first, seg.bytes, ".rsm-manifest")).write_text(json.dumps(manifest))
 
     def file(self, seg, first: int, suffix: str) -> Path:  # noqa: ANN001
@@ -230,7 +256,7 @@ def test_an_encrypted_aiven_segment_is_said_not_misread(tmp_path: Path) -> None:
     tiered = AivenTiered(tmp_path)
     path = tiered.file(SEG_A, 0, ".rsm-manifest")
     manifest = json.loads(path.read_text())
-    manifest["encryption"] = {"aad": "CgsMDQ==", "dataKey": "AAAA"}
+    manifest["encryption"] = {"aad": "CgsMDQ==", "dataKey": "k1:AAAA"}
     path.write_text(json.dumps(manifest))
     code, out = tiered.run("--deep")
     assert code == 1

@@ -106,6 +106,11 @@ def _run_every_command(root: Path, tmp: Path) -> dict[str, list[dict]]:
     """command -> every object its ``--json`` printed over ``root``."""
     data, zk, damaged = root / "data", root / "data-kafka39-zk", root / "damaged"
     seen: dict[str, list[dict]] = {c: [] for c in COMMAND_TYPES}
+    tiered = REPO / "tests" / "fixtures" / "tiered-broker"  # a real broker's tiered partition
+    for remote in (tiered / "remote", tiered / "local"):  # the objects, then a root without them (problems)
+        seen["tiered"] += _cli(
+            "tiered", "--deep", "--remote-root", str(remote), str(tiered / "local" / "tiered-0")
+        )
     for path in _every_file(root):
         args = ["--files", str(path), "--deep-iteration", "--print-data-log"]
         seen["files"] += _files(*args)

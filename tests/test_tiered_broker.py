@@ -162,3 +162,37 @@ def test_a_live_tiered_broker_agrees(tmp_path: Path) -> None:
     out = tmp_path / "tiered-broker"
     assert main(["--kafka-source", os.environ["KDUMP_KAFKA_SOURCE"], "--out", str(out)]) == 0
     judge(out)
+
+
+@pytest.mark.skipif(not FIXTURE.is_dir(), reason="tests/fixtures/tiered-broker is absent")
+@pytest.mark.parametrize("offset", [147, 150, 400, 722])
+def test_find_offset_names_the_remote_object_and_byte(offset: int, tmp_path: Path) -> None:
+    """Below the local log start (723) an offset is in remote storage: find --remote-root names the remote
+    .log object (by its start offset) and the batch there, the line kdump files prints for that object (itself
+    byte-identical to kafka-dump-log.sh on segments)."""
+    import io
+
+    from click.testing import CliRunner
+
+    from kdump.cli import files, run_guarded
+    from kdump.cli.commands import cli
+
+    partition = str(FIXTURE / "local" / "tiered-0")
+    result = CliRunner().invoke(
+        cli, ["find", "--offset", str(offset), "--remote-root", str(FIXTURE / "remote"), partition]
+    )
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    segment = lines[0].split()[1]
+    assert segment.startswith(str(FIXTURE / "remote")) and segment.endswith(".log")
+    start = int(Path(segment).name[:20])
+    assert start <= offset
+    copy = tmp_path / f"{start:020d}.log"  # the fileset name is not one kafka-dump-log.sh takes
+    copy.write_bytes(Path(segment).read_bytes())
+    out = io.BytesIO()
+    run_guarded(lambda o, e: files.run(["--files", str(copy)], o, e), out, io.BytesIO())
+    assert lines[-1] in out.getvalue().decode().splitlines()
+    first, last = (int(lines[-1].split()[i]) for i in (1, 3))
+    assert first <= offset <= last
+    # without the remote root: below the log start
+    assert CliRunner().invoke(cli, ["find", "--offset", str(offset), partition]).exit_code == 1

@@ -37,12 +37,14 @@ from kdump.analysis.remote_log_metadata import (
 )
 from kdump.errors import KdumpError
 from kdump.storage import aiven_segment as aiven
-from kdump.storage import naming
+from kdump.storage import locations, naming
 from kdump.storage import remote_log_segment as fileset
 from kdump.storage.byte_source import read_all, source_of
 from kdump.storage.file_records import FileRecords
 from kdump.storage.kafka_uuid import encode_uuid
 from kdump.storage.local_log import LocalLog
+from kdump.storage.remote_layout import SUFFIXES as TEMPLATE_SUFFIXES
+from kdump.storage.remote_layout import Layout, as_layout
 
 
 @dataclass(frozen=True)
@@ -97,11 +99,12 @@ def check_tiered(
     metadata_problems: list[MetadataProblem] = (),  # type: ignore[assignment]
     *,
     deep: bool = False,
-    layout: str = "kafka",
+    layout: str | Layout = "kafka",
 ) -> TieredFacts:
     """Fill ``facts`` with the one log and its problems.  ``remote_names``: the objects of the remote partition
     directory (name -> size; None when it could not be listed); ``local``: the local partition directory."""
     problems = facts.problems
+    layout = as_layout(layout)
     for p in metadata_problems:
         problems.append(TieredProblem(p.path, "metadata", f"offset {p.offset}: {p.message}"))
     finished: list[RemoteSegment] = []
@@ -111,9 +114,8 @@ def check_tiered(
         for s in remote.by_start_offset():
             sid = encode_uuid(s.segment_id.bytes)
             known_ids.add(sid)
-            names = _object_names(layout, s)
-            log_name = names[naming.LOG_FILE_SUFFIX]
-            log_path = _join(facts.remote_dir, log_name)
+            objects = _objects(layout, facts.remote_dir, s, problems)
+            log_path = objects[naming.LOG_FILE_SUFFIX]
             facts.segments.append(
                 TieredSegment("remote", s.start_offset, s.end_offset, s.size_in_bytes, s.state, sid, log_path)
             )
@@ -130,23 +132,25 @@ def check_tiered(
             if s.state != COPY_SEGMENT_FINISHED:
                 continue
             finished.append(s)
-            if remote_names is None:
+            if remote_names is None and layout.kind != "template":
                 continue
-            for suffix, name in names.items():
-                if name not in remote_names and suffix != naming.TXN_INDEX_FILE_SUFFIX:
+            # a template's plugin may keep the indexes elsewhere, or not at all: only its .log is required
+            required = objects if layout.kind != "template" else {naming.LOG_FILE_SUFFIX: log_path}
+            sizes = {suffix: _size(path, facts.remote_dir, remote_names) for suffix, path in required.items()}
+            for suffix, path in required.items():
+                if sizes[suffix] is None and suffix != naming.TXN_INDEX_FILE_SUFFIX:
                     problems.append(
                         TieredProblem(
-                            _join(facts.remote_dir, name),
+                            path,
                             "missing-object",
                             f"segment {sid} (offsets {s.start_offset}-{s.end_offset}) was copied "
                             f"(COPY_SEGMENT_FINISHED) but its {suffix} is not in remote storage",
                         )
                     )
-            size = remote_names.get(log_name)
-            if layout == "aiven":
-                manifest_name = names[aiven.MANIFEST_SUFFIX]
-                if size is not None and manifest_name in remote_names:
-                    _check_aiven(_join(facts.remote_dir, manifest_name), log_path, size, s, problems, deep)
+            size = sizes[naming.LOG_FILE_SUFFIX]
+            if layout.kind == "aiven":
+                if size is not None and sizes[aiven.MANIFEST_SUFFIX] is not None:
+                    _check_aiven(objects, sizes, s, problems, deep)
                 continue
             if size is not None and size != s.size_in_bytes:
                 problems.append(
@@ -158,10 +162,12 @@ def check_tiered(
                 )
             if deep and size is not None:
                 _check_log(log_path, s, problems)
-    if remote_names is not None:
+    if remote_names is not None and layout.kind != "template":  # a template's objects cannot be told apart
         orphans: dict[str, list[str]] = {}
         for name in sorted(remote_names):
-            parsed = fileset.parse_fileset_name(name) if layout == "kafka" else aiven.parse_object_name(name)
+            parsed = (
+                fileset.parse_fileset_name(name) if layout.kind == "kafka" else aiven.parse_object_name(name)
+            )
             if parsed is None:
                 problems.append(
                     TieredProblem(_join(facts.remote_dir, name), "orphaned-object", "not a segment file")
@@ -183,7 +189,7 @@ def check_tiered(
             if s.start_offset > previous.end_offset + 1:
                 problems.append(
                     TieredProblem(
-                        _join(facts.remote_dir, _object_names(layout, s)[naming.LOG_FILE_SUFFIX]),
+                        _objects(layout, facts.remote_dir, s)[naming.LOG_FILE_SUFFIX],
                         "gap",
                         f"offsets {previous.end_offset + 1}-{s.start_offset - 1} are in no remote segment "
                         f"(between {encode_uuid(previous.segment_id.bytes)} and {encode_uuid(s.segment_id.bytes)})",
@@ -192,7 +198,7 @@ def check_tiered(
             elif s.start_offset <= previous.end_offset:
                 problems.append(
                     TieredProblem(
-                        _join(facts.remote_dir, _object_names(layout, s)[naming.LOG_FILE_SUFFIX]),
+                        _objects(layout, facts.remote_dir, s)[naming.LOG_FILE_SUFFIX],
                         "overlap",
                         f"offsets {s.start_offset}-{min(s.end_offset, previous.end_offset)} are in two remote "
                         f"segments ({encode_uuid(previous.segment_id.bytes)} and "
@@ -230,20 +236,89 @@ def check_tiered(
     return facts
 
 
-def _object_names(layout_name: str, s: RemoteSegment) -> dict[str, str]:
-    """The names of a remote segment's objects in ``layout_name``, by suffix (the ``.log`` first)."""
-    if layout_name == "aiven":
+def _objects(
+    layout: Layout, remote_dir: str | None, s: RemoteSegment, problems: list[TieredProblem] | None = None
+) -> dict[str, str]:
+    """Where a remote segment's objects are in ``layout``, by suffix (the ``.log`` first).  Kafka's and Aiven's
+    are in the partition's remote directory ``remote_dir``, unless the segment's custom metadata names another
+    prefix or key for Aiven's ``.log`` and ``.indexes`` (a custom metadata that cannot be read is a problem,
+    and the default keys are used); a template's are under the remote root (``remote_dir``)."""
+    if layout.kind == "template":
+        assert layout.template is not None
         return {
-            suffix: aiven.object_name(s.start_offset, s.segment_id.bytes, suffix) for suffix in aiven.SUFFIXES
+            suffix: _join(
+                remote_dir,
+                layout.template.key(
+                    topic=s.topic,
+                    partition=s.partition,
+                    topic_id=s.topic_id,
+                    start_offset=s.start_offset,
+                    end_offset=s.end_offset,
+                    segment_id=s.segment_id,
+                    broker_id=s.broker_id,
+                    suffix=suffix,
+                ),
+            )
+            for suffix in TEMPLATE_SUFFIXES
         }
-    return {suffix: fileset.fileset_name(s.start_offset, s.segment_id, suffix) for suffix in fileset.SUFFIXES}
+    if layout.kind == "aiven":
+        objects = {
+            suffix: _join(remote_dir, aiven.object_name(s.start_offset, s.segment_id.bytes, suffix))
+            for suffix in aiven.SUFFIXES
+        }
+        try:
+            custom = aiven.parse_custom_metadata(s.custom_metadata)
+        except ValueError as e:
+            if problems is not None:
+                problems.append(
+                    TieredProblem(
+                        objects[naming.LOG_FILE_SUFFIX],
+                        "metadata",
+                        f"segment {encode_uuid(s.segment_id.bytes)}: its custom metadata is not the plugin's "
+                        f"({e}); the default object keys are used",
+                    )
+                )
+            custom = {}
+        if remote_dir is not None and (aiven.OBJECT_PREFIX in custom or aiven.OBJECT_KEY in custom):
+            part = layout.aiven_prefix + aiven.partition_prefix(s.topic, s.topic_id.bytes, s.partition)
+            root = remote_dir[: -len(part)] if remote_dir.endswith(part) else remote_dir
+            main = aiven.main_path(s.topic, s.topic_id.bytes, s.partition, s.start_offset, s.segment_id.bytes)
+            for suffix in (
+                naming.LOG_FILE_SUFFIX,
+                aiven.INDEXES_SUFFIX,
+            ):  # KafkaRemoteStorageManager.objectKey
+                objects[suffix] = root + aiven.object_key(layout.aiven_prefix, main, suffix, custom)
+        return objects
+    return {
+        suffix: _join(remote_dir, fileset.fileset_name(s.start_offset, s.segment_id, suffix))
+        for suffix in fileset.SUFFIXES
+    }
+
+
+def _size(path: str, remote_dir: str | None, listed: dict[str, int] | None) -> int | None:
+    """The size of the object at ``path`` (None when there is none): from the listing of ``remote_dir`` when it
+    is there, else asked of the store (a template's keys, an overridden key)."""
+    directory, _, name = path.rpartition("/")
+    if listed is not None and remote_dir is not None and directory == remote_dir.rstrip("/"):
+        return listed.get(name)
+    try:
+        return locations.getsize(path)
+    except OSError:
+        return None
 
 
 def _check_aiven(
-    manifest_path: str, log_path: str, size: int, s: RemoteSegment, problems: list[TieredProblem], deep: bool
+    objects: dict[str, str],
+    sizes: dict[str, int | None],
+    s: RemoteSegment,
+    problems: list[TieredProblem],
+    deep: bool,
 ) -> None:
-    """An Aiven segment: its manifest read, the ``.log`` object's size against the chunk index, the original size
-    against the metadata, and with ``deep`` the ``.log`` read back through its chunks."""
+    """An Aiven segment: its manifest read, the ``.log`` object's size against the chunk index and the
+    ``.indexes`` object's against the indexes' positions, the original size against the metadata, and with
+    ``deep`` the ``.log`` read back through its chunks and every index out of ``.indexes``."""
+    manifest_path, log_path = objects[aiven.MANIFEST_SUFFIX], objects[naming.LOG_FILE_SUFFIX]
+    size = sizes[naming.LOG_FILE_SUFFIX]
     try:
         manifest = aiven.parse_manifest(read_all(manifest_path), manifest_path)
     except KdumpError as e:
@@ -261,6 +336,15 @@ def _check_aiven(
             )
         )
         return
+    indexes_path, indexes_size = objects[aiven.INDEXES_SUFFIX], sizes[aiven.INDEXES_SUFFIX]
+    if indexes_size is not None and indexes_size != aiven.indexes_size(manifest):
+        problems.append(
+            TieredProblem(
+                indexes_path,
+                "size",
+                f"{indexes_size} bytes, but its manifest's indexes end at byte {aiven.indexes_size(manifest)}",
+            )
+        )
     if manifest.original_file_size != s.size_in_bytes:
         problems.append(
             TieredProblem(
@@ -277,6 +361,9 @@ def _check_aiven(
             problems.append(TieredProblem(log_path, "manifest", e.message))
             return
         _check_log(log_path, s, problems, lambda: FileRecords.open(source))
+        if indexes_size is not None:
+            for message in aiven.check_indexes(manifest, source_of(indexes_path)):
+                problems.append(TieredProblem(indexes_path, "indexes", message))
 
 
 def _check_log(
@@ -334,14 +421,17 @@ def _join(directory: str | None, name: str) -> str:
 
 
 def remote_partition_dirs(
-    root: str, topic: str, partition: int, topic_id: uuid.UUID, layout_name: str = "kafka"
+    root: str, topic: str, partition: int, topic_id: uuid.UUID, layout_name: str | Layout = "kafka"
 ) -> list[str]:
     """Where the partition's directory may be under a remote root, most likely first.  Kafka's layout: ``root``
     itself when it is that directory, else ``root/<topic>-<partition>-<topic id>`` or
     ``root/kafka-tiered-storage/...`` (the root given as ``LocalTieredStorage``'s ``dir``).  Aiven's: ``root``
     (the plugin's key prefix) ``/<topic>-<topic id>/<partition>``."""
-    if layout_name == "aiven":
-        return [_join(root, aiven.partition_prefix(topic, topic_id.bytes, partition))]
+    layout = as_layout(layout_name)
+    if layout.kind == "template":
+        return [root]
+    if layout.kind == "aiven":
+        return [_join(root, layout.aiven_prefix + aiven.partition_prefix(topic, topic_id.bytes, partition))]
     name = fileset.partition_dir_name(topic, partition, topic_id)
     if os.path.basename(root.rstrip("/")) == name:
         return [root]

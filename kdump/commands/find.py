@@ -8,6 +8,7 @@ object) writes them.  See ``man kdump-find``."""
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from kdump.analysis.log_search import FOUND, LogStart, SearchResult, find_offset, find_timestamp
 from kdump.errors import KdumpError, UsageError
@@ -15,6 +16,9 @@ from kdump.exit_status import ExitStatus
 from kdump.facts.find import FindSink, Location
 from kdump.storage import locations, naming
 from kdump.storage.local_log import LocalLog, is_partition_dir
+
+if TYPE_CHECKING:
+    from kdump.commands.remote_tier import RemoteChecks
 
 
 def resolve_partition_dir(path: str, topic: str | None, partition: int | None) -> str:
@@ -49,7 +53,11 @@ class Find:
         timestamp: int | None = None,
         print_data_log: bool = False,
         log_start_offset: int | None = None,
+        remote: RemoteChecks | None = None,
     ) -> None:
+        """``remote``: a tiered partition is searched as one log, its remote segments (their objects, by
+        ranged reads) in front of its local ones (``--remote-root``)."""
+        self.remote = remote
         self.directory = directory
         self.sink = sink
         self.offset = offset
@@ -73,6 +81,10 @@ class Find:
             log = LocalLog.scan_segments(self.directory)  # a search needs the segments only
         except OSError as e:
             raise KdumpError(e.strerror or str(e), path=self.directory) from None
+        if self.remote is not None:
+            one = self.remote.one_log(LocalLog.scan(self.directory))
+            if one is not None:
+                log = one[0]
         start = None if self.log_start_offset is None else LogStart(self.log_start_offset, "given")
         if self.offset is not None:
             return find_offset(log, self.offset, start)

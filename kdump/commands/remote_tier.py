@@ -44,6 +44,7 @@ REMOTE_PROBLEM_KINDS = {
     "remote-metadata": "a __remote_log_metadata record Kafka's RemoteLogMetadataCache refuses, or no metadata "
     "partition found",
     "remote-manifest": "an Aiven .rsm-manifest that cannot be read, or whose chunks cannot be",
+    "remote-indexes": "an Aiven .indexes whose indexes cannot be read (decrypted) or are not whole (--deep)",
 }
 
 

@@ -24,6 +24,7 @@ from kdump.storage import locations, naming
 from kdump.storage.kafka_uuid import decode_uuid
 from kdump.storage.local_log import LocalLog
 from kdump.storage.partition_metadata import read_partition_metadata
+from kdump.storage.remote_layout import Layout
 
 
 class TieredCommand:
@@ -37,7 +38,7 @@ class TieredCommand:
         *,
         metadata_partitions: int = DEFAULT_METADATA_PARTITIONS,
         deep: bool = False,
-        layout: str = "kafka",
+        layout: str | Layout = "kafka",
         metadata_reader: Callable[[list[str]], RemoteLogMetadata] = read_remote_log_metadata,
     ) -> None:
         self.layout = layout

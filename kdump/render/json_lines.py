@@ -52,6 +52,7 @@ HEAD_TYPES = frozenset(
         "partition",
         "txnPartition",
         "diffPartition",
+        "tieredPartition",
         "retentionPartition",
         "reportPartition",
         "reportGroups",

@@ -434,6 +434,19 @@ SCHEMA: dict[str, dict[str, tuple[str, ...]]] = {
         "pairs": (LIST,),
         "truncations": (LIST,),
     },
+    # kdump tiered
+    "tieredPartition": {
+        "version": (INT,),
+        "directory": (STR,),
+        "topic": (STR, NULL),
+        "partition": (INT, NULL),
+        "topicId": (STR, NULL),
+        "remoteDirectory": (STR, NULL),
+        "deleteState": (STR, NULL),
+        "tierSegments": (LIST,),
+        "problems": (INT,),
+        "remoteProblems": (LIST,),
+    },
     # kdump retention
     "retentionPartition": {
         "version": (INT,),
@@ -585,6 +598,17 @@ MEMBERS: dict[str, dict[str, tuple[str, ...]]] = {
         "steps": (LIST,),
     },
     # kdump retention
+    "tieredPartition.tierSegments[]": {
+        "tier": (STR,),
+        "baseOffset": (INT,),
+        "endOffset": (INT, NULL),
+        "sizeBytes": (INT, NULL),
+        "state": (STR,),
+        "segmentId": (STR, NULL),
+        "file": (STR,),
+        "alsoRemote": (BOOL,),
+    },
+    "tieredPartition.remoteProblems[]": {"file": (STR,), "kind": (STR,), "message": (STR,)},
     "retentionPartition.segmentFates[]": {
         "baseOffset": (INT,),
         "nextOffset": (INT,),
@@ -814,6 +838,7 @@ COMMAND_TYPES: dict[str, tuple[str, ...]] = {
     "rebuild-index": ("indexInterval", "orphanedIndex", "indexFile", "rebuildProblem", "rebuildSummary"),
     "txn": ("txnPartition", "unreadable"),
     "diff": ("diffPartition", "unreadable"),
+    "tiered": ("tieredPartition",),
     "retention": ("retentionPartition", "unreadable"),
     "report": ("reportPartition", "reportGroups", "reportCoordinator", "reportOverview", "unreadable"),
 }

@@ -3,7 +3,10 @@ ones), then one line per problem."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from kdump.analysis.tiered import TieredFacts
+from kdump.render.json_lines import head, line
 from kdump.render.table_fit import Column
 from kdump.render.tables import Section, opt, printable
 
@@ -46,3 +49,35 @@ def sections(facts: list[TieredFacts], *, human: bool) -> list[Section]:
         )
         out.append(Section(title, columns, rows, notes))
     return out
+
+
+def partition_object(f: TieredFacts) -> dict[str, Any]:
+    """One tiered partition's facts: the one log's segments (remote ones by the metadata, then the local ones)
+    and the problems found, each naming its object or file."""
+    return {
+        "directory": f.directory,
+        "topic": f.topic,
+        "partition": f.partition,
+        "topicId": f.topic_id,
+        "remoteDirectory": f.remote_dir,
+        "deleteState": f.delete_state,
+        "tierSegments": [
+            {
+                "tier": s.tier,
+                "baseOffset": s.base_offset,
+                "endOffset": s.end_offset,
+                "sizeBytes": s.size,
+                "state": s.state,
+                "segmentId": s.segment_id,
+                "file": s.log,
+                "alsoRemote": s.also_remote,
+            }
+            for s in f.segments
+        ],
+        "problems": len(f.problems),
+        "remoteProblems": [{"file": p.path, "kind": p.kind, "message": p.message} for p in f.problems],
+    }
+
+
+def json_lines(facts: list[TieredFacts]) -> str:
+    return "".join(line(head("tieredPartition", **partition_object(f))) for f in facts)

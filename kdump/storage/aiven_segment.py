@@ -13,8 +13,27 @@ manifest's position) and ``.rsm-manifest`` (``SegmentManifestV1`` as JSON, ``"ve
   the sizes as ``TransformedChunksSerializer`` writes them: base64 of a zstd frame of ``ChunkSizesBinaryCodec``'s
   bytes -- count, base, bytes per value, the values less the base, the last value whole, big-endian);
 * ``compression``: each chunk is one zstd frame (``CompressionChunkEnumeration``) with its content size;
-* ``encryption``: each chunk AES-256-GCM with its IV first (``DecryptionChunkEnumeration``), the data key
-  RSA-wrapped in the manifest -- not read here (a clear error says so).
+* ``encryption`` (``SegmentEncryptionMetadataV1``): ``{"dataKey": "<key pair id>:<base64>", "aad": "<base64>"}``.
+  Each chunk is compressed first, then encrypted (``KafkaRemoteStorageManager.transformation``): AES-256-GCM,
+  a fresh 12-byte IV first, then the ciphertext and its 128-bit tag, the manifest's ``aad`` as additional data
+  (``AesEncryptionProvider``, ``EncryptionChunkEnumeration``/``DecryptionChunkEnumeration``).  The 32-byte data
+  key is wrapped with the RSA public key of the key pair named before the colon (``EncryptedDataKey``), as
+  ``RsaEncryptionProvider`` does it: BouncyCastle's ``RSA/NONE/OAEPWithSHA3-512AndMGF1Padding``, which takes
+  SHA3-512 for the OAEP hash *and* for MGF1 (BouncyCastle's ``CipherSpi.engineSetPadding``), empty label.
+  Unwrapping needs the private key (``--aiven-private-key``, PEM: PKCS#8 as ``RsaKeyReader`` reads it, or
+  PKCS#1); :class:`Keyring`.
+
+``.indexes`` (``KafkaRemoteStorageManager.uploadIndexes``): the five indexes end to end in the order of
+:data:`INDEX_NAMES`, each at the manifest's ``segmentIndexes.<name>.position`` with its ``size``; each one is one
+chunk, encrypted like a ``.log`` chunk when the segment is (never compressed); an empty one (no transaction
+index) has size 0.  :func:`read_index`.
+
+Per segment, the remote log metadata's custom metadata (``RemoteLogSegmentMetadata.customMetadata``, written by
+``SegmentCustomMetadataSerde``: a tagged-fields section, tag 0 ``remote_size`` varlong, 1 ``object_prefix`` and
+2 ``object_key`` compact strings) may name the prefix and the main path the ``.log`` and ``.indexes`` objects
+were written under (``KafkaRemoteStorageManager.objectKey``; the ``.rsm-manifest`` is always read at the
+configured prefix and the computed path: ``fetchLogSegment``/``fetchIndex`` ask ``objectKeyFactory.key(metadata,
+MANIFEST)``).  :func:`parse_custom_metadata`, :func:`object_key`.
 
 Chunk ``i`` holds original bytes ``[i * originalChunkSize, ...)`` (the last one the rest) and transformed bytes
 after the transformed sizes of the chunks before it (``AbstractChunkIndex.materializeChunks``).  Reading a range of
@@ -25,8 +44,10 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import json
 import re
+import struct
 from dataclasses import dataclass
 from typing import Any
 
@@ -70,7 +91,123 @@ def parse_object_name(name: str) -> ObjectName | None:
 
 
 class ManifestError(KdumpError):
-    """A ``.rsm-manifest`` kdump cannot use: not the plugin's JSON, or encrypted."""
+    """A ``.rsm-manifest`` kdump cannot use: not the plugin's JSON, or encrypted with a key kdump was not given."""
+
+
+@dataclass(frozen=True)
+class Encryption:
+    """A segment's ``SegmentEncryptionMetadataV1``: the wrapped data key's key-pair id and bytes, the AAD, and
+    the data key itself once unwrapped (None without the key pair's private key)."""
+
+    key_pair_id: str
+    wrapped_key: bytes
+    aad: bytes
+    data_key: bytes | None
+
+
+#: ``SegmentEncryptionMetadataV1.IV_SIZE`` and ``AesEncryptionProvider.GCM_TAG_LENGTH`` (bits / 8).
+IV_SIZE = 12
+TAG_SIZE = 16
+#: The option that gives kdump a private key (named in errors).
+KEY_OPTION = "--aiven-private-key"
+
+
+class Keyring:
+    """The RSA private keys of the plugin's key pairs (``encryption.key.pairs``), by key-pair id; a key given
+    without an id is tried for every id no key was given for.  Reading them needs the ``cryptography`` package
+    (``pip install 'kdump[aiven]'``): PEM and PKCS#8 parsing, and AES-GCM, are left to it (OpenSSL underneath)."""
+
+    def __init__(self, keys: dict[str | None, Any]) -> None:
+        self.keys = keys
+
+    @classmethod
+    def load(cls, specs: list[str] | tuple[str, ...]) -> Keyring:
+        """Keys from ``[ID=]PEM-FILE`` specs; ValueError (a usage error) naming the file when one is not an RSA
+        private key in PEM."""
+        serialization = _crypto("hazmat.primitives.serialization")
+        rsa = _crypto("hazmat.primitives.asymmetric.rsa")
+        from kdump.storage.byte_source import read_all
+
+        keys: dict[str | None, Any] = {}
+        for spec in specs:
+            key_id, sep, path = spec.partition("=")
+            if not sep or "/" in key_id or not key_id:
+                key_id, path = "", spec
+            try:
+                data = read_all(path)
+            except OSError as e:
+                raise ValueError(f"{KEY_OPTION} {path}: {e.strerror or e}") from None
+            try:
+                key = serialization.load_pem_private_key(data, password=None)
+            except (ValueError, TypeError) as e:
+                raise ValueError(f"{KEY_OPTION} {path}: not an RSA private key in PEM ({e})") from None
+            if not isinstance(key, rsa.RSAPrivateKey):
+                raise ValueError(f"{KEY_OPTION} {path}: not an RSA private key")
+            keys[key_id or None] = key
+        return cls(keys)
+
+    def unwrap(self, key_pair_id: str, wrapped: bytes, where: str) -> bytes | None:
+        """The data key ``wrapped`` under key pair ``key_pair_id`` (``RsaEncryptionProvider.decryptDataKey``);
+        None when no key was given for it; :class:`ManifestError` when the given key does not unwrap it."""
+        key = self.keys.get(key_pair_id, self.keys.get(None))
+        if key is None:
+            return None
+        numbers = key.private_numbers()
+        data_key = oaep_sha3_512_decrypt(numbers.public_numbers.n, numbers.d, wrapped)
+        if data_key is None:
+            raise ManifestError(
+                f"the data key of key pair {key_pair_id!r} does not unwrap with the private key given for it "
+                "(RSA-OAEP with SHA3-512: another key pair's key?)",
+                path=where,
+            )
+        return data_key
+
+
+#: Keys for the run (``kdump tiered --aiven-private-key``): what :func:`parse_manifest` unwraps data keys with
+#: when it is not given a keyring.
+KEYRING: Keyring | None = None
+
+
+def _crypto(module: str) -> Any:
+    import importlib
+
+    try:
+        return importlib.import_module(f"cryptography.{module}")
+    except ImportError:
+        raise ValueError(
+            "reading encrypted Aiven segments needs the cryptography package (pip install 'kdump[aiven]')"
+        ) from None
+
+
+def _mgf1_sha3_512(seed: bytes, length: int) -> bytes:
+    """MGF1 (RFC 8017 B.2.1) with SHA3-512."""
+    out = bytearray()
+    counter = 0
+    while len(out) < length:
+        out += hashlib.sha3_512(seed + counter.to_bytes(4, "big")).digest()
+        counter += 1
+    return bytes(out[:length])
+
+
+def oaep_sha3_512_decrypt(n: int, d: int, ciphertext: bytes) -> bytes | None:
+    """RSAES-OAEP decryption (RFC 8017 7.1.2) with SHA3-512 as the hash and in MGF1, empty label: what
+    BouncyCastle's ``OAEPWithSHA3-512AndMGF1Padding`` undoes.  (The ``cryptography`` package's OAEP does not
+    offer SHA3.)  None when ``ciphertext`` is not an OAEP encryption under this key."""
+    k = (n.bit_length() + 7) // 8
+    h = 64
+    if len(ciphertext) != k or k < 2 * h + 2:
+        return None
+    c = int.from_bytes(ciphertext, "big")
+    if c >= n:
+        return None
+    em = pow(c, d, n).to_bytes(k, "big")
+    masked_seed, masked_db = em[1 : 1 + h], em[1 + h :]
+    seed = bytes(a ^ b for a, b in zip(masked_seed, _mgf1_sha3_512(masked_db, h), strict=True))
+    db = bytes(a ^ b for a, b in zip(masked_db, _mgf1_sha3_512(seed, k - h - 1), strict=True))
+    rest = db[h:].lstrip(b"\0")
+    if em[0] != 0 or db[:h] != hashlib.sha3_512(b"").digest() or not rest or rest[0] != 1:
+        return None
+    return rest[1:]
 
 
 @dataclass(frozen=True)
@@ -87,9 +224,14 @@ class SegmentManifest:
     original_chunk_size: int
     original_file_size: int
     compression: bool
-    encrypted: bool
+    #: The encryption metadata; None for a segment that is not encrypted.
+    encryption: Encryption | None
     #: Each index's (position, size) in ``.indexes``; None where it is absent (no transaction index).
     indexes: dict[str, tuple[int, int] | None]
+
+    @property
+    def encrypted(self) -> bool:
+        return self.encryption is not None
 
     @property
     def transformed_size(self) -> int:
@@ -151,8 +293,35 @@ def _int(obj: dict[str, Any], name: str, where: str) -> int:
     return value
 
 
-def parse_manifest(data: bytes, where: str) -> SegmentManifest:
-    """A ``.rsm-manifest``'s content (``SegmentManifestV1``); :class:`ManifestError` naming ``where``."""
+def _encryption(doc: dict[str, Any], where: str, keyring: Keyring | None) -> Encryption | None:
+    """``SegmentEncryptionMetadataV1`` (its ``dataKey`` as ``EncryptedDataKey.parse`` reads it), the data key
+    unwrapped when ``keyring`` has the key pair's private key."""
+    found = doc.get("encryption")
+    if found is None:
+        return None
+    if not isinstance(found, dict):
+        raise ManifestError(f"encryption is {type(found).__name__}, not an object", path=where)
+    text = found.get("dataKey")
+    if not isinstance(text, str) or text.count(":") != 1:
+        raise ManifestError(f"encryption.dataKey {text!r} is not <key pair id>:<base64>", path=where)
+    key_pair_id, _, wrapped_text = text.partition(":")
+    try:
+        wrapped = base64.b64decode(wrapped_text, validate=True)
+        aad = base64.b64decode(str(found.get("aad")), validate=True)
+    except (ValueError, binascii.Error) as e:
+        raise ManifestError(f"encryption: not base64 ({e})", path=where) from None
+    if not key_pair_id.strip() or not wrapped:
+        raise ManifestError(f"encryption.dataKey {text!r} has an empty key pair id or key", path=where)
+    keyring = keyring if keyring is not None else KEYRING
+    data_key = None if keyring is None else keyring.unwrap(key_pair_id, wrapped, where)
+    if data_key is not None and len(data_key) != 32:
+        raise ManifestError(f"the data key is {len(data_key)} bytes, not an AES-256 key", path=where)
+    return Encryption(key_pair_id, wrapped, aad, data_key)
+
+
+def parse_manifest(data: bytes, where: str, keyring: Keyring | None = None) -> SegmentManifest:
+    """A ``.rsm-manifest``'s content (``SegmentManifestV1``); :class:`ManifestError` naming ``where``.  An
+    encrypted segment's data key is unwrapped with ``keyring`` (default :data:`KEYRING`) when it has the key."""
     try:
         doc = json.loads(data)
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
@@ -205,7 +374,7 @@ def parse_manifest(data: bytes, where: str) -> SegmentManifest:
             else (_int(entry, "position", where), _int(entry, "size", where))
         )
     return SegmentManifest(
-        chunks, ocs, ofs, doc.get("compression") is True, doc.get("encryption") is not None, indexes
+        chunks, ocs, ofs, doc.get("compression") is True, _encryption(doc, where, keyring), indexes
     )
 
 
@@ -214,11 +383,7 @@ def chunked_log(
 ) -> RangedSource:
     """The original ``.log`` of a segment whose transformed chunks are ``log`` (the ``.log`` object), read a range
     at a time: each read fetches the transformed chunks that cover it (one ranged read) and undoes them."""
-    if manifest.encrypted:
-        raise ManifestError(
-            "the segment is encrypted (AES-256-GCM, its data key RSA-wrapped): kdump does not decrypt it yet",
-            path=log.location,
-        )
+    _need_key(manifest, log.location)
     chunks = manifest.chunks
     size = manifest.original_chunk_size
 
@@ -247,7 +412,40 @@ def chunked_log(
     return RangedSource(log.location, manifest.original_file_size, fetch, read_ahead=read_ahead)
 
 
+def _need_key(manifest: SegmentManifest, where: str) -> None:
+    e = manifest.encryption
+    if e is not None and e.data_key is None:
+        raise ManifestError(
+            f"the segment is encrypted (AES-256-GCM, its data key wrapped with key pair {e.key_pair_id!r}): "
+            f"give that key pair's private key with {KEY_OPTION}",
+            path=where,
+        )
+
+
+def _decrypt(raw: bytes, encryption: Encryption, position: int, where: str) -> bytes:
+    """One encrypted chunk: 12-byte IV, ciphertext, 128-bit tag (``DecryptionChunkEnumeration``)."""
+    aead = _crypto("hazmat.primitives.ciphers.aead")
+    exceptions = _crypto("exceptions")
+    if len(raw) < IV_SIZE + TAG_SIZE:
+        raise KdumpError(
+            f"encrypted chunk at byte {position} is {len(raw)} bytes, shorter than its IV and tag",
+            path=where,
+            position=position,
+        )
+    assert encryption.data_key is not None
+    try:
+        return bytes(aead.AESGCM(encryption.data_key).decrypt(raw[:IV_SIZE], raw[IV_SIZE:], encryption.aad))
+    except exceptions.InvalidTag:
+        raise KdumpError(
+            f"chunk at byte {position} does not decrypt (AES-GCM tag mismatch: damaged, or another key's)",
+            path=where,
+            position=position,
+        ) from None
+
+
 def _undo(raw: bytes, chunk: Chunk, manifest: SegmentManifest, where: str) -> bytes:
+    if manifest.encryption is not None:
+        raw = _decrypt(raw, manifest.encryption, chunk.transformed_position, where)
     if manifest.compression:
         import zstandard
 
@@ -269,3 +467,160 @@ def _undo(raw: bytes, chunk: Chunk, manifest: SegmentManifest, where: str) -> by
             position=chunk.transformed_position,
         )
     return out
+
+
+def read_index(manifest: SegmentManifest, indexes: ByteSource, name: str) -> bytes | None:
+    """The index ``name`` (of :data:`INDEX_NAMES`) out of a segment's ``.indexes`` object, decrypted when the
+    segment is encrypted (``KafkaRemoteStorageManager.fetchIndexBytes``): one ranged read.  None when the
+    manifest has no such index; ``b""`` for an empty one; :class:`KdumpError` naming the object when the range
+    is not there or does not decrypt."""
+    entry = manifest.indexes.get(name)
+    if entry is None:
+        return None
+    position, size = entry
+    if size == 0:
+        return b""
+    _need_key(manifest, indexes.location)
+    data = indexes.read(position, position + size)
+    if len(data) != size:
+        raise KdumpError(
+            f"the {name} index ends at byte {position + len(data)}, before its manifest's {position + size}",
+            path=indexes.location,
+            position=position + len(data),
+        )
+    if manifest.encryption is not None:
+        data = _decrypt(data, manifest.encryption, position, indexes.location)
+    return data
+
+
+def check_indexes(manifest: SegmentManifest, indexes: ByteSource) -> list[str]:
+    """Each index out of ``.indexes`` read (decrypted) and checked as Kafka reads it back
+    (``RemoteIndexCache``): the offset index in 8-byte entries whose offsets and positions increase, positions
+    inside the original ``.log``; the time index in 12-byte entries; the producer snapshot (its CRC) and the
+    leader-epoch checkpoint parsed; the transaction index in 34-byte entries.  What is wrong, one sentence each."""
+    from kdump.storage.leader_epoch_checkpoint import parse_leader_epoch_checkpoint
+    from kdump.storage.producer_snapshot import parse_producer_snapshot
+
+    found: list[str] = []
+    for name in INDEX_NAMES:
+        try:
+            data = read_index(manifest, indexes, name)
+        except KdumpError as e:
+            found.append(f"{name} index: {e.message}")
+            continue
+        if name != "transaction" and data is None:
+            found.append(f"the manifest has no {name} index")
+        if not data:
+            continue
+        width = {"offset": 8, "timestamp": 12, "transaction": 34}.get(name)
+        if width is not None and len(data) % width:
+            found.append(f"{name} index: {len(data)} bytes, not whole {width}-byte entries")
+            continue
+        if name == "offset":
+            last = (-1, -1)
+            for at in range(0, len(data), 8):
+                entry = struct.unpack_from(">ii", data, at)
+                if entry <= last or not 0 <= entry[1] < manifest.original_file_size:
+                    found.append(
+                        f"offset index: entry {at // 8} (relative offset {entry[0]}, position {entry[1]}) does not "
+                        f"follow {last} inside the {manifest.original_file_size}-byte segment"
+                    )
+                    break
+                last = entry
+        elif name == "producerSnapshot":
+            try:
+                parse_producer_snapshot(data)
+            except (KdumpError, ValueError) as e:
+                found.append(f"producer snapshot: {getattr(e, 'message', e)}")
+        elif name == "leaderEpoch":
+            try:
+                parse_leader_epoch_checkpoint(data)
+            except (KdumpError, ValueError) as e:
+                found.append(f"leader-epoch checkpoint: {getattr(e, 'message', e)}")
+    return found
+
+
+def offset_position(manifest: SegmentManifest, indexes: ByteSource, base_offset: int, offset: int) -> int:
+    """Where to start looking for ``offset`` in the original ``.log``: the position of the segment's offset-index
+    entry (out of ``.indexes``) with the largest offset at or below it (``OffsetIndex.lookup``), else 0."""
+    try:
+        data = read_index(manifest, indexes, "offset") or b""
+    except KdumpError:
+        return 0
+    position = 0
+    for at in range(0, len(data) - len(data) % 8, 8):
+        relative, pos = struct.unpack_from(">ii", data, at)
+        if base_offset + relative > offset:
+            break
+        position = pos
+    return position
+
+
+def indexes_size(manifest: SegmentManifest) -> int:
+    """The size the ``.indexes`` object has: where its last index ends."""
+    return max((p + n for p, n in (e for e in manifest.indexes.values() if e is not None)), default=0)
+
+
+# -- per-segment object keys from the remote log metadata's custom metadata -----------------------------------
+
+#: ``SegmentCustomMetadataField``'s tags.
+REMOTE_SIZE, OBJECT_PREFIX, OBJECT_KEY = 0, 1, 2
+
+
+def _uvarint(data: bytes, pos: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        if pos >= len(data) or shift > 63:
+            raise ValueError("a varint runs past the end")
+        b = data[pos]
+        pos += 1
+        value |= (b & 0x7F) << shift
+        if not b & 0x80:
+            return value, pos
+        shift += 7
+
+
+def parse_custom_metadata(data: bytes | None) -> dict[int, int | str]:
+    """``SegmentCustomMetadataSerde.deserialize``: Kafka's tagged-fields section (an unsigned varint count, then
+    per field its tag, its size and its bytes): tag 0 ``remote_size`` (a zigzag varlong), 1 ``object_prefix``
+    and 2 ``object_key`` (compact strings: length + 1 as an unsigned varint, UTF-8).  Unknown tags are kept as
+    their size.  ValueError when ``data`` is not such a section."""
+    fields: dict[int, int | str] = {}
+    if not data:
+        return fields
+    count, pos = _uvarint(data, 0)
+    if count > len(data):
+        raise ValueError(f"{count} tagged fields in {len(data)} bytes")
+    for _ in range(count):
+        tag, pos = _uvarint(data, pos)
+        size, pos = _uvarint(data, pos)
+        if pos + size > len(data):
+            raise ValueError(f"tagged field {tag} of {size} bytes runs past the end")
+        value = data[pos : pos + size]
+        pos += size
+        if tag == REMOTE_SIZE:
+            raw, _ = _uvarint(value, 0)
+            fields[tag] = (raw >> 1) ^ -(raw & 1)
+        elif tag in (OBJECT_PREFIX, OBJECT_KEY):
+            length, at = _uvarint(value, 0)
+            if length == 0 or at + length - 1 != len(value):
+                raise ValueError(f"tagged field {tag} is not a compact string")
+            fields[tag] = value[at:].decode("utf-8", errors="replace")
+        else:
+            fields[tag] = size
+    if pos != len(data):
+        raise ValueError(f"{len(data) - pos} bytes after the tagged fields")
+    return fields
+
+
+def main_path(topic: str, topic_id: bytes, partition: int, start_offset: int, segment_id: bytes) -> str:
+    """``ObjectKeyFactory.mainPath``: ``<topic>-<topic id>/<partition>/<20-digit start offset>-<segment id>``."""
+    return f"{partition_prefix(topic, topic_id, partition)}/{object_name(start_offset, segment_id, '')}"
+
+
+def object_key(prefix: str, main: str, suffix: str, custom: dict[int, int | str] | None = None) -> str:
+    """``ObjectKeyFactory.key(fields, metadata, suffix)``: the object's key, the custom metadata's
+    ``object_prefix`` and ``object_key`` replacing the configured prefix and the computed main path (the
+    ``.rsm-manifest`` is always asked without them: pass no ``custom`` for it)."""
+    custom = custom or {}
+    return f"{custom.get(OBJECT_PREFIX, prefix)}{custom.get(OBJECT_KEY, main)}{suffix}"
