@@ -42,15 +42,19 @@ def _offset_index(segment: LogSegment) -> OffsetIndex | None:
         return None
 
 
-def cut_positions(segment: LogSegment, target_bytes: int, records: FileRecords | None = None) -> list[int]:
+def cut_positions(
+    segment: LogSegment, target_bytes: int, records: FileRecords | None = None, *, walk: bool = True
+) -> list[int]:
     """Positions (ascending, none of them 0) where the segment's ``.log`` can be cut into pieces of about
     ``target_bytes``: offset-index entries whose position is a verified batch start.  When the segment has no
-    usable ``.index`` the batch headers are read instead (a shallow pass).  Empty when the log is not larger
-    than ``target_bytes``."""
+    usable ``.index`` the batch headers are read instead (a shallow pass), unless ``walk`` is false (then no
+    cut).  Empty when the log is not larger than ``target_bytes``."""
     size = segment.log_size
     if target_bytes <= 0 or size <= target_bytes:
         return []
     if records is not None:
+        if not walk:
+            return _cuts_from_index(segment, target_bytes, size, records)
         return _cuts(segment, target_bytes, size, records)
     try:
         own = segment.open_log()

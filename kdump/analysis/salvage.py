@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from kdump.errors import KdumpError
-from kdump.storage import naming
+from kdump.storage import locations, naming
 from kdump.storage.crc_combine import CRC32, CRC32C, CrcArithmetic, PrefixCrcs
 from kdump.storage.file_records import FileRecords
 from kdump.storage.legacy_record import RECORD_OVERHEAD_V0, LegacyRecordBatch, record_overhead
@@ -518,7 +518,7 @@ def next_base_offset(source: str, base_offset: int | None) -> int | None:
     if base_offset is None:
         return None
     try:
-        log = LocalLog.scan(os.path.dirname(os.path.abspath(source)))
+        log = LocalLog.scan(os.path.dirname(locations.abspath(source)))
     except OSError:
         return None
     return min((s.base_offset for s in log.log_segments if s.base_offset > base_offset), default=None)

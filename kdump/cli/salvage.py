@@ -7,11 +7,11 @@ import sys
 
 import click
 
-from kdump.cli.path_args import LocalOutput
+from kdump.cli.path_args import LocalOutput, Location
 
 
 @click.command("salvage")
-@click.argument("segment", type=click.Path(exists=True, dir_okay=False))
+@click.argument("segment", type=Location(exists=True, dir_okay=False))
 @click.option(
     "--out",
     "out_dir",

@@ -20,7 +20,7 @@ from kdump.analysis.index_recovery import DEFAULT_INDEX_INTERVAL_BYTES, recover_
 from kdump.analysis.salvage import SalvageResult
 from kdump.errors import KdumpError
 from kdump.exit_status import ExitStatus
-from kdump.storage import naming
+from kdump.storage import locations, naming
 from kdump.storage.atomic_write import create_new
 from kdump.storage.file_records import FileRecords
 
@@ -48,8 +48,8 @@ def output_path_for(source: str, out_dir: str) -> str:
 
 def check_output_dir(source: str, out_dir: str) -> None:
     """Raise :class:`SalvageError` when ``out_dir`` is the input's own directory (salvage never writes there)."""
-    source_dir = os.path.dirname(os.path.abspath(source))
-    if os.path.realpath(out_dir) == os.path.realpath(source_dir):
+    source_dir = os.path.dirname(locations.abspath(source))
+    if os.path.realpath(out_dir) == locations.realpath(source_dir):
         raise SalvageError(
             f"the output directory {out_dir} is the input's own directory; salvage never writes beside its input",
             path=source,
@@ -81,7 +81,7 @@ def salvage_segment(
         if os.path.lexists(path):
             raise SalvageError(f"{path} exists; salvage does not overwrite files", path=source)
     next_base_offset = storage_salvage.next_base_offset(source, base_offset)
-    with FileRecords(source) as records:
+    with FileRecords(source, whole=True) as records:
         result = storage_salvage.scan_segment(records, base_offset, next_base_offset)
         records.check_unchanged()  # truncated underneath: stop before writing anything
         try:

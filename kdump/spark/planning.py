@@ -22,6 +22,7 @@ from kdump.analysis.offset_lookup import cut_positions
 from kdump.errors import KdumpError, UnreadableFileError
 from kdump.render.problem_text import sentence
 from kdump.spark.options import EARLIEST, LATEST, Selection
+from kdump.storage import locations, object_store
 from kdump.storage.file_records import FileRecords
 from kdump.storage.local_log import LocalLog, find_partition_dirs
 from kdump.storage.log_segment import LogSegment
@@ -31,6 +32,9 @@ from kdump.storage.transaction_index import AbortedTxn
 
 #: An offset past every real one: a range that starts here is empty.
 NOTHING = 1 << 63
+#: What planning fetches per request from an object in a store (batch headers at index entries, a start
+#: offset's position): a batch header is 61 bytes, the read-ahead a few pages.
+PLANNING_READ_AHEAD = 64 << 10
 
 
 @dataclass(frozen=True)
@@ -70,8 +74,10 @@ def expand_paths(paths: tuple[str, ...] | list[str]) -> list[str]:
     """Each path, or the paths a glob matches (sorted); a path that exists is taken as it is."""
     out: list[str] = []
     for path in paths:
-        if os.path.exists(path) or not glob.has_magic(path):
+        if not glob.has_magic(path) or locations.exists(path):
             out.append(path)
+        elif locations.is_url(path):
+            out.extend(object_store.glob(path))
         else:
             out.extend(sorted(glob.glob(path)))
     return out
@@ -81,10 +87,10 @@ def partition_dirs(paths: tuple[str, ...] | list[str]) -> list[str]:
     """Partition directories under the paths (a ``.log`` path stands for its directory), without repeats."""
     roots: list[str] = []
     for path in expand_paths(paths):
-        if not os.path.exists(path):
+        if not locations.exists(path):
             raise FileNotFoundError(f"no such file or directory: {path}")
         roots.append(
-            os.path.dirname(os.path.abspath(path)) if os.path.isfile(path) else os.path.abspath(path)
+            os.path.dirname(locations.abspath(path)) if locations.isfile(path) else locations.abspath(path)
         )
     return list(dict.fromkeys(find_partition_dirs(roots)))
 
@@ -182,13 +188,24 @@ class _Segment:
 
 def _check_readable(path: str) -> None:
     """Raise what :class:`FileRecords` would for a ``.log`` it cannot open (without mapping it: planning ten
-    thousand partitions opens every segment)."""
+    thousand partitions opens every segment).  An object in a store was in its prefix's listing: its reader
+    says whether it can be read."""
+    if locations.is_url(path):
+        return
     try:
         os.close(open_regular(path))
     except FileNotFoundError:
         raise UnreadableFileError("No such file", path=path) from None
     except OSError as e:
         raise UnreadableFileError(e.strerror or str(e), path=path) from None
+
+
+def _open(segment: LogSegment) -> FileRecords:
+    """A segment's ``.log`` opened for planning: an object in a store is read a few batch headers at a time,
+    :data:`PLANNING_READ_AHEAD` per request (the tasks read the splits themselves, straight from the store)."""
+    if locations.is_url(segment.log_path):
+        return segment.open_log(read_ahead=PLANNING_READ_AHEAD)
+    return segment.open_log()
 
 
 def plan(selection: Selection) -> Plan:
@@ -236,7 +253,7 @@ def plan(selection: Selection) -> Plan:
             first = 0
             try:
                 if start is not None and start > segment.base_offset:
-                    with segment.open_log() as records:
+                    with _open(segment) as records:
                         first = offset_start_position(segment, records, start)
                 else:
                     _check_readable(segment.log_path)
@@ -254,8 +271,11 @@ def plan(selection: Selection) -> Plan:
         cuts: list[int] = []
         if c.size - c.first > target:
             try:
-                with c.segment.open_log() as records:
-                    cuts = [x for x in cut_positions(c.segment, target, records) if x > c.first]
+                with _open(c.segment) as records:
+                    # without a usable offset index an object is not walked header by header (that would
+                    # fetch all of it where the planning runs): one split per segment
+                    walk = not locations.is_url(c.segment.log_path)
+                    cuts = [x for x in cut_positions(c.segment, target, records, walk=walk) if x > c.first]
             except KdumpError as e:
                 problems.append(e.describe())
                 continue

@@ -130,6 +130,21 @@ class RangedSource:
             self._buffer = mmap.mmap(-1, self._size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
         return self._buffer
 
+    def spooled_buffer(self) -> mmap.mmap | bytes:
+        """The whole content in one buffer that keeps it, for a reader that goes back and forth over all of it
+        (``salvage``'s resynchronisation): fetched once, front to back, a read-ahead window per request, into an
+        unlinked temporary file (``TMPDIR``; gone when the buffer is), which is then mapped read-only.  Memory
+        stays flat (the pages are the file's, given back as for a local segment); the disk holds one copy."""
+        import tempfile
+
+        if self._size == 0:
+            return b""
+        with tempfile.TemporaryFile(prefix="kdump-spool-") as spool:
+            for at in range(0, self._size, self.read_ahead):
+                spool.write(self._get(at, min(self._size, at + self.read_ahead)))
+            spool.flush()
+            return mmap.mmap(spool.fileno(), self._size, access=mmap.ACCESS_READ)
+
     def ensure(self, start: int, end: int) -> None:
         """Make ``[start, end)`` of :meth:`window_buffer` hold the content: a range already there costs
         nothing; otherwise what is missing is fetched, at least ``read_ahead`` bytes, and the pages before

@@ -23,11 +23,18 @@ import mmap
 import os
 import struct
 from collections.abc import Callable, Iterable, Iterator
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from kdump.errors import CorruptRecordError, KdumpError, UnreadableFileError
 from kdump.storage import compression, sigbus_guard
-from kdump.storage.byte_source import ByteSource, InMemory, LocalFile, RangedSource, source_of
+from kdump.storage.byte_source import (
+    DEFAULT_READ_AHEAD,
+    ByteSource,
+    InMemory,
+    LocalFile,
+    RangedSource,
+    source_of,
+)
 from kdump.storage.legacy_record import LegacyRecordBatch
 from kdump.storage.object_store import is_url, open_source
 from kdump.storage.record_batch import (
@@ -76,7 +83,12 @@ class FileRecords:
         max_bytes: int = INT_MAX,
         decompression_limit: int = compression.DEFAULT_DECOMPRESSION_LIMIT,
         data: bytes | mmap.mmap | None = None,
+        whole: bool = False,
+        read_ahead: int = DEFAULT_READ_AHEAD,
     ) -> None:
+        """``whole``: the reader goes back and forth over all of the file, not front to back (``salvage``); an
+        object in a store is then fetched whole first (:meth:`RangedSource.spooled_buffer`).  ``read_ahead``: an
+        object's bytes fetched at least per request (a reader of a few batch headers asks for less)."""
         if max_bytes < 0:
             raise KdumpError(f"Invalid size: {max_bytes} in read from {path}", path=path)
         self.path = path
@@ -92,8 +104,15 @@ class FileRecords:
         #: Fills the buffer before a range of it is read (a ranged source's window; None: all there).
         self._ensure: Callable[[int, int], None] | None = None
         ranged = None
-        if data is None and is_url(path):  # an object in a store: fetched a window at a time as it is walked
-            ranged = open_source(path)
+        #: The map of a store's object fetched whole (``whole``): its pages are given back as a local file's.
+        self._spool: mmap.mmap | None = None
+        if data is None and is_url(path) and whole:  # every byte is needed, in any order: fetched once, kept
+            data = open_source(path, read_ahead=read_ahead).spooled_buffer()
+            self._spool = data if isinstance(data, mmap.mmap) else None
+        elif data is None and is_url(
+            path
+        ):  # an object in a store: fetched a window at a time as it is walked
+            ranged = open_source(path, read_ahead=read_ahead)
             data = ranged.window_buffer()
         if data is not None:
             self.buf: bytes = data  # type: ignore[assignment]
@@ -128,7 +147,7 @@ class FileRecords:
         self._sample(0)
 
     @classmethod
-    def from_bytes(cls, data: bytes, path: str = "<memory>", **kwargs: int) -> FileRecords:
+    def from_bytes(cls, data: bytes, path: str = "<memory>", **kwargs: Any) -> FileRecords:
         return cls(path, data=data, **kwargs)
 
     @classmethod
@@ -182,8 +201,9 @@ class FileRecords:
     def release(self, start: int, end: int) -> None:
         """Drop the map's pages of ``[start, end)`` from this process's resident set (they stay in the page
         cache; read again, they come back): for passes over the file other than :meth:`batches`."""
-        if self._mmap is not None:
-            _release(self._mmap, start // mmap.PAGESIZE * mmap.PAGESIZE, end + LOG_OVERHEAD)
+        mapped = self._mmap if self._mmap is not None else self._spool
+        if mapped is not None:
+            _release(mapped, start // mmap.PAGESIZE * mmap.PAGESIZE, end + LOG_OVERHEAD)
 
     def _rewritten(self, at: int, position: int | None) -> None:
         raise FileChangedError(

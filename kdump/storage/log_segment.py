@@ -28,6 +28,7 @@ class OpenLogOptions(TypedDict, total=False):
 
     max_bytes: int
     decompression_limit: int
+    read_ahead: int
 
 
 #: A segment's suffixes in name order (the order :meth:`LocalLog.scan` meets a segment's files in).

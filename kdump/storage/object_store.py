@@ -249,8 +249,24 @@ def list_names(url: str) -> list[tuple[str, bool, int]]:
         name = str(entry.get("name", "")).rstrip("/")
         if name == base:
             continue
-        out.append((name.rsplit("/", 1)[-1], entry.get("type") == "directory", int(entry.get("size") or 0)))
+        leaf = name.rsplit("/", 1)[-1]
+        directory = entry.get("type") == "directory"
+        if not directory:  # what the listing says of an object is what info() would ask again: kept
+            _INFO.setdefault(join(url, leaf), dict(entry))
+        out.append((leaf, directory, int(entry.get("size") or 0)))
     return sorted(out)
+
+
+def glob(pattern: str) -> list[str]:
+    """The URLs of the objects and prefixes a glob pattern (``s3://b/logs/*/orders-*``) matches, sorted."""
+    fs, path = filesystem(pattern)
+    STATS.metadata_requests += 1
+    try:
+        found = fs.glob(path)
+    except Exception as e:  # noqa: BLE001 - one line naming the URL
+        raise store_error(pattern, e) from None
+    scheme = pattern.split("://", 1)[0]
+    return sorted(f"{scheme}://{str(p).lstrip('/')}" if scheme != "file" else f"file://{p}" for p in found)
 
 
 def join(url: str, name: str) -> str:
