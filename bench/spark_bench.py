@@ -11,6 +11,10 @@ batch, once uncompressed and once zstd; built first if missing) and measures, fo
   CPU-second of the whole process tree (JVM and Python workers; robust when other work shares the machine).
   The session start and a warm-up query are not counted (fixed costs, about 5 s and 3-5 s).
 
+With ``--variants``, the ``arrow`` and ``spark`` stages also run with each option set of ``VARIANTS``
+(``includeHeaders``, ``includeControlRecords``, ``isolation.level=read_committed``), as stages
+``arrow+headers``, ``spark+headers`` and so on.
+
 Each figure is the run with the least CPU time of ``--repeat`` runs; ``rec/cpu-s`` (records per CPU-second)
 is the per-core figure that stays meaningful when other work shares the machine.
 
@@ -19,6 +23,7 @@ Usage::
     .venv/bin/python bench/spark_bench.py            # full data set, local[2], best of 3
     .venv/bin/python bench/spark_bench.py --quick    # 10x smaller data set
     .venv/bin/python bench/spark_bench.py --profile  # cProfile top-15 of the arrow stage (quick data set)
+    .venv/bin/python bench/spark_bench.py --variants # also the headers, control and read_committed variants
 
 Results go to ``bench/results/spark-latest.json`` (``spark-latest-quick.json`` with ``--quick``).
 """
@@ -35,6 +40,7 @@ import pstats
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH.parent))
@@ -48,6 +54,12 @@ from kdump.storage.file_records import FileRecords  # noqa: E402
 
 GOAL = 500_000
 SPLIT_BYTES = 32 * 1024 * 1024
+#: Option sets of ``--variants``: (stage suffix, options).
+VARIANTS = (
+    ("headers", {"includeHeaders": "true"}),
+    ("control", {"includeControlRecords": "true"}),
+    ("committed", {"isolation.level": "read_committed"}),
+)
 
 
 def tree_cpu_seconds(root: int | None = None) -> float:
@@ -87,10 +99,10 @@ def core_stage(segment: Path) -> tuple[int, float, float]:
     return n, time.perf_counter() - started, time.process_time() - cpu
 
 
-def arrow_stage(directory: Path) -> tuple[int, float, float]:
+def arrow_stage(directory: Path, extra: dict[str, str] | None = None) -> tuple[int, float, float]:
     from kdump.spark.reader import read_split
 
-    selection = parse_options({"path": str(directory), "maxBytesPerSplit": str(SPLIT_BYTES)})
+    selection = parse_options({"path": str(directory), "maxBytesPerSplit": str(SPLIT_BYTES), **(extra or {})})
     started, cpu = time.perf_counter(), time.process_time()
     n = 0
     for split in plan(selection).splits:
@@ -99,8 +111,12 @@ def arrow_stage(directory: Path) -> tuple[int, float, float]:
     return n, time.perf_counter() - started, time.process_time() - cpu
 
 
-def spark_stage(spark, directory: Path, repeat: int) -> tuple[int, list[float], list[float], int]:
+def spark_stage(
+    spark, directory: Path, repeat: int, extra: dict[str, str] | None = None
+) -> tuple[int, list[float], list[float], int]:
     reader = spark.read.format("kafka-log").option("maxBytesPerSplit", str(SPLIT_BYTES))
+    for key, value in (extra or {}).items():
+        reader = reader.option(key, value)
     n = reader.load(str(directory)).count()  # warm-up (also the record count)
     times = []
     cpu = []
@@ -130,6 +146,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3, help="Spark runs per segment (best is reported)")
     parser.add_argument("--cores", type=int, default=os.cpu_count() or 2, help="N of local[N] (default: all)")
     parser.add_argument("--profile", action="store_true", help="print a cProfile of the arrow stage and exit")
+    parser.add_argument("--out", help="results file (default: bench/results/spark-latest[-quick].json)")
+    parser.add_argument(
+        "--variants", action="store_true", help="also the headers, control and read_committed option sets"
+    )
     args = parser.parse_args(argv)
 
     if args.profile:
@@ -139,15 +159,16 @@ def main(argv: list[str] | None = None) -> int:
 
     from kdump.spark import session
 
+    variants = (("", {}), *VARIANTS) if args.variants else (("", {}),)
     figures = []
     for name in make_segments.LAYOUT:
         segment = data / name / make_segments.SEGMENT
         segment.read_bytes()  # into the page cache
-        for stage, run, target in (
-            ("core", core_stage, segment),
-            ("arrow", arrow_stage, data / name),
-        ):
-            runs = [run(target) for _ in range(args.repeat)]
+        stages: list[tuple[str, Any, tuple]] = [("core", core_stage, (segment,))]
+        for suffix, extra in variants:
+            stages.append((f"arrow+{suffix}" if suffix else "arrow", arrow_stage, (data / name, extra)))
+        for stage, run, run_args in stages:
+            runs = [run(*run_args) for _ in range(args.repeat)]
             n, seconds, cpu = min(runs, key=lambda r: r[2])
             figures.append(
                 {
@@ -161,13 +182,13 @@ def main(argv: list[str] | None = None) -> int:
             )
     spark = session(f"local[{args.cores}]", "kdump spark bench")
     try:
-        for name in make_segments.LAYOUT:
-            n, times, cpu, splits = spark_stage(spark, data / name, args.repeat)
+        for name, (suffix, extra) in ((n, v) for v in variants for n in make_segments.LAYOUT):
+            n, times, cpu, splits = spark_stage(spark, data / name, args.repeat, extra)
             best = cpu.index(min(cpu))
             figures.append(
                 {
                     "segment": name,
-                    "stage": "spark",
+                    "stage": f"spark+{suffix}" if suffix else "spark",
                     "records": n,
                     "seconds": times[best],
                     "cpu_seconds": round(cpu[best], 2),
@@ -193,18 +214,20 @@ def main(argv: list[str] | None = None) -> int:
         "figures": figures,
     }
     out = BENCH / "results" / ("spark-latest-quick.json" if args.quick else "spark-latest.json")
+    if args.out:
+        out = Path(args.out).resolve()
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n")
     print(
-        f"\n{'segment':<10}{'stage':<8}{'records':>12}{'seconds':>10}{'cores':>7}{'rec/s/core':>14}{'rec/cpu-s':>12}"
+        f"\n{'segment':<10}{'stage':<16}{'records':>12}{'seconds':>10}{'cores':>7}{'rec/s/core':>14}{'rec/cpu-s':>12}"
     )
     for f in figures:
         per_cpu = f.get("records_per_cpu_s")
         print(
-            f"{f['segment']:<10}{f['stage']:<8}{f['records']:>12,}{f['seconds']:>10.2f}{f['cores']:>7}"
+            f"{f['segment']:<10}{f['stage']:<16}{f['records']:>12,}{f['seconds']:>10.2f}{f['cores']:>7}"
             f"{f['records_per_s_per_core']:>14,}{'' if per_cpu is None else format(per_cpu, ','):>12}"
         )
-    print(f"(goal: {GOAL:,} records/s per core end to end; results in {out.relative_to(BENCH.parent)})")
+    print(f"(goal: {GOAL:,} records/s per core end to end; results in {out})")
     return 0
 
 

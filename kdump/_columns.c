@@ -2,17 +2,19 @@
  * kdump._columns: an optional accelerator that builds the Spark source's Arrow columns (kdump.spark.reader)
  * straight from the bytes of v2 record batches, without a Python object per record.
  *
- * Builder(include_headers, decode_key) keeps growing buffers (bytearrays, handed to pyarrow without a copy by
- * finish()) for the per-record columns: offset (int64), timestamp (int64 microseconds), the index of the
- * record's Kafka batch in the output batch (int32), key and value (Arrow binary: validity bitmap, int32
- * offsets, data) and, with include_headers, headers (list<struct<key string, value binary>>).
+ * Builder(include_headers, decode_key, header_cost=0) keeps growing buffers (bytearrays, handed to pyarrow
+ * without a copy by finish()) for the per-record columns: offset (int64), timestamp (int64 microseconds), the
+ * index of the record's Kafka batch in the output batch (int32), key and value (Arrow binary: validity bitmap,
+ * int32 offsets, data) and, with include_headers, headers (list<struct<key string, value binary>>).
  *
  * append(buf, pos, end, count, batch_no, position, base_offset, base_timestamp, base_sequence, log_append_time,
  *        lo, hi, done, max_rows, max_bytes, check_rest) -> (pos, done, rows) | None
  *   walks records ``done``..``count`` of buf[pos:end] (the v2 record format: Kafka's DefaultRecord.readFrom:
  *   length varint, attributes, timestamp delta varlong, offset delta varint, key, value, header count and
  *   headers, each length a zigzag varint, -1 for null) and appends those whose offset lies in [lo, hi) (None:
- *   no bound).  It stops before a record when the builder holds max_rows rows or max_bytes record bytes.
+ *   no bound).  It stops before a record when the builder holds max_rows rows or max_bytes bytes (``bytes``:
+ *   the records' own, plus header_cost for each header of the headers column: a header of two bytes on disk
+ *   costs more than two in the columns).
  *   It returns None, with nothing appended, whenever anything is unusual -- a malformed or out-of-range field,
  *   bytes left over after the last record, an offset or timestamp leaving the 64-bit range, a record of more
  *   headers than MAX_OBJECT_HEADERS -- and the caller then decodes the batch with the storage core, which
@@ -195,6 +197,7 @@ static PyObject *binary_take(Binary *c)
 typedef struct {
     PyObject_HEAD
     int include_headers;
+    Py_ssize_t header_cost; /* what a header counts for in ``bytes`` besides its record's bytes */
     PyObject *decode_key; /* decode_utf8_jdk, for a header key that is not valid UTF-8 */
     Py_ssize_t rows, headers, bytes;
     Buf offset, timestamp, batch, position, base_offset, base_sequence;
@@ -289,11 +292,17 @@ static int Builder_init(Builder *s, PyObject *args, PyObject *kwds)
 {
     int include_headers;
     PyObject *decode_key;
-    static char *names[] = {"include_headers", "decode_key", NULL};
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "pO", names, &include_headers, &decode_key))
+    Py_ssize_t header_cost = 0;
+    static char *names[] = {"include_headers", "decode_key", "header_cost", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "pO|n", names, &include_headers, &decode_key, &header_cost))
         return -1;
+    if (header_cost < 0 || header_cost > (1 << 20)) {
+        PyErr_SetString(PyExc_ValueError, "header_cost out of range");
+        return -1;
+    }
     builder_clear(s);
     s->include_headers = include_headers;
+    s->header_cost = header_cost;
     Py_INCREF(decode_key);
     s->decode_key = decode_key;
     return builder_start(s);
@@ -515,7 +524,7 @@ static int walk(Builder *s, const unsigned char *b, Py_ssize_t *ppos, Py_ssize_t
         }
         if (keep) {
             s->rows++;
-            s->bytes += pos - record_start;
+            s->bytes += pos - record_start + (s->include_headers ? s->header_cost * (Py_ssize_t)header_count : 0);
         }
     }
     if (i == count && pos != end)
@@ -651,10 +660,10 @@ static int append_record(Builder *s, PyObject *record, const Batch *bt)
     if ((r = add_object(&s->key, s->rows, key)) != 1 || (r = add_object(&s->value, s->rows, value)) != 1)
         goto out;
     r = -1;
+    Py_ssize_t had = s->headers;
     if (s->include_headers) {
         if (!(headers = PyObject_GetAttrString(record, "headers")) || !(it = PyObject_GetIter(headers)))
             goto out;
-        Py_ssize_t had = s->headers;
         while ((header = PyIter_Next(it)) != NULL) {
             if (!(hkey = PyObject_GetAttrString(header, "key")) || !(hvalue = PyObject_GetAttrString(header, "value")))
                 goto out;
@@ -683,7 +692,7 @@ static int append_record(Builder *s, PyObject *record, const Batch *bt)
             s->list_nulls++;
     }
     s->rows++;
-    s->bytes += n;
+    s->bytes += n + s->header_cost * (s->headers - had);
     r = 1;
 out:
     Py_XDECREF(offset);

@@ -13,7 +13,9 @@ class Builder:
 
     rows: int
     bytes: int
-    def __init__(self, include_headers: bool, decode_key: Callable[[builtins.bytes], str]) -> None: ...
+    def __init__(
+        self, include_headers: bool, decode_key: Callable[[builtins.bytes], str], header_cost: int = 0
+    ) -> None: ...
     def append(self, *args: Any) -> tuple[int, int, int] | None:
         """Append the records of a v2 batch's bytes; (pos, done, rows), or None when the storage core must
         decide."""

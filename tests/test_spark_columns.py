@@ -49,9 +49,12 @@ def encode_batch(
     producer_id: int = -1,
     base_sequence: int = -1,
     last_offset_delta: int | None = None,
+    payload: bytes | None = None,
 ) -> bytes:
-    """A v2 batch around encoded ``records`` (compressed with ``codec``), CRC-32C set."""
-    payload = compress(codec, records, magic=2) if codec != NONE else records
+    """A v2 batch around encoded ``records`` (compressed with ``codec``; ``payload``: these bytes instead),
+    CRC-32C set."""
+    if payload is None:
+        payload = compress(codec, records, magic=2) if codec != NONE else records
     header = bytearray(
         _HEADER.pack(
             base_offset,
@@ -217,6 +220,18 @@ def hostile_cases(codec: int) -> dict[str, list[bytes]]:
             b(good(2), 2, base_offset=1),
         ],
     }
+    if codec == ZSTD:
+        frame = compress(ZSTD, ok)
+        z = lambda payload: encode_batch(b"", 6, codec=ZSTD, payload=payload)  # noqa: E731
+        cut = len(good(3))  # good(6) starts with good(3)
+        cases["zstd: two frames"] = [z(compress(ZSTD, ok[:cut]) + compress(ZSTD, ok[cut:]))]
+        cases["zstd: truncated frame"] = [z(frame[:-3]), b(good(2), 2, base_offset=6)]
+        cases["zstd: bytes after the frame"] = [z(frame + b"junk")]
+        cases["zstd: skippable frame first"] = [z(struct.pack("<II", 0x184D2A50, 3) + b"abc" + frame)]
+        cases["zstd: empty payload"] = [z(b"")]
+        cases["zstd: over 16 MiB decompressed"] = [
+            b(b"".join(record(i, b"k", bytes([65 + i]) * (1 << 20)) for i in range(17)), 17)
+        ]
     if codec != NONE:
         bad = bytearray(b(ok, 6))
         bad[70:90] = b"\x00" * 20

@@ -301,3 +301,89 @@ def test_ls_one_log_with_the_remote_root_as_a_url(copy: Copy) -> None:
     url = CliRunner().invoke(cli, [*args, "file://" + str(copy.root / "remote")])
     assert url.exit_code == local.exit_code == 0
     assert url.stdout == local.stdout and json.loads(url.stdout)["remoteSegments"] == 4
+
+
+def _schedule() -> tuple[list[tuple[int, int]], int, int]:
+    """What tests.tiered_broker's producers wrote, phase by phase (1-3): 160 plain records, 60 in gzip
+    batches, then 4 transactions of 25 records and their marker, the 2nd and 4th aborted: the aborted ranges
+    (first offset, marker's offset), how many transactions there were, and the log end offset."""
+    plain, zipped, records, transactions = 160, 60, 25, 4
+    per_phase = plain + zipped + transactions * (records + 1)
+    aborted = []
+    for phase in range(3):
+        for t in range(transactions):
+            first = phase * per_phase + plain + zipped + t * (records + 1)
+            if t % 2:
+                aborted.append((first, first + records))
+    return aborted, 3 * transactions, 3 * per_phase
+
+
+def test_txn_reads_the_tiered_partition_as_one_log(copy: Copy) -> None:
+    """kdump txn --remote-root: every transaction the producers wrote above the broker's log start offset, the
+    aborted ones' ranges from the remote .txnindex files and the local ones alike (the producers' schedule is
+    the oracle); without the option only those in the local segments."""
+    aborted, count, end = _schedule()
+    assert end == copy.broker["list_offsets"]["latest"]  # the schedule is what the broker holds
+    args = ["txn", str(copy.local), "--json"]
+    one = json.loads(CliRunner().invoke(cli, [*args, "--remote-root", str(copy.root / "remote")]).stdout)
+    assert validate(one) == []
+    assert one["logStartOffset"] == copy.broker["list_offsets"]["earliest"]
+    assert [(a["firstOffset"], a["lastOffset"]) for a in one["abortedTransactions"]] == aborted
+    assert (one["commits"], one["aborts"]) == (count // 2, count // 2)
+    local = json.loads(CliRunner().invoke(cli, args).stdout)
+    start = copy.broker["list_offsets"]["earliest-local"]
+    assert local["logStartOffset"] == start
+    assert [(a["firstOffset"], a["lastOffset"]) for a in local["abortedTransactions"]] == [
+        r for r in aborted if r[0] >= start
+    ]
+
+
+def _numbered_dumping(text: str) -> str:
+    """Each ``Dumping <path>`` line as ``Dumping #n``: the remote objects' paths are not the Kafka-named copies
+    the real tool was given."""
+    lines = text.splitlines(keepends=True)
+    n = 0
+    for i, line in enumerate(lines):
+        if line.startswith("Dumping "):
+            lines[i] = f"Dumping #{n}\n"
+            n += 1
+    return "".join(lines)
+
+
+def test_files_dumps_the_one_log_as_kafkas_tool_does(copy: Copy) -> None:
+    """kdump files --remote-root PARTITION: the one log's .log files, remote objects first (their start offset
+    from the metadata), each dumped as Kafka's kafka-dump-log.sh dumps that segment under its Kafka name:
+    identical to the real tool's recorded output but for the Dumping lines' paths."""
+    import gzip
+
+    from tests.tiered_broker.__main__ import DUMP_NAME, DUMP_OPTIONS
+
+    kafka = gzip.decompress((copy.root / DUMP_NAME).read_bytes()).decode()
+    result = CliRunner().invoke(
+        cli, ["files", *DUMP_OPTIONS, "--remote-root", str(copy.root / "remote"), str(copy.local)]
+    )
+    assert result.exit_code == 0, result.stdout
+    assert _numbered_dumping(result.stdout) == _numbered_dumping(kafka)
+    dumping = [line.split(" ", 1)[1] for line in result.stdout.splitlines() if line.startswith("Dumping ")]
+    assert dumping[:4] == [str(copy.file(b, ".log")) for b in (147, 298, 435, 596)]
+    assert dumping[4:] == [str(copy.local / f"{b:020d}.log") for b in (723, 894)]
+    # a partition that is not tiered: its local .log files, with or without the option
+    plain = copy.root / "local" / copy.broker["metadata_partition"]
+    with_root = CliRunner().invoke(cli, ["files", "--remote-root", str(copy.root / "remote"), str(plain)])
+    alone = CliRunner().invoke(cli, ["files", str(plain / "00000000000000000000.log")])
+    assert with_root.stdout == alone.stdout and with_root.exit_code == 0
+
+
+@pytest.mark.kafka
+def test_files_over_the_one_log_against_the_live_tool(copy: Copy, tmp_path: Path) -> None:
+    """The recording above, made again with the real Kafka 4.0 tool (skipped without Java or ../shared)."""
+    from tests.broker_oracle.cluster import launcher
+    from tests.tiered_broker.__main__ import DUMP_OPTIONS, record_dump
+
+    if not launcher("4.0.0").is_file() or shutil.which("java") is None:
+        pytest.skip("needs Java and ../shared/kafka-4.0.0")
+    kafka = record_dump(copy.root, tmp_path / "stage").decode()
+    result = CliRunner().invoke(
+        cli, ["files", *DUMP_OPTIONS, "--remote-root", str(copy.root / "remote"), str(copy.local)]
+    )
+    assert _numbered_dumping(result.stdout) == _numbered_dumping(kafka)

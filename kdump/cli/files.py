@@ -20,7 +20,7 @@ from kdump.facts.files import DEFAULT_MAX_MESSAGE_SIZE, DumpOptions, FilesSink
 from kdump.facts.output import Output
 from kdump.jdk.text import string_split
 from kdump.render.decoders import DEFAULT_DECODER_CLASS
-from kdump.storage import kafka_release, naming
+from kdump.storage import kafka_release, locations, naming
 from kdump.storage.file_records import INT_MAX
 from kdump.storage.kafka_release import KafkaRelease
 from kdump.storage.timestamp_type import parse_timestamp
@@ -183,6 +183,15 @@ KDUMP_OPTIONS: list[jopt.OptionSpec] = [
         hidden=True,
     ),
     jopt.OptionSpec(
+        "remote-root",
+        "A partition directory given is a tiered partition's one log: its segments in remote storage under "
+        "this root (Kafka's RemoteLogSegmentFileset layout, as kdump tiered) below its first local one, then "
+        "its local .log files, each dumped as if given.",
+        arg="required",
+        arg_type="String: root",
+        hidden=True,
+    ),
+    jopt.OptionSpec(
         "kdump-help", "Print Kafka's options and kdump's own on standard output (also -h).", hidden=True
     ),
 ]
@@ -310,6 +319,10 @@ def build_options(parsed: jopt.ParsedArgs, release: KafkaRelease | None = None) 
     # Kafka reads --files only and ignores other arguments; files given without --files are kdump's
     # convenience, where Kafka would stop with 'Missing required argument "[files]"'
     files = string_split(_COMMA, files_value) if files_value is not None else list(parsed.non_options)
+    remote_root = parsed.value("remote-root")
+    start_offsets: dict[str, int] = {}
+    if remote_root is not None:
+        files, start_offsets = one_log_files(files, remote_root)
     # Kafka's options are lazy vals: an integer argument is converted (and fails) only where it is first used
     integers = {"max-message-size": DEFAULT_MAX_MESSAGE_SIZE, "max-bytes": INT_MAX}
     errors = {}
@@ -347,7 +360,37 @@ def build_options(parsed: jopt.ParsedArgs, release: KafkaRelease | None = None) 
         human_time=parsed.has("human-time") or parsed.has("tz"),
         tz=_zone(parsed.value("tz")),
         release=release or kafka_release.release(),
+        start_offsets=start_offsets,
     )
+
+
+def one_log_files(files: list[str], remote_root: str) -> tuple[list[str], dict[str, int]]:
+    """``--remote-root``: each partition directory among ``files`` replaced by the ``.log`` files of its one log
+    (:meth:`kdump.commands.remote_tier.RemoteChecks.one_log`: remote segments below the first local one, then
+    the local ones; a partition that is not tiered: its local ``.log`` files); other files stay as given.  With
+    the start offset of each remote object (its name is not Kafka's: Kafka's tool takes the offset from it)."""
+    from kdump.commands.remote_tier import RemoteChecks, RemoteOptions
+    from kdump.storage.local_log import LocalLog
+
+    if not locations.isdir(remote_root):
+        raise KdumpUsageError(f"--remote-root: {remote_root}: not a directory")
+    checks = RemoteChecks(RemoteOptions(remote_root))
+    out: list[str] = []
+    starts: dict[str, int] = {}
+    for path in files:
+        if not locations.isdir(path):
+            out.append(path)
+            continue
+        try:
+            log = LocalLog.scan(path)
+        except OSError as e:
+            raise KdumpUsageError(f"{path}: cannot read it: {e.strerror or e}") from None
+        one = checks.one_log(log)
+        for segment in (one[0] if one is not None else log).log_segments:
+            out.append(segment.log_path)
+            if segment.directory != log.directory:
+                starts[segment.log_path] = segment.base_offset
+    return out, starts
 
 
 def _zone(raw: str | None) -> tzinfo | None:

@@ -8,6 +8,7 @@ import sys
 import click
 
 from kdump.cli.path_args import Location
+from kdump.cli.remote_options import remote_checks, remote_options
 from kdump.render.color import CHOICES as COLOR_CHOICES
 
 
@@ -57,26 +58,9 @@ from kdump.render.color import CHOICES as COLOR_CHOICES
     help="List every left-over .deleted/.cleaned/.swap file, not their count.",
 )
 @click.option("--no-progress", is_flag=True, help="Never show a progress bar.")
-@click.option(
-    "--remote-root",
-    type=Location(exists=True, file_okay=False, dir_okay=True),
-    help="Read tiered partitions as one log: their segments in remote storage under this root (Kafka's "
-    "RemoteLogSegmentFileset layout, as `kdump tiered`), then their local ones; a local path or a URL.",
-)
-@click.option(
-    "--metadata",
-    "metadata",
-    multiple=True,
-    type=Location(exists=True, file_okay=False, dir_okay=True),
-    help="With --remote-root: a log directory holding __remote_log_metadata partitions, or one of them "
-    "(repeatable) [default: each partition's own log directory].",
-)
-@click.option(
-    "--metadata-partitions",
-    type=click.IntRange(min=1),
-    default=None,
-    metavar="N",
-    help="With --remote-root: remote.log.metadata.topic.num.partitions [default: 50].",
+@remote_options(
+    "Read tiered partitions as one log: their segments in remote storage under this root (Kafka's "
+    "RemoteLogSegmentFileset layout, as `kdump tiered`), then their local ones; a local path or a URL."
 )
 def command(
     paths: tuple[str, ...],
@@ -119,13 +103,7 @@ def command(
 
     if color is not None:
         colors.mode = color
-    if remote_root is None and (metadata or metadata_partitions):
-        raise click.UsageError("--metadata and --metadata-partitions go with --remote-root")
-    remote = None
-    if remote_root is not None:  # loaded only when asked for
-        from kdump.commands.remote_tier import RemoteChecks, RemoteOptions
-
-        remote = RemoteChecks(RemoteOptions(remote_root, "kafka", metadata, metadata_partitions or 50))
+    remote = remote_checks(remote_root, metadata, metadata_partitions)
     try:
         wanted = {t.strip() for item in topics for t in item.split(",") if t.strip()} if topics else None
         lister = ListPartitions(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from kdump.cli.path_args import Location
+from kdump.cli.remote_options import remote_checks, remote_options
 
 
 @click.command("txn")
@@ -31,6 +32,10 @@ from kdump.cli.path_args import Location
 )
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per partition.")
 @click.option("--wide", is_flag=True, help="On a terminal, every column, however wide the table gets.")
+@remote_options(
+    "Read tiered partitions as one log: their segments in remote storage under this root (Kafka's "
+    "RemoteLogSegmentFileset layout, as `kdump tiered`), then their local ones; a local path or a URL."
+)
 def command(
     paths: tuple[str, ...],
     now_text: str | None,
@@ -38,18 +43,26 @@ def command(
     bootstrap_server: str,
     as_json: bool,
     wide: bool,
+    remote_root: str | None,
+    metadata: tuple[str, ...],
+    metadata_partitions: int | None,
 ) -> None:
     """Why is a read_committed consumer stuck? Per partition (PATH: a partition or log directory; default the
     current directory): the last stable offset as the broker computes it, open transactions with their age,
     aborted ranges, commit/abort counts and durations. Open transactions are cross-checked with
     __transaction_state in the same data directory; for each hanging one the kafka-transactions.sh command that
     aborts it is printed. Exits 1 when a hanging transaction is found.
+
+    With --remote-root a tiered partition is one log (its remote segments below the first local one, then its
+    local ones): the log start offset, the aborted ranges (the remote .txnindex too) and the commit/abort
+    counts are the whole partition's.
     """
     from kdump.cli import directory_arguments, run_report
     from kdump.commands.txn import TxnCommand
     from kdump.render import txn as render
     from kdump.storage.timestamp_type import parse_timestamp
 
+    remote = remote_checks(remote_root, metadata, metadata_partitions)
     now = None
     if now_text is not None:
         try:
@@ -62,6 +75,7 @@ def command(
             now=now,
             max_timeout_ms=max_timeout_ms,
             bootstrap_server=bootstrap_server,
+            remote=remote,
         )
     except ValueError as e:
         raise click.UsageError(str(e)) from None

@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
 
 import click
 
 from kdump.cli.path_args import Location
-
-if TYPE_CHECKING:
-    from kdump.commands.remote_tier import RemoteChecks
+from kdump.cli.remote_options import remote_checks, remote_options
 
 
 @click.command("verify")
@@ -24,32 +21,10 @@ if TYPE_CHECKING:
     "--indexes-only", is_flag=True, help="Check the indexes only: exactly what `kdump verify-index` does."
 )
 @click.option("--no-progress", is_flag=True, help="Never show a progress bar.")
-@click.option(
-    "--remote-root",
-    type=Location(exists=True, file_okay=False, dir_okay=True),
-    help="Also check tiered partitions' remote segments (as `kdump tiered --deep`) under this root: "
+@remote_options(
+    "Also check tiered partitions' remote segments (as `kdump tiered --deep`) under this root: "
     "LocalTieredStorage's dir, its kafka-tiered-storage directory, or Aiven's prefix; a local path or a URL.",
-)
-@click.option(
-    "--layout",
-    type=click.Choice(["kafka", "aiven"]),
-    default=None,
-    help="With --remote-root: the RemoteStorageManager's object layout [default: kafka].",
-)
-@click.option(
-    "--metadata",
-    "metadata",
-    multiple=True,
-    type=Location(exists=True, file_okay=False, dir_okay=True),
-    help="With --remote-root: a log directory holding __remote_log_metadata partitions, or one of them "
-    "(repeatable) [default: each partition's own log directory].",
-)
-@click.option(
-    "--metadata-partitions",
-    type=click.IntRange(min=1),
-    default=None,
-    metavar="N",
-    help="With --remote-root: remote.log.metadata.topic.num.partitions [default: 50].",
+    layout=True,
 )
 def command(
     paths: tuple[str, ...],
@@ -77,8 +52,7 @@ def command(
     """
     from kdump.cli import run_guarded
 
-    if remote_root is None and (layout or metadata or metadata_partitions):
-        raise click.UsageError("--layout, --metadata and --metadata-partitions go with --remote-root")
+    remote = remote_checks(remote_root, metadata, metadata_partitions, layout)
     if indexes_only:
         if deep or gaps or remote_root:
             raise click.UsageError(
@@ -96,13 +70,6 @@ def command(
         partitions_, log_dirs = select(paths or (".",), unreadable)
     except ValueError as e:
         raise click.UsageError(str(e)) from None
-    remote: RemoteChecks | None = None
-    if remote_root is not None:  # the tiered checks are loaded only when asked for
-        from kdump.commands.remote_tier import RemoteChecks, RemoteOptions
-
-        remote = RemoteChecks(
-            RemoteOptions(remote_root, layout or "kafka", metadata, metadata_partitions or 50)
-        )
     sys.exit(
         run_guarded(
             lambda out, err: int(

@@ -164,7 +164,10 @@ class DumpLogSegments:
             raise e.located(file.path) from None
         opts.check_option("max-bytes")  # DumpLogSegments' arguments of dumpLog, in their order
         if file.name.endswith(naming.LOG_FILE_SUFFIX):
-            sink.header(file, FileHeader("log", log_starting_offset=naming.offset_from_file(file.path)))
+            start = opts.start_offsets.get(file.path)  # a remote segment's (--remote-root)
+            if start is None:
+                start = naming.offset_from_file(file.path)
+            sink.header(file, FileHeader("log", log_starting_offset=start))
         elif file.name == naming.BOOTSTRAP_CHECKPOINT:
             sink.header(file, FileHeader("bootstrap-snapshot"))
         else:

@@ -22,6 +22,7 @@ The rules are Kafka's:
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from kdump.analysis.consumer_view import (
     OngoingTransaction,
@@ -55,6 +56,9 @@ from kdump.storage.local_log import LocalLog, find_partition_dirs
 from kdump.storage.record_batch import DefaultRecordBatch
 from kdump.storage.regular_file import walk_error
 
+if TYPE_CHECKING:
+    from kdump.commands.remote_tier import RemoteChecks
+
 #: Kafka's default ``transaction.max.timeout.ms``.
 DEFAULT_MAX_TIMEOUT_MS = 900_000
 #: Coordinator states in which a transaction is not open.
@@ -69,7 +73,10 @@ class TxnCommand:
         now: int | None = None,
         max_timeout_ms: int = DEFAULT_MAX_TIMEOUT_MS,
         bootstrap_server: str = "BROKER:9092",
+        remote: RemoteChecks | None = None,
     ) -> None:
+        #: Tiered partitions are read as one log, their remote segments first (``--remote-root``).
+        self.remote = remote
         self.directories: list[str] = []
         #: Directories the walk could not read, with the reason (reported, and status 1).
         self.walk_errors: list[Problem] = []
@@ -116,6 +123,10 @@ class TxnCommand:
 
     def partition_facts(self, directory: str) -> PartitionTxnFacts:
         log = LocalLog.scan(directory)
+        if self.remote is not None:
+            one = self.remote.one_log(log)
+            if one is not None:
+                log = one[0]
         problems: list[Problem] = []
         log_dir = os.path.dirname(locations.abspath(directory))
         checkpoints = read_log_dir_checkpoints(log_dir, problems)

@@ -82,6 +82,9 @@ class DumpOptions:
     #: ``--human-time``: ISO-8601 after every timestamp of the text, in ``tz`` (None: UTC).
     human_time: bool = False
     tz: tzinfo | None = None
+    #: ``--remote-root``: the start offset of each remote segment object among ``files`` (by path), from
+    #: ``__remote_log_metadata``: its name (``<offset>-<segment id>.log``) is not Kafka's ``<offset>.log``.
+    start_offsets: dict[str, int] = field(default_factory=dict)
     #: The Kafka release whose tool's text to reproduce (``--kafka-version``; kdump's own outputs ignore it).
     release: KafkaRelease = field(default_factory=kafka_release.release)
     #: Integer options whose argument does not convert: Kafka converts them lazily, where it first uses them

@@ -19,7 +19,9 @@ latest-tiered), stops it with SIGTERM and copies, into OUT:
   entries of the two partitions kept;
 - ``local/__remote_log_metadata-N``: the metadata partition holding the records of ``tiered-0``;
 - ``remote/``: LocalTieredStorage's root (``kafka-tiered-storage``) as it wrote it;
-- ``broker.json``: the broker's offsets, the topic id, the metadata partition, how it was made.
+- ``broker.json``: the broker's offsets, the topic id, the metadata partition, how it was made;
+- ``kafka-dump-log.deep.txt.gz``: the real ``kafka-dump-log.sh --deep-iteration --print-data-log`` over the
+  one log (the remote segments below the first local one, copied under Kafka's names, then the local ones).
 """
 
 from __future__ import annotations
@@ -230,6 +232,37 @@ def topic_id(partition: Path) -> str:
     raise RuntimeError(f"no topic id in {partition}/partition.metadata")
 
 
+#: Kafka's own dump of the one log, recorded beside the fixture (the default suite compares kdump with it).
+DUMP_NAME = "kafka-dump-log.deep.txt.gz"
+DUMP_OPTIONS = ("--deep-iteration", "--print-data-log")
+
+
+def kafka_named_one_log(out: Path, stage: Path) -> list[Path]:
+    """The fixture's one log as Kafka names segments: the remote ``.log`` objects below the first local segment
+    copied to ``stage`` as ``<start offset>.log`` (Kafka's tool takes a segment's start offset from its name;
+    LocalTieredStorage's objects are ``<offset>-<segment id>.log``), then the local ``.log`` files."""
+    stage.mkdir(parents=True, exist_ok=True)
+    local = sorted((out / "local" / f"{TOPIC}-0").glob("*.log"))
+    first_local = int(local[0].name[:20]) if local else None
+    files = []
+    for path in sorted((out / "remote").rglob("*.log")):
+        start = int(path.name[:20])
+        if first_local is None or start < first_local:
+            files.append(stage / f"{start:020d}.log")
+            shutil.copyfile(path, files[-1])
+    return files + local
+
+
+def record_dump(out: Path, work: Path) -> bytes:
+    """``kafka-dump-log.sh --deep-iteration --print-data-log`` (the real Kafka 4.0 tool) over the one log."""
+    files = kafka_named_one_log(out, work / "kafka-named")
+    return subprocess.run(
+        [str(launcher("4.0.0")), "kafka-dump-log.sh", *DUMP_OPTIONS, "--files", ",".join(map(str, files))],
+        capture_output=True,
+        check=True,
+    ).stdout
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.tiered_broker", description=__doc__.split("\n")[0])
     parser.add_argument("--kafka-source", type=Path, required=True, help="a Kafka 4.0.0 source tree")
@@ -310,6 +343,10 @@ def main(argv: list[str] | None = None) -> int:
         "metadata_partition": meta.name,
         "list_offsets": answers,
     }
+    import gzip
+
+    (out / DUMP_NAME).write_bytes(gzip.compress(record_dump(out, work), mtime=0))
+    record["kafka_dump"] = f"{DUMP_NAME}: kafka-dump-log.sh {' '.join(DUMP_OPTIONS)} over the one log"
     (out / "broker.json").write_text(json.dumps(record, indent=2) + "\n")
     print(json.dumps(record, indent=2))
     if args.work is None:

@@ -1,0 +1,116 @@
+"""Memory of a Spark task (``read_split``) stays bounded whatever a batch holds, with the C column builder and
+with the pure-Python one: a few KB of zstd that hold millions of records, an uncompressed batch of millions,
+records of tens of thousands of headers.  Output batches are cut inside a Kafka batch (by rows, and by bytes
+with each header weighed), after the whole batch has been checked.  Peak RSS is measured in a child process
+(issue 13's budget: 150 MiB); the rows are counted against what was encoded."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kdump.storage.compression import NONE, ZSTD
+from tests.hostile_batches import record, v2_batch, zigzag_varint
+
+pytest.importorskip("pyarrow")
+
+REPO = Path(__file__).resolve().parents[1]
+MIB = 1 << 20
+
+#: Reads every split and prints the rows, header entries and batches; run from a parent that holds nothing, so
+#: that RUSAGE_CHILDREN's ru_maxrss is the reader's own peak.
+_READ = """
+import json, sys
+from kdump.spark.options import parse_options
+from kdump.spark.planning import plan
+from kdump.spark.reader import read_split
+selection = parse_options(json.loads(sys.argv[1]))
+rows = headers = batches = 0
+for split in plan(selection).splits:
+    for batch in read_split(split, selection.read):
+        rows += batch.num_rows
+        batches += 1
+        if "headers" in batch.schema.names:
+            headers += len(batch.column("headers").flatten())
+print(rows, headers, batches)
+"""
+_PARENT = """
+import resource, subprocess, sys
+done = subprocess.run([sys.executable, "-c", sys.argv[1], sys.argv[2]], capture_output=True, text=True)
+print(done.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, done.stdout.strip() or "-",
+      done.stderr[-500:].replace("\\n", " "))
+"""
+
+
+def read_peak(directory: Path, pure: bool, **options: str) -> tuple[list[int], float]:
+    """(rows, header entries, output batches) of the whole read, and the reading process's peak RSS (MiB)."""
+    env = dict(os.environ)
+    env.pop("KDUMP_PURE_PYTHON", None)
+    if pure:
+        env["KDUMP_PURE_PYTHON"] = "1"
+    arguments = json.dumps({"path": str(directory), **options})
+    done = subprocess.run(
+        [sys.executable, "-c", _PARENT, _READ, arguments],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=REPO,
+        env=env,
+        timeout=600,
+    )
+    code, peak_kib, *rest = done.stdout.split(maxsplit=5)
+    assert code == "0", done.stdout
+    return [int(x) for x in rest[:3]], int(peak_kib) / 1024
+
+
+def _empty(offset_delta: int = 0) -> bytes:
+    return record(offset_delta, b"\x01\x01\x00")  # key null, value null, no headers
+
+
+def _partition(tmp_path: Path, data: bytes) -> Path:
+    directory = tmp_path / "hostile-0"
+    directory.mkdir()
+    (directory / "00000000000000000000.log").write_bytes(data)
+    return directory
+
+
+CASES = {
+    # (records, codec, pure): a few KB of zstd (14 MB decompressed: the C builder decompresses it at once), an
+    # uncompressed batch of 14 MB; fewer for the slower pure-Python builder.  Before the batches were cut, the
+    # reader held every record of a batch as an object, and the rows in one output batch: zstd-2M peaked at
+    # 797 MiB (through kdump._speedups), zstd-500k at 251 MiB (pure Python)
+    "zstd-2M-records": (2_000_000, ZSTD, False),
+    "plain-2M-records": (2_000_000, NONE, False),
+    "zstd-500k-records-pure-python": (500_000, ZSTD, True),
+    "plain-500k-records-pure-python": (500_000, NONE, True),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_millions_of_records_in_one_batch_stay_flat(tmp_path: Path, case: str) -> None:
+    n, codec, pure = CASES[case]
+    directory = _partition(tmp_path, v2_batch(_empty() * n, n, codec))
+    (rows, _, batches), peak = read_peak(directory, pure)
+    assert rows == n
+    assert batches == -(-n // 10_000)  # rowsPerBatch, cut inside the Kafka batch
+    assert peak < 150, f"peak RSS {peak:.0f} MiB"
+
+
+@pytest.mark.parametrize("pure", [False, True], ids=["c-builder", "pure-python"])
+def test_records_of_many_headers_stay_flat(tmp_path: Path, pure: bool) -> None:
+    """Records of 90,000 headers each (40 of them: 3.6 million entries, 7 MB decompressed, a few KB of zstd;
+    6 for the slower pure-Python builder): each header weighs 512 bytes towards an output batch's 64 MiB, so
+    a batch holds two records' headers."""
+    per_record, n = 90_000, 6 if pure else 40
+    headers = zigzag_varint(per_record) + (zigzag_varint(1) + b"h" + zigzag_varint(-1)) * per_record
+    one = record(0, zigzag_varint(-1) + zigzag_varint(-1) + headers)
+    directory = _partition(tmp_path, v2_batch(one * n, n, ZSTD))
+    (rows, entries, batches), peak = read_peak(directory, pure, includeHeaders="true")
+    assert (rows, entries) == (n, n * per_record)
+    assert batches == -(-n // (64 * MIB // (512 * per_record) + 1))
+    assert peak < 150, f"peak RSS {peak:.0f} MiB"
