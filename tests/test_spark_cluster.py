@@ -1,0 +1,52 @@
+"""The ``kafka-log`` source on a Spark standalone cluster (a master and two one-core workers on 127.0.0.1,
+started with PySpark's own spark-class and stopped after) returns the rows it returns on ``local[2]``, and
+both are kdump's own decode (tests/spark_oracle): every row of the fixture trees, hashed, and aggregates over
+the 600,000 records of a built data set.
+
+Starting the cluster takes minutes, so ``pytest -m spark_cluster`` with ``KDUMP_SPARK_CLUSTER=1`` runs it
+(``python -m tests.spark_cluster --record`` records a new answer); the default suite replays the recorded
+answer (``tests/fixtures/spark_cluster/answer.json``) against the decode of today's code, without Java."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.spark_cluster import ANSWER, BUILT, build_data, expected_answers, run, unavailable_reason
+
+
+def test_recorded_cluster_answer_is_kdumps_decode(tmp_path: Path) -> None:
+    answer = json.loads(ANSWER.read_text())
+    assert answer["built"] == BUILT
+    expected = json.loads(json.dumps(expected_answers(build_data(tmp_path))))
+    assert answer["expected"] == expected  # the same data, decoded the same way as when it was recorded
+    for master in ("local[2]", "standalone"):
+        assert answer[master]["answers"] == expected, master
+        assert answer[master]["throughput"]["records"] == expected["built"][0]
+        assert answer[master]["throughput"]["per_core"] > 0
+        assert answer[master]["throughput"]["per_cpu_second"] > 0
+
+
+@pytest.mark.spark_cluster
+@pytest.mark.skipif(
+    os.environ.get("KDUMP_SPARK_CLUSTER") != "1", reason="set KDUMP_SPARK_CLUSTER=1 to start a Spark cluster"
+)
+def test_standalone_cluster_returns_the_rows_of_local(tmp_path: Path) -> None:
+    reason = unavailable_reason()
+    if reason is not None:
+        pytest.skip(reason)
+    answer = run(tmp_path)
+    expected = answer["expected"]
+    assert answer["local[2]"]["answers"] == expected
+    assert answer["standalone"]["answers"] == expected
+    print(
+        "\n"
+        + "; ".join(f"{m}: {answer[m]['throughput']}" for m in ("local[2]", "standalone"))
+        + f"; {answer['seconds']} s"
+    )
+    out = os.environ.get("KDUMP_SPARK_CLUSTER_OUT")
+    if out:
+        Path(out).write_text(json.dumps(answer, indent=2) + "\n")
