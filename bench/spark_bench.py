@@ -51,6 +51,7 @@ import make_segments  # noqa: E402
 from kdump.spark.options import parse_options  # noqa: E402
 from kdump.spark.planning import plan  # noqa: E402
 from kdump.storage.file_records import FileRecords  # noqa: E402
+from tests.spark_cluster import tree_cpu_seconds  # noqa: E402
 
 GOAL = 500_000
 SPLIT_BYTES = 32 * 1024 * 1024
@@ -60,33 +61,6 @@ VARIANTS = (
     ("control", {"includeControlRecords": "true"}),
     ("committed", {"isolation.level": "read_committed"}),
 )
-
-
-def tree_cpu_seconds(root: int | None = None) -> float:
-    """CPU seconds (user + system, reaped children included) of this process and all its descendants: the
-    JVM that PySpark starts, its Python daemon and workers.  Linux only (reads /proc); 0.0 elsewhere."""
-    root = os.getpid() if root is None else root
-    ticks = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
-    parents: dict[int, int] = {}
-    times: dict[int, float] = {}
-    for name in os.listdir("/proc") if os.path.isdir("/proc") else []:
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        parents[int(name)] = int(fields[1])
-        times[int(name)] = sum(int(x) for x in fields[11:15]) / ticks
-    total = 0.0
-    for pid in times:
-        p = pid
-        while p and p != root:
-            p = parents.get(p, 0)
-        if p == root:
-            total += times[pid]
-    return total
 
 
 def core_stage(segment: Path) -> tuple[int, float, float]:
@@ -121,11 +95,11 @@ def spark_stage(
     times = []
     cpu = []
     for _ in range(repeat):
-        cpu_before = tree_cpu_seconds()
+        cpu_before = tree_cpu_seconds([os.getpid()])
         started = time.perf_counter()
         reader.load(str(directory)).write.format("noop").mode("overwrite").save()
         times.append(time.perf_counter() - started)
-        cpu.append(tree_cpu_seconds() - cpu_before)
+        cpu.append(tree_cpu_seconds([os.getpid()]) - cpu_before)
     splits = len(plan(parse_options({"path": str(directory), "maxBytesPerSplit": str(SPLIT_BYTES)})).splits)
     return n, times, cpu, splits
 
