@@ -8,6 +8,7 @@ import sys
 import click
 
 from kdump.cli.path_args import Location
+from kdump.cli.remote_options import remote_checks, remote_options
 
 
 @click.command("find")
@@ -71,19 +72,9 @@ from kdump.cli.path_args import Location
     help="Where the schemas are [default: the _schemas topic of the log directory]; repeatable.",
 )
 @click.option("--schema-id-map", metavar="ID=FILE,...", help="Schema files by schema id.")
-@click.option(
-    "--remote-root",
-    type=Location(exists=True, file_okay=False, dir_okay=True),
-    help="A tiered partition is one log: its segments in remote storage under this root (Kafka's "
-    "RemoteLogSegmentFileset layout; local or URL) in front of its local ones, as a broker serves them.",
-)
-@click.option(
-    "--metadata",
-    "metadata",
-    multiple=True,
-    type=Location(exists=True, file_okay=False, dir_okay=True),
-    help="With --remote-root: a log directory holding __remote_log_metadata partitions, or one of them "
-    "(repeatable) [default: the partition's own log directory].",
+@remote_options(
+    "A tiered partition is one log: its segments in remote storage under this root (Kafka's "
+    "RemoteLogSegmentFileset layout; local or URL) in front of its local ones, as a broker serves them."
 )
 def command(
     path: str,
@@ -104,6 +95,7 @@ def command(
     wide: bool,
     remote_root: str | None,
     metadata: tuple[str, ...],
+    metadata_partitions: int | None,
 ) -> None:
     """Find the segment, index entry and batch that hold an offset, or the first offset at or after a timestamp.
 
@@ -145,13 +137,7 @@ def command(
         raise click.UsageError(e.message) from None
     from kdump.render.find_report import JsonSink, TextSink
 
-    if remote_root is None and metadata:
-        raise click.UsageError("--metadata goes with --remote-root")
-    remote = None
-    if remote_root is not None:  # loaded only when asked for
-        from kdump.commands.remote_tier import RemoteChecks, RemoteOptions
-
-        remote = RemoteChecks(RemoteOptions(remote_root, "kafka", metadata))
+    remote = remote_checks(remote_root, metadata, metadata_partitions)
 
     sink = JsonSink if as_json else TextSink
     sys.exit(
