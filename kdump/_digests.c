@@ -20,6 +20,8 @@
  *     tombstones removed, without key): Cleaner.shouldRetainRecord for each entry of a data batch against the
  *     offsets of mode 0 (``keep_tombstones``: whether the batch's tombstones are still kept).
  * table_count(table, clear) -> (entries, values with bit 0 set), and the table emptied when ``clear``
+ * batch_headers(buf, pos, end, stop, crc32c, header_type, path) -> (headers, new position) | None: kdump diff's
+ *     batch headers of a run of plain v2 batches (below).
  * table_drain(table, buckets, level) -> list of bytes
  *     The table's entries (mode 1's value as the flags: 1 | tombstone << 1) spread over ``buckets`` lists by
  *     the digest's byte 8 + level, and the table emptied.
@@ -490,6 +492,112 @@ static PyObject *table_drain(PyObject *self, PyObject *const *args, Py_ssize_t n
     return list;
 }
 
+/* ---- batch_headers: runs of plain v2 batch headers (kdump diff) ------------------------------------------- */
+
+static int64_t be64(const unsigned char *b)
+{
+    uint64_t v = 0;
+    for (int k = 0; k < 8; k++)
+        v = (v << 8) | b[k];
+    return (int64_t)v;
+}
+
+static int32_t be32(const unsigned char *b)
+{
+    return (int32_t)(((uint32_t)b[0] << 24) | ((uint32_t)b[1] << 16) | ((uint32_t)b[2] << 8) | (uint32_t)b[3]);
+}
+
+#define BIG_BATCH (8 << 20) /* record_batch._CHECKSUM_PIECE: a bigger batch's CRC is summed in pieces by Python */
+
+/*
+ * batch_headers(buf, pos, end, stop, crc32c, header_type, path) -> ([header_type(base offset, last offset, leader
+ *     epoch, crc, record count, path, position, valid)], new position) | None
+ *
+ * The headers of the run of v2 batches that starts at ``pos``, as kdump.commands.diff reads them from each
+ * RecordBatch (``valid``: Kafka's isValid, the stored CRC-32C equal to crc32c(bytes from the attributes on)):
+ * batches are taken while one starts before ``stop`` and is plain -- magic 2, a size field of at least 49 (a
+ * whole header), wholly before ``end``, at most BIG_BATCH bytes.  The first batch that is not plain is left to
+ * the caller's framing (FileRecords.batches), which reports its errors; None when the first already is.
+ */
+static PyObject *batch_headers(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 7) {
+        PyErr_SetString(PyExc_TypeError, "batch_headers takes 7 arguments");
+        return NULL;
+    }
+    PyObject *header_type = args[5], *path = args[6];
+    Py_ssize_t pos = PyLong_AsSsize_t(args[1]);
+    Py_ssize_t end = PyLong_AsSsize_t(args[2]);
+    Py_ssize_t stop = PyLong_AsSsize_t(args[3]);
+    PyObject *crc_function = args[4];
+    if (PyErr_Occurred())
+        return NULL;
+    Py_buffer view;
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    if (end > view.len)
+        end = view.len;
+    const unsigned char *b = (const unsigned char *)view.buf;
+    PyObject *list = PyList_New(0);
+    if (list == NULL) {
+        PyBuffer_Release(&view);
+        return NULL;
+    }
+    while (pos >= 0 && pos < stop && end - pos >= 61) {
+        const unsigned char *h = b + pos;
+        int32_t length = be32(h + 8);
+        if (length < 49 || length > BIG_BATCH || h[16] != 2 || (Py_ssize_t)length > end - pos - 12)
+            break;
+        int64_t base_offset = be64(h);
+        int64_t last_offset = (int64_t)((uint64_t)base_offset + (uint64_t)(int64_t)be32(h + 23)); /* Java long */
+        uint32_t crc = (uint32_t)be32(h + 17);
+        PyObject *piece = PyMemoryView_FromMemory((char *)h + 21, 12 + (Py_ssize_t)length - 21, PyBUF_READ);
+        if (piece == NULL)
+            goto fail;
+        PyObject *sum = PyObject_CallOneArg(crc_function, piece);
+        Py_DECREF(piece);
+        if (sum == NULL)
+            goto fail;
+        unsigned long computed = PyLong_AsUnsignedLong(sum);
+        Py_DECREF(sum);
+        if (computed == (unsigned long)-1 && PyErr_Occurred())
+            goto fail;
+        PyObject *fields[8];
+        fields[0] = PyLong_FromLongLong((long long)base_offset);
+        fields[1] = PyLong_FromLongLong((long long)last_offset);
+        fields[2] = PyLong_FromLong((long)be32(h + 12));
+        fields[3] = PyLong_FromUnsignedLong((unsigned long)crc);
+        fields[4] = PyLong_FromLong((long)be32(h + 57));
+        fields[5] = path;
+        fields[6] = PyLong_FromSsize_t(pos);
+        fields[7] = computed == crc ? Py_True : Py_False;
+        PyObject *t = NULL;
+        if (fields[0] && fields[1] && fields[2] && fields[3] && fields[4] && fields[6])
+            t = PyObject_Vectorcall(header_type, fields, 8, NULL);
+        for (int k = 0; k < 7; k++)
+            if (k != 5)
+                Py_XDECREF(fields[k]);
+        if (t == NULL)
+            goto fail;
+        int appended = PyList_Append(list, t);
+        Py_DECREF(t);
+        if (appended < 0)
+            goto fail;
+        pos += 12 + (Py_ssize_t)length;
+    }
+    PyBuffer_Release(&view);
+    if (PyList_GET_SIZE(list) == 0) {
+        Py_DECREF(list);
+        Py_RETURN_NONE;
+    }
+    PyObject *result = Py_BuildValue("(Nn)", list, pos);
+    return result;
+fail:
+    PyBuffer_Release(&view);
+    Py_DECREF(list);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
     {"key_digests", (PyCFunction)(void (*)(void))key_digests, METH_FASTCALL,
      "The records of a v2 batch as (MD5 of the key, offset, flags) entries; None when Python must decide."},
@@ -501,13 +609,15 @@ static PyMethodDef methods[] = {
      "(entries, entries whose value has bit 0 set), the table emptied when asked."},
     {"table_drain", (PyCFunction)(void (*)(void))table_drain, METH_FASTCALL,
      "The table's entries by bucket of the digest's byte 8 + level, and the table emptied."},
+    {"batch_headers", (PyCFunction)(void (*)(void))batch_headers, METH_FASTCALL,
+     "The headers of a run of plain v2 batches: ([header_type(...)], end), or None."},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "kdump._digests", NULL, -1, methods};
 
 /* Bumped with every change of behaviour: kdump ignores a build whose REVISION differs (a stale build). */
-#define REVISION 1
+#define REVISION 2
 
 PyMODINIT_FUNC PyInit__digests(void)
 {

@@ -139,3 +139,44 @@ def test_corpus_partition_with_one_changed_record(tmp_path):
     assert fd["offset"] == 306 and fd["kind"] == "crc"
     assert pair["divergedBatches"] == 1 and pair["offsetsOnlyInA"] == pair["offsetsOnlyInB"] == 0
     assert len(fd["recordDifferences"]) == 1 and fd["recordDifferences"][0].startswith("offset ")
+
+
+# -- damaged copies: each copy's problems are its own, told once; the C header runs give the Python walk's facts -
+
+
+def _damaged_pair(tmp_path):
+    batches = [records_batch(i * 5, [b"v%d" % i] * 5, ts=T0 + i) for i in range(12)]
+    a = _replica(tmp_path / "a", batches, [(0, 0)], 60)
+    damaged = [bytearray(b) for b in batches]
+    damaged[3][-2] ^= 0xFF  # a byte of a record: the CRC fails
+    struct.pack_into(">i", damaged[8], 8, 5)  # a size field below 14: the walk stops with an error there
+    b = _replica(tmp_path / "b", [bytes(x) for x in damaged], [(0, 0)], 60)
+    return a, b
+
+
+@pytest.mark.parametrize("order", ["ab", "ba"])
+def test_a_damaged_copys_problems_are_its_own_and_told_once(tmp_path, order) -> None:
+    a, b = _damaged_pair(tmp_path)
+    first, second = (a, b) if order == "ab" else (b, a)
+    _, out = run("diff", "--json", str(first), str(second))
+    [obj] = [json.loads(x) for x in out.splitlines()]
+    kinds = [[p["kind"] for p in c["problemDetails"]] for c in obj["copies"]]
+    damaged = ["corrupt-batch", "corrupt-record"]
+    assert kinds == ([[], damaged] if order == "ab" else [damaged, []])
+    pair = obj["pairs"][0]
+    assert pair["matchingBatches"] == 7 and pair["divergedBatches"] == 1
+    assert pair["firstDivergence"]["kind"] == "corrupt" and pair["firstDivergence"]["offset"] == 15
+
+
+def test_the_c_header_runs_give_the_python_walks_facts(tmp_path, monkeypatch) -> None:
+    from kdump.commands import diff
+
+    if diff.DIGESTS is None:
+        pytest.skip("kdump._digests is not built (no C compiler) or KDUMP_PURE_PYTHON")
+    a, b = _damaged_pair(tmp_path)
+    c = _replica(tmp_path / "c", [records_batch(i * 5, [b"w"] * 5, ts=T0) for i in range(14)], [(0, 0)], 70)
+    args = ["diff", "--json", str(a), str(b)]
+    three = ["diff", "--json", str(a), str(b), str(c)]
+    fast = run(*args), run(*three)
+    monkeypatch.setattr(diff, "DIGESTS", None)
+    assert (run(*args), run(*three)) == fast

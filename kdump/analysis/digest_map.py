@@ -31,7 +31,7 @@ from kdump.storage.record_batch import RECORD_BATCH_OVERHEAD, STREAMED_RECORDS_B
 ENTRY = 25
 SLOT = 24
 #: The ``REVISION`` of ``kdump/_digests.c`` this module agrees with.
-DIGESTS_REVISION = 1
+DIGESTS_REVISION = 2
 #: Files the census's spilled entries are spread over (by the digest's byte 8 + level).
 BUCKETS = 64
 #: How full the census lets its table get before it spills (linear probing stays short).

@@ -16,6 +16,10 @@ from dataclasses import dataclass, field
 from kdump import problem as pk
 from kdump.analysis.consumer_view import OngoingTransaction, TransactionTracker
 from kdump.analysis.header_run import HeaderRun, RunLimits
+from kdump.analysis.log_dir_checkpoints import LOG_DIR_CHECKPOINTS
+from kdump.analysis.log_dir_checkpoints import (
+    read_log_dir_checkpoints as read_log_dir_checkpoints,  # re-exported: its callers import it from here
+)
 from kdump.analysis.segment_walk import SegmentVisitor, walk_segments
 from kdump.analysis.timeline import Timeline
 from kdump.errors import KdumpError, UnreadableFileError
@@ -24,17 +28,9 @@ from kdump.storage import locations, naming
 from kdump.storage.file_records import FileRecords
 from kdump.storage.local_log import LocalLog
 from kdump.storage.log_segment import LogSegment
-from kdump.storage.offset_checkpoint import CheckpointOffsets, read_offset_checkpoint
+from kdump.storage.offset_checkpoint import CheckpointOffsets
 from kdump.storage.record_batch import RecordBatch, compression_name
 from kdump.storage.regular_file import walk_error
-
-#: The offset checkpoints of a log directory and the summary field each one feeds.
-LOG_DIR_CHECKPOINTS = {
-    "log-start-offset-checkpoint": "log_start_offset_checkpoint",
-    "replication-offset-checkpoint": "high_watermark",
-    "recovery-point-offset-checkpoint": "recovery_point",
-    "cleaner-offset-checkpoint": "cleaner_checkpoint",
-}
 
 
 @dataclass
@@ -72,24 +68,6 @@ class PartitionSummary:
     #: Of :attr:`segments`, how many are in remote storage (a tiered partition read as one log: ``ls
     #: --remote-root``); None when the partition was read without its remote part.
     remote_segments: int | None = None
-
-
-def read_log_dir_checkpoints(
-    log_dir: str, anomalies: list[Problem] | None = None
-) -> dict[str, CheckpointOffsets]:
-    """``{file name: {(topic, partition): offset}}`` for the offset checkpoints present in ``log_dir``.  A file
-    that cannot be read is left out and, when ``anomalies`` is given, reported there."""
-    found: dict[str, CheckpointOffsets] = {}
-    for name in LOG_DIR_CHECKPOINTS:
-        path = os.path.join(log_dir, name)
-        if not locations.isfile(path):
-            continue
-        try:
-            found[name] = read_offset_checkpoint(path).offsets()
-        except (KdumpError, OSError) as e:
-            if anomalies is not None:
-                anomalies.append(problem_of(e, path))
-    return found
 
 
 def summarize_partition(

@@ -19,9 +19,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from typing import Any
 
 from kdump import problem as pk
-from kdump.analysis.log_summary import read_log_dir_checkpoints
+from kdump.analysis.digest_map import DIGESTS
+from kdump.analysis.log_dir_checkpoints import read_log_dir_checkpoints
 from kdump.errors import KdumpError
 from kdump.exit_status import ExitStatus
 from kdump.facts import diff as step
@@ -38,6 +40,7 @@ from kdump.facts.diff import (
 from kdump.facts.report import ReportSink, hand_over
 from kdump.problem import Problem, problem, problem_of
 from kdump.storage import locations, naming
+from kdump.storage.checksum import crc32c
 from kdump.storage.leader_epoch_checkpoint import read_leader_epoch_checkpoint
 from kdump.storage.local_log import LocalLog, find_partition_dirs
 from kdump.storage.regular_file import walk_error
@@ -54,17 +57,30 @@ def headers(
     log: LocalLog, problems: list[Problem], crc_problems: list[Problem] | None = None
 ) -> Iterator[BatchHeader]:
     """Every batch's header, in offset order; a batch whose CRC fails is told to ``crc_problems``."""
-    if crc_problems is None:
-        crc_problems = problems
-    yield from _headers(log, problems, crc_problems)
+    return _headers(log, problems, problems if crc_problems is None else crc_problems)
 
 
-def _headers(log: LocalLog, errors: list[Problem], problems: list[Problem] | None) -> Iterator[BatchHeader]:
+def _headers(log: LocalLog, errors: list[Problem], problems: list[Problem]) -> Iterator[BatchHeader]:
+    fast = None if DIGESTS is None else DIGESTS.batch_headers
+    run: list[BatchHeader] = []
+    path = ""
+
+    def runs(buf: Any, position: int, end: int, stop: int) -> int | None:
+        """A run of plain v2 batches' headers read in C (``kdump._digests.batch_headers``), kept for the loop
+        below, which hands them out before the next batch."""
+        found = fast(buf, position, end, stop, crc32c, BatchHeader, path)  # type: ignore[misc]
+        if found is None:
+            return None
+        run.extend(found[0])
+        return found[1]  # type: ignore[no-any-return]
+
     for segment in log.log_segments:
         path = segment.log_path
         try:
             with segment.open_log() as records:
-                for batch in records.batches():
+                for batch in records.batches(runs=None if fast is None else runs):
+                    if run:
+                        yield from _run_headers(run, problems)
                     count = batch.count_or_none
                     header = BatchHeader(
                         batch.base_offset,
@@ -76,24 +92,52 @@ def _headers(log: LocalLog, errors: list[Problem], problems: list[Problem] | Non
                         batch.position,
                         batch.is_valid(),
                     )
-                    if not header.valid and problems is not None:
-                        problems.append(
-                            problem(
-                                pk.CORRUPT_BATCH,
-                                path,
-                                batch.position,
-                                base_offset=batch.base_offset,
-                                last_offset=batch.last_offset,
-                                stored=batch.checksum,
-                                computed=batch.compute_checksum(),
-                            )
-                        )
+                    if not header.valid:
+                        problems.append(_corrupt(header, batch.compute_checksum()))
                     yield header
+                if run:
+                    yield from _run_headers(run, problems)
         except KdumpError as e:
+            if run:
+                yield from _run_headers(run, problems)
             errors.append(problem_of(e))
 
 
+def _corrupt(h: BatchHeader, computed: int) -> Problem:
+    return problem(
+        pk.CORRUPT_BATCH,
+        h.file,
+        h.position,
+        base_offset=h.base_offset,
+        last_offset=h.last_offset,
+        stored=h.crc,
+        computed=computed,
+    )
+
+
+def _run_headers(run: list[BatchHeader], problems: list[Problem]) -> list[BatchHeader]:
+    """The headers of a run read in C, in order (the run emptied), a CRC failure told as the batches' are."""
+    found = run[:]
+    run.clear()
+    for h in found:
+        if not h.valid:
+            from kdump.storage.file_records import FileRecords
+
+            with FileRecords(h.file) as records:  # rare: the batch again, for its computed CRC
+                problems.append(_corrupt(h, next(records.batches(h.position)).compute_checksum()))
+    return found
+
+
 def read_copy(directory: str) -> Copy:
+    """A copy's offsets, epochs and problems, from one walk of its batch headers."""
+    copy, log, start = _open_copy(directory)
+    for _ in _copy_headers(copy, log, start):
+        pass
+    return copy
+
+
+def _open_copy(directory: str) -> tuple[Copy, LocalLog, int | None]:
+    """A copy with what its checkpoints say (and their problems), its log, and its checkpointed log start."""
     copy = Copy(directory)
     log = LocalLog.scan(directory)
     path = log.state_files.get("leader-epoch-checkpoint")
@@ -112,19 +156,30 @@ def read_copy(directory: str) -> Copy:
         start = checkpoints.get("log-start-offset-checkpoint", {}).get(key)
     else:
         start = None
+    return copy, log, start
+
+
+def _copy_headers(copy: Copy, log: LocalLog, start: int | None) -> Iterator[BatchHeader]:
+    """The copy's batch headers, counted into ``copy`` as they pass (its problems told to it); the copy is
+    complete once they are all read."""
     last_epoch = None
+    batches = 0
+    h = None
+    epochs = copy.batch_epochs
     for h in headers(log, copy.problems):
-        if copy.batches == 0:
+        if batches == 0:
             copy.log_start_offset = log.log_start_offset(start)
-        copy.batches += 1
-        copy.log_end_offset = h.last_offset + 1
+        batches += 1
         if h.leader_epoch != last_epoch and h.leader_epoch >= 0:
-            copy.batch_epochs.append((h.leader_epoch, h.base_offset))
+            epochs.append((h.leader_epoch, h.base_offset))
             last_epoch = h.leader_epoch
-    if copy.log_end_offset is None and log.log_segments:
+        yield h
+    copy.batches = batches
+    if h is not None:
+        copy.log_end_offset = h.last_offset + 1
+    elif log.log_segments:
         copy.log_end_offset = log.log_segments[-1].base_offset
         copy.log_start_offset = log.log_start_offset(start)
-    return copy
 
 
 def _add_range(ranges: list[tuple[int, int]], first: int, last: int) -> None:
@@ -134,10 +189,14 @@ def _add_range(ranges: list[tuple[int, int]], first: int, last: int) -> None:
         ranges.append((first, last))
 
 
-def compare(a_dir: str, b_dir: str, pair: PairDiff, problems: list[Problem]) -> None:
-    """Stream both copies' batch headers in offset order and fill ``pair``."""
-    ia = headers(LocalLog.scan(a_dir), problems, [])  # read_copy tells each copy's CRC failures
-    ib = headers(LocalLog.scan(b_dir), problems, [])
+def compare(a_dir: str, b_dir: str, pair: PairDiff) -> None:
+    """Stream both copies' batch headers in offset order and fill ``pair`` (the copies' problems are
+    :func:`read_copy`'s)."""
+    compare_headers(headers(LocalLog.scan(a_dir), [], []), headers(LocalLog.scan(b_dir), [], []), pair)
+
+
+def compare_headers(ia: Iterator[BatchHeader], ib: Iterator[BatchHeader], pair: PairDiff) -> None:
+    """Fill ``pair`` from two copies' batch headers in offset order (read to their ends)."""
     x = next(ia, None)
     y = next(ib, None)
     a_started = b_started = False
@@ -352,13 +411,19 @@ class DiffCommand:
     def facts(self) -> list[PartitionDiff]:
         result = []
         for name, dirs in self.groups:
-            copies = [read_copy(d) for d in dirs]
             pairs = []
-            for i in range(len(dirs)):
-                for j in range(i + 1, len(dirs)):
-                    pair = PairDiff(i, j)
-                    compare(dirs[i], dirs[j], pair, copies[i].problems)
-                    pairs.append(pair)
+            if len(dirs) == 2:  # one walk of each copy gives both the copy and the comparison
+                (a, log_a, start_a), (b, log_b, start_b) = _open_copy(dirs[0]), _open_copy(dirs[1])
+                copies = [a, b]
+                pairs.append(PairDiff(0, 1))
+                compare_headers(_copy_headers(a, log_a, start_a), _copy_headers(b, log_b, start_b), pairs[0])
+            else:
+                copies = [read_copy(d) for d in dirs]
+                for i in range(len(dirs)):
+                    for j in range(i + 1, len(dirs)):
+                        pair = PairDiff(i, j)
+                        compare(dirs[i], dirs[j], pair)
+                        pairs.append(pair)
             new_epoch = 1 + max((e for c in copies for e, _ in c.epochs), default=-1)
             truncations = [
                 truncation(copies[f], copies[l_], f, l_, new_epoch)

@@ -37,7 +37,7 @@ from kdump.analysis.cleaning import MAP_ENTRY_BYTES, predict_cleaning
 from kdump.analysis.consumer_view import ongoing_transactions
 from kdump.analysis.digest_map import DIGESTS, DigestCensus, batch_entries, flags_of
 from kdump.analysis.header_run import HeaderRun, RunLimits
-from kdump.analysis.log_summary import read_log_dir_checkpoints
+from kdump.analysis.log_dir_checkpoints import read_log_dir_checkpoints
 from kdump.analysis.segment_walk import SegmentVisitor, walk_segments
 from kdump.analysis.topic_config import ClusterConfig, read_cluster_config
 from kdump.commands.key_census import BUDGET_BYTES, ENTRY_BYTES, KeyCensus
