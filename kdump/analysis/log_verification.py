@@ -15,8 +15,8 @@ tasks:
   (recovery point, high watermark, log start, cleaner) against the log end, ``leader-epoch-checkpoint``
   against the batches' epochs, and KRaft snapshots (``.checkpoint``) batch by batch.
 
-Every finding is an :class:`~kdump.analysis.index_verification.IndexProblem` (the one problem type); what could
-not be checked is an :class:`Unchecked`.  Nothing here prints.
+Every finding is a :class:`~kdump.problem.Problem` (kind, file, byte position, the kind's data; its words are
+:mod:`kdump.render.problem_text`'s); what could not be checked is an :class:`Unchecked`.  Nothing here prints.
 """
 
 from __future__ import annotations
@@ -26,9 +26,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
-from kdump.analysis.index_verification import IndexProblem, SegmentVerification, verify_segment
+from kdump.analysis.index_verification import SegmentVerification, verify_segment
 from kdump.analysis.segment_walk import SegmentVisitor
 from kdump.errors import KdumpError
+from kdump.problem import UNREADABLE, Problem, problem
 from kdump.storage import locations, naming
 from kdump.storage.checksum import crc32c
 from kdump.storage.control_record import ControlRecordType, parse_type_id
@@ -46,6 +47,7 @@ from kdump.storage.record_batch import (
     TRANSACTIONAL_FLAG_MASK,
     DefaultRecordBatch,
 )
+from kdump.storage.transaction_index import ENTRY_SIZE as TXN_ENTRY_SIZE
 from kdump.storage.transaction_index import AbortedTxn, TransactionIndex
 
 if TYPE_CHECKING:  # read only where a log directory has them (kdump verify loads them then)
@@ -59,6 +61,7 @@ PROBLEM_KINDS = {
     "offset-order": "a batch whose offsets do not follow the previous batch's, in its segment or across segments",
     "segment-name": "a batch outside its segment's offsets: below the base offset in the file name, or at or "
     "beyond the next segment's",
+    "segment-size": "a .log larger than any segment Kafka writes (2147483647 bytes): only that much is checked",
     "offset-gap": "offsets missing between batches of a topic that is not compacted (or with --gaps)",
     "decode": "a batch whose records cannot be decoded (with --deep)",
     "producer-snapshot": "a producer snapshot that cannot be read, lies beyond the log end, or names a batch the "
@@ -110,9 +113,9 @@ class SegmentFacts:
     directory: str
     base_offset: int
     has_log: bool
-    problems: list[IndexProblem] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
     #: Findings that are not damage: the active segment's preallocated index files, records newer than kdump knows.
-    notes: list[IndexProblem] = field(default_factory=list)
+    notes: list[Problem] = field(default_factory=list)
     #: Records of an internal topic newer than kdump knows (``--deep``; each kind is one of ``notes``).
     newer_records: int = 0
     index_files: int = 0
@@ -197,10 +200,8 @@ class _LogChecker:
         #: Producers with transactional data after their last marker in this segment.
         self.open_producers: set[int] = set()
 
-    def _problem(self, kind: str, message: str, batch: RecordBatch) -> None:
-        self.facts.problems.append(
-            IndexProblem(self.path, kind, message, position=batch.position, offset=batch.base_offset)
-        )
+    def _problem(self, kind: str, batch: RecordBatch, **data: Any) -> None:
+        self.facts.problems.append(problem(kind, self.path, batch.position, offset=batch.base_offset, **data))
 
     def __call__(self, batch: RecordBatch) -> None:
         facts = self.facts
@@ -226,24 +227,14 @@ class _LogChecker:
             # not known without decompressing, so no gap is judged before it.
             inexact = batch.is_compressed
         else:
-            self._problem(
-                "magic", f"magic {magic} (Kafka knows 0, 1 and 2); the batch is not checked further", batch
-            )
+            self._problem("magic", batch, magic=magic)
             return
         if base < self.base:
-            self._problem(
-                "segment-name",
-                f"offsets {base}..{last}: below the segment's base offset {self.base} (its file name)",
-                batch,
-            )
+            self._problem("segment-name", batch, case="below", last_offset=last, segment_base=self.base)
         previous = self.previous_last
         if previous is not None:
             if base <= previous:
-                self._problem(
-                    "offset-order",
-                    f"offsets {base}..{last} do not follow the previous batch's last offset {previous}",
-                    batch,
-                )
+                self._problem("offset-order", batch, case="batch", last_offset=last, previous=previous)
             elif base > previous + 1 and not inexact:
                 facts.gaps.append((previous + 1, base - 1))
         elif facts.first_offset is None:
@@ -276,7 +267,7 @@ class _LogChecker:
                 else:
                     facts.records += sum(1 for _ in batch.records())
             except KdumpError as e:
-                self._problem("decode", e.message, batch)
+                self._problem("decode", batch, message=e.message)
 
     def _decode_internal(self, batch: RecordBatch) -> int:
         """Decode an internal topic's records with the newest schemas; count those newer than kdump knows
@@ -303,22 +294,15 @@ class _LogChecker:
         number in all."""
         self.facts.newer_records = sum(count for count, _, _ in self.newer.values())
         self.facts.notes = [
-            IndexProblem(
-                self.path,
-                "newer-record",
-                f"{count} record{'s' if count != 1 else ''} not decoded: {message} (first at offset {offset})",
-                position=position,
-                offset=offset,
-            )
+            problem("newer-record", self.path, position, offset=offset, count=count, message=message)
             for message, (count, offset, position) in self.newer.items()
         ]
 
     def _crc(self, batch: RecordBatch) -> None:
         if batch.size_in_bytes < RECORD_BATCH_OVERHEAD:
-            message = f"{batch.size_in_bytes} bytes is shorter than a batch header ({RECORD_BATCH_OVERHEAD})"
+            self._problem("crc", batch, case="short", size=batch.size_in_bytes, header=RECORD_BATCH_OVERHEAD)
         else:
-            message = f"stored CRC {batch.checksum}, computed {batch.compute_checksum()} over the batch"
-        self._problem("crc", message, batch)
+            self._problem("crc", batch, stored=batch.checksum, computed=batch.compute_checksum())
 
     def _control(self, batch: RecordBatch) -> None:
         try:
@@ -333,7 +317,7 @@ class _LogChecker:
                     continue
                 self.open_producers.discard(batch.producer_id)
         except KdumpError as e:
-            self._problem("decode", f"control batch: {e.message}", batch)
+            self._problem("decode", batch, case="control", message=e.message)
 
 
 def verify_log_segment(
@@ -384,14 +368,7 @@ def with_index_checks(facts: SegmentFacts, result: SegmentVerification) -> Segme
     facts.unreadable_log = result.unreadable_log
     segment = result.segment
     if facts.has_log and segment.log_size > INT_MAX:
-        facts.problems.append(
-            IndexProblem(
-                segment.log_path,
-                "segment-size",
-                f"{segment.log_size} bytes: larger than any segment Kafka writes (segment.bytes is an int); "
-                f"only the first {INT_MAX} bytes were checked, as Kafka reads them",
-            )
-        )
+        facts.problems.append(problem("segment-size", segment.log_path, size=segment.log_size, read=INT_MAX))
     return facts
 
 
@@ -400,7 +377,7 @@ class PartitionFacts:
     """What :func:`check_partition` found, with the counts of what it checked."""
 
     directory: str
-    problems: list[IndexProblem] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
     unchecked: list[Unchecked] = field(default_factory=list)
     log_end_offset: int | None = None
     producer_snapshots: int = 0
@@ -507,12 +484,12 @@ def _check_segment_order(
         if previous is not None and previous.last_offset is not None:
             if s.first_offset <= previous.last_offset:
                 out.problems.append(
-                    IndexProblem(
-                        path,
+                    problem(
                         "offset-order",
-                        f"first offset {s.first_offset} does not follow the previous segment's last offset "
-                        f"{previous.last_offset}",
+                        path,
+                        case="segment",
                         offset=s.first_offset,
+                        previous=previous.last_offset,
                     )
                 )
             elif s.first_offset > previous.last_offset + 1 and s.first_offset_exact:
@@ -520,12 +497,7 @@ def _check_segment_order(
         nxt = next((n for n in with_log[i + 1 :]), None)
         if nxt is not None and s.last_offset is not None and s.last_offset >= nxt.base_offset:
             out.problems.append(
-                IndexProblem(
-                    path,
-                    "segment-name",
-                    f"last offset {s.last_offset} is at or beyond the next segment's base offset {nxt.base_offset}",
-                    offset=s.last_offset,
-                )
+                problem("segment-name", path, case="next", offset=s.last_offset, next_base=nxt.base_offset)
             )
         previous = s
     return gap_list
@@ -556,12 +528,12 @@ def _judge_gaps(
     if gaps or (policy is not None and not compacted):
         for s, (a, b) in gap_list:
             out.problems.append(
-                IndexProblem(
-                    os.path.join(log.directory, naming.offset_to_filename(s.base_offset)),
+                problem(
                     "offset-gap",
-                    f"offsets {a}..{b} are missing"
-                    + ("" if policy is None else f" (cleanup.policy={policy})"),
+                    os.path.join(log.directory, naming.offset_to_filename(s.base_offset)),
                     offset=a,
+                    last_offset=b,
+                    policy=policy,
                 )
             )
         return
@@ -643,20 +615,14 @@ def _check_producer_snapshots(
         try:
             snapshot = read_producer_snapshot(path)
         except KdumpError as e:
-            out.problems.append(IndexProblem(path, "producer-snapshot", e.message, position=e.position))
+            out.problems.append(problem("producer-snapshot", path, e.position, message=e.message))
             continue
         except OSError as e:
-            out.problems.append(IndexProblem(path, "unreadable", e.strerror or str(e)))
+            out.problems.append(problem(UNREADABLE, path, reason=e.strerror or str(e)))
             continue
         if leo is not None and offset > leo:
             out.problems.append(
-                IndexProblem(
-                    path,
-                    "producer-snapshot",
-                    f"taken at offset {offset}, beyond the log end offset {leo} (the log was truncated after it; a "
-                    "broker deletes it on start-up)",
-                    offset=offset,
-                )
+                problem("producer-snapshot", path, case="beyond-end", offset=offset, log_end_offset=leo)
             )
             continue
         for i, entry in enumerate(snapshot.entries):
@@ -664,13 +630,14 @@ def _check_producer_snapshots(
                 continue
             if entry.last_offset >= offset:
                 out.problems.append(
-                    IndexProblem(
-                        path,
+                    problem(
                         "producer-snapshot",
-                        f"producer {entry.producer_id}: last offset {entry.last_offset} is not below the snapshot's "
-                        f"offset {offset}",
+                        path,
+                        case="not-below",
                         entry=i,
                         offset=entry.last_offset,
+                        producer_id=entry.producer_id,
+                        snapshot_offset=offset,
                     )
                 )
                 continue
@@ -682,14 +649,18 @@ def _check_producer_snapshots(
             expected = (entry.producer_id, entry.producer_epoch, entry.last_sequence)
             if (pid, epoch, last_sequence) != expected:
                 out.problems.append(
-                    IndexProblem(
-                        path,
+                    problem(
                         "producer-snapshot",
-                        f"producer {entry.producer_id} epoch {entry.producer_epoch} last sequence "
-                        f"{entry.last_sequence} at offset {entry.last_offset}: the log's batch ending there has "
-                        f"producer {pid} epoch {epoch} last sequence {last_sequence}",
+                        path,
+                        case="mismatch",
                         entry=i,
                         offset=entry.last_offset,
+                        producer_id=entry.producer_id,
+                        producer_epoch=entry.producer_epoch,
+                        last_sequence=entry.last_sequence,
+                        log_producer_id=pid,
+                        log_producer_epoch=epoch,
+                        log_last_sequence=last_sequence,
                     )
                 )
     if missing:
@@ -726,14 +697,15 @@ def _check_txn_indexes(log: LocalLog, segments: list[SegmentFacts], out: Partiti
         pid = aborts.get(entry.last_offset)
         if pid != entry.producer_id:
             out.problems.append(
-                IndexProblem(
-                    path,
+                problem(
                     "txn-index-mismatch",
-                    f"{entry}: no ABORT marker of producer {entry.producer_id} at offset {entry.last_offset} in the "
-                    "log" + ("" if pid is None else f" (the marker there is producer {pid}'s)"),
+                    path,
+                    i * TXN_ENTRY_SIZE,
+                    case="entry",
                     entry=i,
-                    position=i * 34,
                     offset=entry.last_offset,
+                    aborted=entry,
+                    marker_producer_id=pid,
                 )
             )
     if skipped:
@@ -770,13 +742,7 @@ def _check_txn_indexes(log: LocalLog, segments: list[SegmentFacts], out: Partiti
         holder = log.segment_for(offset)
         path = holder.txn_index_path if holder is not None else log.directory
         out.problems.append(
-            IndexProblem(
-                path,
-                "txn-index-mismatch",
-                f"the ABORT marker of producer {pid} at offset {offset} has no .txnindex entry, and its transaction "
-                "wrote to this partition (consumers reading committed data would see the aborted records)",
-                offset=offset,
-            )
+            problem("txn-index-mismatch", path, case="marker", offset=offset, producer_id=pid)
         )
     if not_judged:
         out.unchecked.append(
@@ -816,18 +782,21 @@ def _check_log_dir_checkpoints(
     if leo is None:
         return
     key = (log.name.topic, log.name.partition)
-    for name, what in LOG_DIR_CHECKPOINTS.items():
+    for name in LOG_DIR_CHECKPOINTS:
         value = checkpoints.get(name, {}).get(key)
         if value is None:
             continue
         out.checkpoint_values += 1
         if value > leo:
             out.problems.append(
-                IndexProblem(
-                    os.path.join(log_dir, name),
+                problem(
                     "checkpoint",
-                    f"{log.name.topic}-{log.name.partition}: {what} {value} is beyond the log end offset {leo}",
+                    os.path.join(log_dir, name),
                     offset=value,
+                    topic=log.name.topic,
+                    partition=log.name.partition,
+                    checkpoint=name,
+                    log_end_offset=leo,
                 )
             )
 
@@ -844,34 +813,37 @@ def _check_leader_epochs(
     try:
         cache = read_leader_epoch_checkpoint(path)
     except KdumpError as e:
-        out.problems.append(IndexProblem(path, "leader-epoch", e.message, position=e.position))
+        out.problems.append(problem("leader-epoch", path, e.position, message=e.message))
         return
     except OSError as e:
-        out.problems.append(IndexProblem(path, "unreadable", e.strerror or str(e)))
+        out.problems.append(problem(UNREADABLE, path, reason=e.strerror or str(e)))
         return
     entries = cache.entries
     out.leader_epochs = len(entries)
     for i, entry in enumerate(entries):
         if i and (entry.epoch <= entries[i - 1].epoch or entry.start_offset < entries[i - 1].start_offset):
             out.problems.append(
-                IndexProblem(
-                    path,
+                problem(
                     "leader-epoch",
-                    f"entry {i} (epoch {entry.epoch}, start offset {entry.start_offset}) does not follow entry {i - 1} "
-                    f"(epoch {entries[i - 1].epoch}, start offset {entries[i - 1].start_offset}): epochs must increase "
-                    "and start offsets never decrease",
+                    path,
+                    case="order",
                     entry=i,
                     offset=entry.start_offset,
+                    epoch=entry.epoch,
+                    previous_epoch=entries[i - 1].epoch,
+                    previous_start_offset=entries[i - 1].start_offset,
                 )
             )
         if leo is not None and entry.start_offset > leo:
             out.problems.append(
-                IndexProblem(
-                    path,
+                problem(
                     "leader-epoch",
-                    f"epoch {entry.epoch} starts at offset {entry.start_offset}, beyond the log end offset {leo}",
+                    path,
+                    case="beyond-end",
                     entry=i,
                     offset=entry.start_offset,
+                    epoch=entry.epoch,
+                    log_end_offset=leo,
                 )
             )
     starts = {e.epoch: e.start_offset for e in entries}
@@ -885,22 +857,10 @@ def _check_leader_epochs(
         if start is None:
             if entries and epoch < entries[0].epoch:
                 continue  # an epoch from before the cache's first entry (its start was truncated away)
-            out.problems.append(
-                IndexProblem(
-                    path,
-                    "leader-epoch",
-                    f"batches carry leader epoch {epoch} (from offset {offset}), which the file does not list",
-                    offset=offset,
-                )
-            )
+            out.problems.append(problem("leader-epoch", path, case="unlisted", offset=offset, epoch=epoch))
         elif start > offset:
             out.problems.append(
-                IndexProblem(
-                    path,
-                    "leader-epoch",
-                    f"epoch {epoch} starts at offset {start}, but a batch of that epoch is at offset {offset}",
-                    offset=offset,
-                )
+                problem("leader-epoch", path, case="late", offset=offset, epoch=epoch, start_offset=start)
             )
 
 
@@ -910,7 +870,7 @@ def _check_kraft_snapshots(log: LocalLog, out: PartitionFacts) -> None:
         _check_snapshot_file(path, "kraft-snapshot", out.problems)
 
 
-def _check_snapshot_file(path: str, kind: str, problems: list[IndexProblem]) -> None:
+def _check_snapshot_file(path: str, kind: str, problems: list[Problem]) -> None:
     """A KRaft snapshot or ``bootstrap.checkpoint`` (the same format, ``BatchFileReader``): every batch's CRC,
     and whole batches to the end."""
     valid = 0
@@ -921,31 +881,26 @@ def _check_snapshot_file(path: str, kind: str, problems: list[IndexProblem]) -> 
                 position = batch.position
                 if not batch.is_valid():
                     problems.append(
-                        IndexProblem(
-                            path,
+                        problem(
                             kind,
-                            f"stored CRC {batch.checksum}, computed {batch.compute_checksum()}",
-                            position=batch.position,
+                            path,
+                            batch.position,
+                            case="crc",
                             offset=batch.base_offset,
+                            stored=batch.checksum,
+                            computed=batch.compute_checksum(),
                         )
                     )
                 valid = batch.position + batch.size_in_bytes
             invalid = records.invalid_bytes(valid)
     except KdumpError as e:
-        problems.append(IndexProblem(path, kind, e.message, position=e.position or position))
+        problems.append(problem(kind, path, e.position or position, message=e.message))
         return
     except OSError as e:
-        problems.append(IndexProblem(path, "unreadable", e.strerror or str(e)))
+        problems.append(problem(UNREADABLE, path, reason=e.strerror or str(e)))
         return
     if invalid > 0:
-        problems.append(
-            IndexProblem(
-                path,
-                kind,
-                f"the last {invalid} bytes are not a whole batch (a torn or truncated file)",
-                position=valid,
-            )
-        )
+        problems.append(problem(kind, path, valid, case="torn", bytes=invalid))
 
 
 #: The file ``kafka-storage format`` writes in the metadata log directory (``BootstrapDirectory``).
@@ -963,7 +918,7 @@ class LogDirFacts:
     """What :func:`check_log_dir` found in a log directory's own files."""
 
     directory: str
-    problems: list[IndexProblem] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
     unchecked: list[Unchecked] = field(default_factory=list)
     bootstrap_checkpoints: int = 0
 
@@ -998,12 +953,13 @@ def check_log_dir(log_dir: str, checkpoints: LogDirCheckpoints | None) -> LogDir
                 continue
             if file_name in REWRITTEN_CHECKPOINTS or replicated:
                 out.problems.append(
-                    IndexProblem(
-                        os.path.join(log_dir, file_name),
+                    problem(
                         "absent-partition",
-                        f"{topic}-{partition}: {what} {value}, but the log directory has no {topic}-{partition} "
-                        "directory (a broker ignores the entry: its data are gone)",
+                        os.path.join(log_dir, file_name),
                         offset=value,
+                        topic=topic,
+                        partition=partition,
+                        checkpoint=file_name,
                     )
                 )
             else:

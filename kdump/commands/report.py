@@ -16,7 +16,6 @@ import time
 from collections.abc import Iterator
 
 from kdump.analysis.compression_sample import CompressionSampler
-from kdump.analysis.index_verification import IndexProblem
 from kdump.analysis.log_summary import partition_scan, read_log_dir_checkpoints
 from kdump.analysis.log_verification import SegmentFacts, Unchecked, verify_log_segment
 from kdump.analysis.segment_walk import SegmentVisitor, started, walk_segments
@@ -81,10 +80,10 @@ class _Findings:
                 return self.known[candidate]
         return None
 
-    def problem(self, problem: IndexProblem) -> None:
-        finding = Finding(problem.path, problem.kind, problem.message, problem.position, problem.offset)
-        self.files.add(problem.path)
-        d = self._directory(problem.path)
+    def problem(self, problem: Problem) -> None:
+        finding = Finding(problem)
+        self.files.add(finding.path)
+        d = self._directory(finding.path)
         if d is None:
             if len(self.log_dir) < MAX_LOG_DIR_FINDINGS:
                 self.log_dir.append(finding)
@@ -98,9 +97,9 @@ class _Findings:
     def unchecked(self, item: Unchecked) -> None:
         self.unchecked_total += 1
         if len(self.not_checked) < MAX_LOG_DIR_FINDINGS:
-            self.not_checked.append(Finding(item.path, "not-checked", item.message))
+            self.not_checked.append(Finding(item))
 
-    def note(self, note: RuleNote | IndexProblem) -> None:
+    def note(self, note: RuleNote | Problem) -> None:
         pass  # notes are not problems (a running broker's preallocated index, a pre-3.8 time index)
 
     def summary(self, summary: Summary) -> None:
@@ -228,7 +227,7 @@ class ReportCommand:
         self.known = {locations.realpath(d): d for d in self.directories}
         self.targets: dict[str, PartitionTarget] = {}
         self.verify_log_dirs: list[str] = []
-        self.verify_unreadable: list[IndexProblem] = []
+        self.verify_unreadable: list[Problem] = []
         self.log_dir_states: dict = {}
         self.checkpoints: dict[str, dict] = {}
         try:

@@ -23,6 +23,7 @@ from kdump.facts.output import Output
 from kdump.problem import Problem
 from kdump.render import incident
 from kdump.render import txn as txn_render
+from kdump.render.incident import finding_message
 from kdump.render.log_summary import human_size
 from kdump.render.problem_text import sentences
 from kdump.render.svg import Chart, escape, iso, short_number
@@ -359,7 +360,9 @@ class HtmlSink:
         out.append("<h3>What could not be checked</h3>")
         if o.unchecked or self.unreadables:
             out.append("<ul>")
-            out.extend(f"<li><code>{escape(f.path)}</code>: {escape(f.message)}</li>" for f in o.unchecked)
+            out.extend(
+                f"<li><code>{escape(f.path)}</code>: {escape(finding_message(f))}</li>" for f in o.unchecked
+            )
             out.extend(f'<li class="bad">{escape(p)}</li>' for p in sentences(self.unreadables))
             out.append("</ul>")
             if o.unchecked_total > len(o.unchecked):
@@ -509,7 +512,7 @@ def _finding_html(f: Any) -> str:
     if f.offset is not None:
         where.append(f"offset {f.offset}")
     at = f" ({', '.join(where)})" if where else ""
-    return f"<code>{escape(f.path)}</code>{at}: <b>{escape(f.kind)}</b>: {escape(f.message)}"
+    return f"<code>{escape(f.path)}</code>{at}: <b>{escape(f.kind)}</b>: {escape(finding_message(f))}"
 
 
 # --- overview charts -----------------------------------------------------------------------------------------
