@@ -24,7 +24,7 @@ from kdump.commands.coordinator import CONSUMER_OFFSETS, TRANSACTION_STATE, read
 from kdump.commands.ls import ListPartitions, is_internal
 from kdump.commands.parallel import MIN_PARALLEL_BYTES
 from kdump.commands.retention import METADATA_TOPIC, RetentionCommand
-from kdump.commands.txn import TxnCommand
+from kdump.commands.txn import DEFAULT_MAX_TIMEOUT_MS, TxnCommand
 from kdump.commands.verify import PartitionTarget, SegmentTask, Verify, default_workers, select
 from kdump.errors import KdumpError
 from kdump.exit_status import ExitStatus
@@ -141,9 +141,11 @@ class ReportCommand:
         now: int | None = None,
         config: dict[str, str] | None = None,
         workers: int | None = None,
+        max_timeout_ms: int = DEFAULT_MAX_TIMEOUT_MS,
     ) -> None:
         """``now``: ages and retention's prediction at this time (epoch ms; default the current time);
         ``config``: topic configuration overrides for the prediction (``kdump retention --config``);
+        ``max_timeout_ms``: ``transaction.max.timeout.ms``, as ``kdump txn --max-timeout-ms``;
         ``workers``: processes that read partitions side by side (default: the usable cores, or
         ``KDUMP_WORKERS``)."""
         self.paths = paths
@@ -153,7 +155,7 @@ class ReportCommand:
         self.now = int(time.time() * 1000) if now is None else now
         self.now_given = now is not None
         # ages as kdump txn measures them: against --now when given, else the partition's newest record
-        self.txn = TxnCommand(paths, now=now)
+        self.txn = TxnCommand(paths, now=now, max_timeout_ms=max_timeout_ms)
         self.retention = RetentionCommand(paths, now=self.now, overrides=config or {})
         self.status = ExitStatus.OK
         self.workers = workers if workers is not None else default_workers()
