@@ -17,10 +17,12 @@ import pytest
 from kdump.analysis.index_verification import ACTIVE_SEGMENT
 from kdump.analysis.index_verification import PROBLEM_KINDS as INDEX_KINDS
 from kdump.analysis.log_verification import PROBLEM_KINDS as LOG_KINDS
+from kdump.analysis.log_verification import UNCHECKED_KINDS, Unchecked, unchecked
 from kdump.commands.remote_tier import REMOTE_PROBLEM_KINDS
 from kdump.problem import Problem, problem
-from kdump.render.problem_text import verify_message
+from kdump.render.problem_text import unchecked_message, verify_message
 from kdump.render.problems import note_line, problem_json, problem_line
+from kdump.render.verify_report import JsonSink, TextSink
 from kdump.storage.transaction_index import AbortedTxn
 
 ACTIVE = (
@@ -450,10 +452,130 @@ NOTES: list[tuple[Problem, str]] = [
 ]
 
 
+P = "/d/t-0"
+#: What could not be checked, and why (the ``<why>`` of ``<path>: not checked: <why>``).
+UNCHECKED: list[tuple[Unchecked, str]] = [
+    (
+        unchecked("some-segments", P),
+        "only some segments were given: the checks across segments and of the partition's state files were not "
+        "made",
+    ),
+    (
+        unchecked("pending-deletion", P),
+        "pending deletion (a -delete directory: a broker loads it only to delete it): its leader-epoch-checkpoint "
+        "was not compared with the batches",
+    ),
+    (
+        unchecked("gaps-not-judged", P, count=4, gaps=((1, 2), (4, 5), (7, 8)), policy=None, compacted=False),
+        "4 offset gaps (1..2, 4..5, 7..8, ...) not judged: the topic's cleanup.policy is not known (compaction "
+        "leaves gaps); --gaps reports them",
+    ),
+    (
+        unchecked("gaps-not-judged", P, count=1, gaps=((1, 2),), policy="compact", compacted=True),
+        "1 offset gaps (1..2) not judged: the topic is compacted (cleanup.policy=compact); --gaps reports them",
+    ),
+    (
+        unchecked("gaps-not-judged", P, count=3, gaps=((1, 2), (4, 5), (7, 8)), policy=None, compacted=True),
+        "3 offset gaps (1..2, 4..5, 7..8) not judged: the log cleaner has been here (compaction leaves gaps); "
+        "--gaps reports them",
+    ),
+    (
+        unchecked("no-last-log", P, base_offset=358),
+        "the last segment (00000000000000000358.log) has index files but no .log: the log end offset is not known, "
+        "so checkpoints and epochs were not compared with it",
+    ),
+    (
+        unchecked("unread-logs", P, count=2),
+        "2 .log file(s) could not be read: the log end offset is not known, so checkpoints, producer snapshots and "
+        "epochs were not compared with it",
+    ),
+    (
+        unchecked("snapshot-batches-gone", P, count=3, log_start=None),
+        "3 producer-snapshot entries name batches no longer in the log (removed by retention or compaction)",
+    ),
+    (
+        unchecked("snapshot-batches-gone", P, count=3, log_start=40),
+        "3 producer-snapshot entries name batches no longer in the log (removed by retention or compaction); the "
+        "log starts at offset 40",
+    ),
+    (
+        unchecked("txn-markers-gone", P, count=2),
+        "2 .txnindex entries name ABORT markers outside the segments read (deleted by retention, or their .log is "
+        "missing)",
+    ),
+    (
+        unchecked("aborts-not-judged", P, count=1, log_start=40),
+        "1 ABORT marker without a .txnindex entry not judged: no batch of the producer is left before it (the log "
+        "starts at offset 40), so whether its transaction wrote here, and needed an entry, is not known",
+    ),
+    (
+        unchecked("aborts-not-judged", P, count=2, log_start=40),
+        "2 ABORT markers without a .txnindex entry not judged: no batch of the producer is left before it (the log "
+        "starts at offset 40), so whether its transaction wrote here, and needed an entry, is not known",
+    ),
+    (
+        unchecked("no-log-dir", P),
+        "no log directory above it (no meta.properties or checkpoint files): the recovery point, high watermark "
+        "and log start offset were not compared with the log",
+    ),
+    (
+        unchecked("no-partition-name", P),
+        "its name is not <topic>-<partition>: its log directory's checkpoints do not name it",
+    ),
+    (
+        unchecked(
+            "stale-checkpoint-entries",
+            "/d",
+            count=1,
+            entries=(("t", 0, "replication-offset-checkpoint", 50),),
+        ),
+        "1 checkpoint entry for partitions without a directory not judged: t-0 (high watermark 50, "
+        "replication-offset-checkpoint); Kafka rewrites the high watermark and cleaner checkpoints only while the "
+        "log directory holds partitions (this one holds none), so an entry there may outlive a deleted partition",
+    ),
+    (
+        unchecked(
+            "stale-checkpoint-entries",
+            "/d",
+            count=4,
+            entries=(
+                ("t", 0, "replication-offset-checkpoint", 50),
+                ("t", 1, "replication-offset-checkpoint", 7),
+                ("u", 0, "cleaner-offset-checkpoint", 3),
+            ),
+        ),
+        "4 checkpoint entries for partitions without a directory not judged: t-0 (high watermark 50, "
+        "replication-offset-checkpoint), t-1 (high watermark 7, replication-offset-checkpoint), u-0 (cleaner "
+        "checkpoint 3, cleaner-offset-checkpoint), ...; Kafka rewrites the high watermark and cleaner checkpoints "
+        "only while the log directory holds partitions (this one holds none), so an entry there may outlive a "
+        "deleted partition",
+    ),
+]
+
+
 def test_every_kind_has_its_words() -> None:
     kinds = {x.kind for x, _ in CASES}
     assert kinds == set(INDEX_KINDS) | set(LOG_KINDS) | set(REMOTE_PROBLEM_KINDS)
     assert {x.kind for x, _ in NOTES} == {ACTIVE_SEGMENT, "newer-record"}
+    assert {u.kind for u, _ in UNCHECKED} == UNCHECKED_KINDS
+
+
+class _Lines:
+    def __init__(self) -> None:
+        self.text = ""
+
+    def write(self, text: str) -> None:
+        self.text += text
+
+
+@pytest.mark.parametrize(("fact", "words"), UNCHECKED, ids=lambda v: v.kind if isinstance(v, Problem) else "")
+def test_what_was_not_checked_renders_as_before(fact: Unchecked, words: str) -> None:
+    assert unchecked_message(fact) == words
+    text, json_out = _Lines(), _Lines()
+    TextSink(text).unchecked(fact)
+    JsonSink(json_out).unchecked(fact)
+    assert text.text == f"{fact.file}: not checked: {words}\n"
+    assert json.loads(json_out.text) == {"type": "unchecked", "file": fact.file, "message": words}
 
 
 @pytest.mark.parametrize(
@@ -481,6 +603,15 @@ def test_a_fact_renders_as_before_and_round_trips_through_json(fact: Problem, wo
     elif position is not None:
         where.append(f"byte {position}")
     assert text == ": ".join([*where, ("note: " if note else "") + obj["kind"], words]) + "\n"
+
+
+@pytest.mark.parametrize(
+    "module", ["kdump/analysis/index_verification.py", "kdump/analysis/log_verification.py"]
+)
+def test_the_checks_format_nothing(module: str) -> None:
+    """Not one f-string in the checks of verify: what they find is values."""
+    tree = ast.parse((Path(__file__).resolve().parents[1] / module).read_text())
+    assert [n.lineno for n in ast.walk(tree) if isinstance(n, ast.JoinedStr)] == []
 
 
 #: Where verify's problems are found: no sentence is made there.

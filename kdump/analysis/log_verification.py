@@ -82,23 +82,68 @@ PROBLEM_KINDS = {
 #: ``{file name: {(topic, partition): offset}}``: a log directory's offset checkpoints, as read.
 LogDirCheckpoints: TypeAlias = "Mapping[str, CheckpointOffsets]"
 
-#: Log-directory checkpoints compared with a partition's log end offset, and what their value is called.
-LOG_DIR_CHECKPOINTS = {
-    "recovery-point-offset-checkpoint": "recovery point",
-    "replication-offset-checkpoint": "high watermark",
-    "log-start-offset-checkpoint": "log start offset",
-    "cleaner-offset-checkpoint": "cleaner checkpoint",
-}
+#: Log-directory checkpoints compared with a partition's log end offset (what their values are called:
+#: ``kdump.render.problem_text.CHECKPOINT_VALUES``).
+LOG_DIR_CHECKPOINTS = (
+    "recovery-point-offset-checkpoint",
+    "replication-offset-checkpoint",
+    "log-start-offset-checkpoint",
+    "cleaner-offset-checkpoint",
+)
 #: Topics Kafka creates compacted.
 COMPACTED_INTERNAL_TOPICS = ("__consumer_offsets", "__transaction_state", "__share_group_state")
 
 
-@dataclass(frozen=True)
-class Unchecked:
-    """Something that could not be checked, and why."""
+@dataclass(frozen=True, slots=True)
+class Unchecked(Problem):
+    """Something that could not be checked: ``file`` (a partition or log directory), ``kind`` why (the
+    constants below), ``data`` the kind's values.  A :class:`~kdump.problem.Problem` in form, not one in meaning:
+    verify counts it apart and its sinks say ``not checked``."""
 
-    path: str
-    message: str
+
+def unchecked(kind: str, path: str, **data: Any) -> Unchecked:
+    return Unchecked(kind, path, None, tuple(data.items()))
+
+
+# Why something was not checked (the kinds of Unchecked):
+#: Only some segments of the partition were given.
+SOME_SEGMENTS = "some-segments"
+#: A ``-delete`` directory: its leader-epoch-checkpoint is not compared.
+PENDING_DELETION = "pending-deletion"
+#: Offset gaps not judged.  Data: count, gaps (the first three, (first, last) missing), policy, compacted.
+GAPS_NOT_JUDGED = "gaps-not-judged"
+#: The last segment has index files but no ``.log``.  Data: base_offset.
+NO_LAST_LOG = "no-last-log"
+#: ``.log`` files that could not be read.  Data: count.
+UNREAD_LOGS = "unread-logs"
+#: Producer-snapshot entries whose batches are gone.  Data: count, log_start (None when not known).
+SNAPSHOT_BATCHES_GONE = "snapshot-batches-gone"
+#: ``.txnindex`` entries whose ABORT markers are outside the segments read.  Data: count.
+TXN_MARKERS_GONE = "txn-markers-gone"
+#: ABORT markers without an entry whose transaction's start is gone.  Data: count, log_start.
+ABORTS_NOT_JUDGED = "aborts-not-judged"
+#: No log directory above the partition.
+NO_LOG_DIR = "no-log-dir"
+#: A directory name that is not ``<topic>-<partition>``.
+NO_PARTITION_NAME = "no-partition-name"
+#: Checkpoint entries of partitions without a directory in a log directory holding none.  Data: count, entries
+#: (the first three: (topic, partition, checkpoint file name, value)).
+STALE_CHECKPOINT_ENTRIES = "stale-checkpoint-entries"
+UNCHECKED_KINDS = frozenset(
+    {
+        SOME_SEGMENTS,
+        PENDING_DELETION,
+        GAPS_NOT_JUDGED,
+        NO_LAST_LOG,
+        UNREAD_LOGS,
+        SNAPSHOT_BATCHES_GONE,
+        TXN_MARKERS_GONE,
+        ABORTS_NOT_JUDGED,
+        NO_LOG_DIR,
+        NO_PARTITION_NAME,
+        STALE_CHECKPOINT_ENTRIES,
+    }
+)
 
 
 #: What :attr:`SegmentFacts.txn_events` records.
@@ -435,13 +480,7 @@ def check_partition(
     out = PartitionFacts(log.directory)
     with_log = [s for s in segments if s.has_log]
     if not whole:
-        out.unchecked.append(
-            Unchecked(
-                log.directory,
-                "only some segments were given: the checks across segments and of the "
-                "partition's state files were not made",
-            )
-        )
+        out.unchecked.append(unchecked(SOME_SEGMENTS, log.directory))
         return out
     gap_list = _check_segment_order(log, with_log, out)
     out.log_end_offset = _log_end_offset(with_log)
@@ -456,13 +495,7 @@ def check_partition(
     if log.name is not None and log.name.kind == "delete":
         # LogManager.loadLog loads a directory renamed for deletion only to delete it (addLogToBeDeleted): its
         # leader-epoch cache, emptied when the partition was deleted, is never used again.
-        out.unchecked.append(
-            Unchecked(
-                log.directory,
-                "pending deletion (a -delete directory: a broker loads it only to delete it): its "
-                "leader-epoch-checkpoint was not compared with the batches",
-            )
-        )
+        out.unchecked.append(unchecked(PENDING_DELETION, log.directory))
     else:
         _check_leader_epochs(log, with_log, leo, _log_start_offset(log, log_dir_checkpoints), out)
     _check_kraft_snapshots(log, out)
@@ -537,17 +570,14 @@ def _judge_gaps(
                 )
             )
         return
-    first = ", ".join(f"{a}..{b}" for _, (a, b) in gap_list[:3]) + (", ..." if len(gap_list) > 3 else "")
-    why = (
-        f"the topic is compacted (cleanup.policy={policy})"
-        if compacted and policy is not None
-        else "the log cleaner has been here (compaction leaves gaps)"
-        if compacted
-        else "the topic's cleanup.policy is not known (compaction leaves gaps)"
-    )
     out.unchecked.append(
-        Unchecked(
-            log.directory, f"{len(gap_list)} offset gaps ({first}) not judged: {why}; --gaps reports them"
+        unchecked(
+            GAPS_NOT_JUDGED,
+            log.directory,
+            count=len(gap_list),
+            gaps=tuple(g for _, g in gap_list[:3]),
+            policy=policy,
+            compacted=compacted,
         )
     )
 
@@ -560,23 +590,11 @@ def _log_end_is_known(
     known = True
     orphans = [s.base_offset for s in segments if not s.has_log]
     if orphans and (not with_log or max(orphans) > with_log[-1].base_offset):
-        out.unchecked.append(
-            Unchecked(
-                log.directory,
-                f"the last segment ({naming.offset_to_filename(max(orphans))}) has index files but no .log: the log "
-                "end offset is not known, so checkpoints and epochs were not compared with it",
-            )
-        )
+        out.unchecked.append(unchecked(NO_LAST_LOG, log.directory, base_offset=max(orphans)))
         known = False
     unread = [s for s in segments if s.unreadable_log]
     if unread:
-        out.unchecked.append(
-            Unchecked(
-                log.directory,
-                f"{len(unread)} .log file(s) could not be read: the log end offset is not known, so checkpoints, "
-                "producer snapshots and epochs were not compared with it",
-            )
-        )
+        out.unchecked.append(unchecked(UNREAD_LOGS, log.directory, count=len(unread)))
         known = False
     return known
 
@@ -665,12 +683,7 @@ def _check_producer_snapshots(
                 )
     if missing:
         out.unchecked.append(
-            Unchecked(
-                log.directory,
-                f"{missing} producer-snapshot entries name batches no longer in the log (removed by retention or "
-                "compaction)"
-                + ("" if first_offset is None else f"; the log starts at offset {first_offset}"),
-            )
+            unchecked(SNAPSHOT_BATCHES_GONE, log.directory, count=missing, log_start=first_offset)
         )
 
 
@@ -709,13 +722,7 @@ def _check_txn_indexes(log: LocalLog, segments: list[SegmentFacts], out: Partiti
                 )
             )
     if skipped:
-        out.unchecked.append(
-            Unchecked(
-                log.directory,
-                f"{skipped} .txnindex entries name ABORT markers outside the segments read (deleted by retention, "
-                "or their .log is missing)",
-            )
-        )
+        out.unchecked.append(unchecked(TXN_MARKERS_GONE, log.directory, count=skipped))
     # An ABORT marker needs an entry only when its transaction wrote to this partition: Kafka's
     # ProducerAppendInfo.appendEndTxnMarker completes (and LogSegment.updateTxnIndex indexes) only a transaction
     # with a first offset, and the log cleaner (LogCleaner's CleanedTransactionMetadata.onControlBatchRead) keeps
@@ -746,12 +753,7 @@ def _check_txn_indexes(log: LocalLog, segments: list[SegmentFacts], out: Partiti
         )
     if not_judged:
         out.unchecked.append(
-            Unchecked(
-                log.directory,
-                f"{not_judged} ABORT marker{'s' if not_judged != 1 else ''} without a .txnindex entry not judged: "
-                f"no batch of the producer is left before it (the log starts at offset {log_first}), so whether "
-                "its transaction wrote here, and needed an entry, is not known",
-            )
+            unchecked(ABORTS_NOT_JUDGED, log.directory, count=not_judged, log_start=log_first)
         )
 
 
@@ -763,21 +765,10 @@ def _check_log_dir_checkpoints(
     out: PartitionFacts,
 ) -> None:
     if checkpoints is None or log_dir is None:
-        out.unchecked.append(
-            Unchecked(
-                log.directory,
-                "no log directory above it (no meta.properties or checkpoint files): the "
-                "recovery point, high watermark and log start offset were not compared with the log",
-            )
-        )
+        out.unchecked.append(unchecked(NO_LOG_DIR, log.directory))
         return
     if log.name is None:
-        out.unchecked.append(
-            Unchecked(
-                log.directory,
-                "its name is not <topic>-<partition>: its log directory's checkpoints do not name it",
-            )
-        )
+        out.unchecked.append(unchecked(NO_PARTITION_NAME, log.directory))
         return
     if leo is None:
         return
@@ -946,8 +937,8 @@ def check_log_dir(log_dir: str, checkpoints: LogDirCheckpoints | None) -> LogDir
             held.add((parsed.topic, parsed.partition))
     # the partitions ReplicaManager and the cleaner know (the metadata log is the raft layer's own)
     replicated = any(topic != "__cluster_metadata" for topic, _ in held)
-    stale: list[str] = []
-    for file_name, what in LOG_DIR_CHECKPOINTS.items():
+    stale: list[tuple[str, int, str, int]] = []
+    for file_name in LOG_DIR_CHECKPOINTS:
         for (topic, partition), value in sorted(checkpoints.get(file_name, {}).items()):
             if (topic, partition) in held:
                 continue
@@ -963,16 +954,10 @@ def check_log_dir(log_dir: str, checkpoints: LogDirCheckpoints | None) -> LogDir
                     )
                 )
             else:
-                stale.append(f"{topic}-{partition} ({what} {value}, {file_name})")
+                stale.append((topic, partition, file_name, value))
     if stale:
         out.unchecked.append(
-            Unchecked(
-                log_dir,
-                f"{len(stale)} checkpoint entr{'ies' if len(stale) != 1 else 'y'} for partitions without a directory "
-                f"not judged: {', '.join(stale[:3])}{', ...' if len(stale) > 3 else ''}; Kafka rewrites the high "
-                "watermark and cleaner checkpoints only while the log directory holds partitions (this one holds "
-                "none), so an entry there may outlive a deleted partition",
-            )
+            unchecked(STALE_CHECKPOINT_ENTRIES, log_dir, count=len(stale), entries=tuple(stale[:3]))
         )
     return out
 

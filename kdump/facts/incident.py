@@ -41,7 +41,7 @@ class Finding:
 
     @property
     def path(self) -> str:
-        return self.fact.path if isinstance(self.fact, Unchecked) else str(self.fact.file)
+        return str(self.fact.file)
 
     @property
     def kind(self) -> str:

@@ -24,7 +24,7 @@ from kdump.render import retention as retention_render
 from kdump.render import txn as txn_render
 from kdump.render.coordinator import member_ids, transaction_object
 from kdump.render.json_lines import head, line
-from kdump.render.problem_text import details, sentences, verify_message
+from kdump.render.problem_text import details, sentences, unchecked_message, verify_message
 from kdump.render.verify_report import summary_object
 from kdump.storage import locations
 from kdump.storage.naming import parse_partition_dir
@@ -32,7 +32,7 @@ from kdump.storage.naming import parse_partition_dir
 
 def finding_message(f: Finding) -> str:
     """A finding's words: a problem's (as ``kdump verify`` says it), or why something was not checked."""
-    return f.fact.message if isinstance(f.fact, Unchecked) else verify_message(f.fact)
+    return unchecked_message(f.fact) if isinstance(f.fact, Unchecked) else verify_message(f.fact)
 
 
 def _finding(f: Finding) -> dict[str, Any]:

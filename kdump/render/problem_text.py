@@ -387,3 +387,80 @@ def verify_message(x: Problem) -> str:
         return words(x)
     message = x.get("message")  # the remote kinds (kdump tiered's words), an error's kind
     return str(message) if message is not None else x.kind
+
+
+def _some(count: int, firsts: list[str]) -> str:
+    """The first few of ``count`` things, ``, ...`` when there are more."""
+    return ", ".join(firsts) + (", ..." if count > len(firsts) else "")
+
+
+def _gaps_not_judged(x: Problem) -> str:
+    policy, compacted = x["policy"], x["compacted"]
+    why = (
+        f"the topic is compacted (cleanup.policy={policy})"
+        if compacted and policy is not None
+        else "the log cleaner has been here (compaction leaves gaps)"
+        if compacted
+        else "the topic's cleanup.policy is not known (compaction leaves gaps)"
+    )
+    first = _some(x["count"], [f"{a}..{b}" for a, b in x["gaps"]])
+    return f"{x['count']} offset gaps ({first}) not judged: {why}; --gaps reports them"
+
+
+def _stale_checkpoint_entries(x: Problem) -> str:
+    count = x["count"]
+    first = _some(
+        count, [f"{t}-{p} ({CHECKPOINT_VALUES[name]} {value}, {name})" for t, p, name, value in x["entries"]]
+    )
+    return (
+        f"{count} checkpoint entr{'ies' if count != 1 else 'y'} for partitions without a directory not judged: "
+        f"{first}; Kafka rewrites the high watermark and cleaner checkpoints only while the log directory holds "
+        "partitions (this one holds none), so an entry there may outlive a deleted partition"
+    )
+
+
+_UNCHECKED_WORDS: dict[str, Callable[[Problem], str]] = {
+    "some-segments": lambda x: (
+        "only some segments were given: the checks across segments and of the partition's state files were not made"
+    ),
+    "pending-deletion": lambda x: (
+        "pending deletion (a -delete directory: a broker loads it only to delete it): its leader-epoch-checkpoint "
+        "was not compared with the batches"
+    ),
+    "gaps-not-judged": _gaps_not_judged,
+    "no-last-log": lambda x: (
+        f"the last segment ({offset_to_filename(x['base_offset'])}) has index files but no .log: the log end offset "
+        "is not known, so checkpoints and epochs were not compared with it"
+    ),
+    "unread-logs": lambda x: (
+        f"{x['count']} .log file(s) could not be read: the log end offset is not known, so checkpoints, producer "
+        "snapshots and epochs were not compared with it"
+    ),
+    "snapshot-batches-gone": lambda x: (
+        f"{x['count']} producer-snapshot entries name batches no longer in the log (removed by retention or "
+        "compaction)" + ("" if x["log_start"] is None else f"; the log starts at offset {x['log_start']}")
+    ),
+    "txn-markers-gone": lambda x: (
+        f"{x['count']} .txnindex entries name ABORT markers outside the segments read (deleted by retention, or "
+        "their .log is missing)"
+    ),
+    "aborts-not-judged": lambda x: (
+        f"{x['count']} ABORT marker{'s' if x['count'] != 1 else ''} without a .txnindex entry not judged: no batch "
+        f"of the producer is left before it (the log starts at offset {x['log_start']}), so whether its "
+        "transaction wrote here, and needed an entry, is not known"
+    ),
+    "no-log-dir": lambda x: (
+        "no log directory above it (no meta.properties or checkpoint files): the recovery point, high watermark "
+        "and log start offset were not compared with the log"
+    ),
+    "no-partition-name": lambda x: (
+        "its name is not <topic>-<partition>: its log directory's checkpoints do not name it"
+    ),
+    "stale-checkpoint-entries": _stale_checkpoint_entries,
+}
+
+
+def unchecked_message(x: Problem) -> str:
+    """Why ``kdump verify`` could not check something (an ``Unchecked``): the ``<why>`` of ``<path>: not checked:
+    <why>``."""
+    return _UNCHECKED_WORDS[x.kind](x)

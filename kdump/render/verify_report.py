@@ -17,6 +17,7 @@ from kdump.problem import Problem
 from kdump.render import plural
 from kdump.render import problems as index_report
 from kdump.render.json_lines import head, line
+from kdump.render.problem_text import unchecked_message
 from kdump.render.safe_text import safe_text
 
 
@@ -28,7 +29,7 @@ class TextSink:
         self.out.write(index_report.problem_line(problem))
 
     def unchecked(self, item: Unchecked) -> None:
-        self.out.write(safe_text(f"{item.path}: not checked: {item.message}") + "\n")
+        self.out.write(safe_text(f"{item.file}: not checked: {unchecked_message(item)}") + "\n")
 
     def note(self, note: RuleNote | Problem) -> None:
         if isinstance(note, Problem):
@@ -83,7 +84,7 @@ class JsonSink:
         self.out.write(index_report.problem_json(problem))
 
     def unchecked(self, item: Unchecked) -> None:
-        self._write({"type": "unchecked", "file": item.path, "message": item.message})
+        self._write({"type": "unchecked", "file": item.file, "message": unchecked_message(item)})
 
     def note(self, note: RuleNote | Problem) -> None:
         if isinstance(note, Problem):
