@@ -1,6 +1,8 @@
 """The words of a :class:`~kdump.problem.Problem`: the one place a problem of ``ls``, ``txn``, ``retention``,
 ``diff`` and ``find --group``/``--transactional-id`` becomes a sentence (a table's note, a JSON object's
-``problemMessages``), and its JSON object (``problemDetails``, ``anomalyDetails``)."""
+``problemMessages``), and its JSON object (``problemDetails``, ``anomalyDetails``); and the place ``verify``'s
+and ``verify-index``'s problems, notes and what they could not check become theirs (:func:`verify_message`,
+:func:`unchecked_message`: the ``message`` of their lines and JSON objects)."""
 
 from __future__ import annotations
 
