@@ -26,6 +26,7 @@ default); the log is streamed, batch headers only, so checking runs at the speed
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
@@ -448,6 +449,31 @@ def _without_zero_tail(
     return entries[:tail]
 
 
+_OFFSET_SLOT = struct.Struct(">ii")
+_TIME_SLOT = struct.Struct(">qi")
+#: Base offsets to which every int32 relative offset adds without leaving the int64 range (no wrap).
+_NO_WRAP = (-(1 << 63) + (1 << 31), (1 << 63) - 1 - (1 << 31))
+
+
+def _columns(
+    index: OffsetIndex | TimeIndex, slot: struct.Struct, relative: int
+) -> tuple[list[int], list[int]] | None:
+    """The index's two columns (offset, position / timestamp, offset: absolute offsets) read in bulk, for an
+    index without a zero tail (its last slot not zero: then :func:`_without_zero_tail` keeps every entry and
+    says nothing) whose base offset cannot wrap; None otherwise (the caller goes entry by entry)."""
+    count = index.entry_count
+    base = index.base_offset
+    if count < 1 or not _NO_WRAP[0] <= base <= _NO_WRAP[1] or index.zero_tail_start() != count:
+        return None
+    rows = [row for _, view in index.pieces() for row in slot.iter_unpack(view)]
+    first, second = (list(column) for column in zip(*rows, strict=True))
+    if relative == 0:
+        first = [base + r for r in first]
+    else:
+        second = [base + r for r in second]
+    return first, second
+
+
 class _Checker:
     def batch(self, b: _Batch) -> None:  # pragma: no cover - interface
         raise NotImplementedError
@@ -466,14 +492,20 @@ class _OffsetIndexChecker(_Checker):
         #: An entry naming a later batch of the append that starts at its position: (slot, offset, position,
         #: the next entry's position), until that batch is reached.
         self.open_append: tuple[int, int, int, int] | None = None
-        entries = _without_zero_tail(index, OFFSET_ENTRY_SIZE, self.path, problems)
-        offsets = [e[0] for e in entries]
-        positions = [e[1] for e in entries]
+        columns = _columns(index, _OFFSET_SLOT, 0)
+        if columns is None:
+            entries = _without_zero_tail(index, OFFSET_ENTRY_SIZE, self.path, problems)
+            offsets = [e[0] for e in entries]
+            positions = [e[1] for e in entries]
+        else:
+            offsets, positions = columns
         if all(map(lt, offsets, offsets[1:])) and all(map(lt, positions, positions[1:])):
             # in order (a broker's index): no problem, and sorted by position already
-            self.pending = list(zip(positions, range(len(entries)), offsets, strict=True))
+            self.pending = list(zip(positions, range(len(offsets)), offsets, strict=True))
             self.pending.reverse()
             return
+        if columns is not None:
+            entries = _without_zero_tail(index, OFFSET_ENTRY_SIZE, self.path, problems)
         for i in range(1, len(entries)):
             prev, cur = entries[i - 1], entries[i]
             if cur.offset <= prev.offset or cur.position <= prev.position:
@@ -571,14 +603,20 @@ class _TimeIndexChecker(_Checker):
         self.rules = rules
         self.max_so_far = NO_TIMESTAMP
         self.offset_of_max: int | None = None
-        entries = _without_zero_tail(index, TIME_ENTRY_SIZE, self.path, problems)
-        timestamps = [e[0] for e in entries]
-        offsets = [e[1] for e in entries]
+        columns = _columns(index, _TIME_SLOT, 1)
+        if columns is None:
+            entries = _without_zero_tail(index, TIME_ENTRY_SIZE, self.path, problems)
+            timestamps = [e[0] for e in entries]
+            offsets = [e[1] for e in entries]
+        else:
+            timestamps, offsets = columns
         if all(map(lt, timestamps, timestamps[1:])) and all(map(le, offsets, offsets[1:])):
             # in order (a broker's index): no problem, and sorted by offset already
-            self.pending = list(zip(offsets, range(len(entries)), timestamps, strict=True))
+            self.pending = list(zip(offsets, range(len(offsets)), timestamps, strict=True))
             self.pending.reverse()
             return
+        if columns is not None:
+            entries = _without_zero_tail(index, TIME_ENTRY_SIZE, self.path, problems)
         for i in range(1, len(entries)):
             prev, cur = entries[i - 1], entries[i]
             if cur.timestamp <= prev.timestamp or cur.offset < prev.offset:

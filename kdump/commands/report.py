@@ -20,7 +20,7 @@ from kdump.analysis.log_summary import partition_scan, read_log_dir_checkpoints
 from kdump.analysis.log_verification import SegmentFacts, Unchecked, verify_log_segment
 from kdump.analysis.segment_walk import SegmentVisitor, started, walk_segments
 from kdump.analysis.timeline import Timeline
-from kdump.commands.coordinator import CONSUMER_OFFSETS, TRANSACTION_STATE, read_group_states
+from kdump.commands.coordinator import CONSUMER_OFFSETS, TRANSACTION_STATE, GroupState, read_group_states
 from kdump.commands.ls import ListPartitions, is_internal
 from kdump.commands.parallel import MIN_PARALLEL_BYTES
 from kdump.commands.retention import METADATA_TOPIC, RetentionCommand
@@ -173,6 +173,7 @@ class ReportCommand:
 
     def units(self) -> Iterator[ReportUnit]:
         self._select()
+        committed = self._read_groups()
         findings = _Findings(self.known)
         ends: dict[tuple[str, int], int | None] = {}
         consumer_offsets: list[str] = []
@@ -191,6 +192,9 @@ class ReportCommand:
                 if end is not None:  # copies of a partition on several brokers: the furthest (the leader's)
                     key = (s.topic, s.partition)
                     ends[key] = max(end, ends.get(key) or end)
+                    offsets = committed.get(key)
+                    if offsets:
+                        report.lag = max(end - min(offsets), 0)
             if s.unreadable or any(p.unreadable for p in report.problems):
                 self.status = ExitStatus.PROBLEMS
             if report.txn is not None and report.txn.hanging:
@@ -375,9 +379,31 @@ class ReportCommand:
         states = read_transaction_states(directory, problems)
         return sorted(states.values(), key=lambda m: m.transactional_id)
 
+    def _read_groups(self) -> dict[tuple[str, int], list[int]]:
+        """Every ``__consumer_offsets`` partition's groups, read before the partitions (kept for
+        :meth:`_groups`), and the offsets committed of each partition: a partition's lag is known when its
+        report is made (the page draws lagging partitions first)."""
+        self.group_states: dict[str, tuple[list[GroupState], list[Problem]]] = {}
+        committed: dict[tuple[str, int], list[int]] = {}
+        for d in self.directories:
+            name = parse_partition_dir(os.path.basename(os.path.normpath(d)))
+            if name is None or name.topic != CONSUMER_OFFSETS:
+                continue
+            problems: list[Problem] = []
+            groups = read_group_states(d, problems)
+            self.group_states[d] = (groups, problems)
+            for g in groups:
+                for c in g.offsets:
+                    committed.setdefault((c.topic, c.partition), []).append(c.offset)
+        return committed
+
     def _groups(self, directory: str, ends: dict[tuple[str, int], int | None]) -> GroupsReport:
-        problems: list[Problem] = []
-        groups = read_group_states(directory, problems)
+        read = self.group_states.pop(directory, None)
+        if read is None:
+            problems: list[Problem] = []
+            groups = read_group_states(directory, problems)
+        else:
+            groups, problems = read
         lags = {
             g.group: [
                 GroupLag(c.topic, c.partition, c.offset, c.commit_timestamp, ends.get((c.topic, c.partition)))

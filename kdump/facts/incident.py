@@ -87,6 +87,10 @@ class PartitionReport:
     quorum_state: QuorumState | None = None
     #: The compression ratio measured on a sample of its compressed batches (None: no compressed batch).
     compression: CompressionSample | None = None
+    #: The largest lag of a consumer group on this partition (its end against the group's committed offset,
+    #: as :class:`GroupLag`; None: no group committed an offset of it): what the page draws lagging partitions
+    #: first by.  Not in the JSON: each group's lags are, in its ``reportGroups``.
+    lag: int | None = None
 
     @property
     def directory(self) -> str:
