@@ -465,12 +465,16 @@ def _columns(
     base = index.base_offset
     if count < 1 or not _NO_WRAP[0] <= base <= _NO_WRAP[1] or index.zero_tail_start() != count:
         return None
-    rows = [row for _, view in index.pieces() for row in slot.iter_unpack(view)]
-    first, second = (list(column) for column in zip(*rows, strict=True))
+    first: list[int] = []
+    second: list[int] = []
+    for _, view in index.pieces():  # a piece's slots in one unpack, its columns by slicing: no tuple a slot
+        flat = struct.unpack(">" + slot.format[1:] * (len(view) // slot.size), view)
+        first += flat[0::2]
+        second += flat[1::2]
     if relative == 0:
-        first = [base + r for r in first]
+        first = list(map(base.__add__, first))
     else:
-        second = [base + r for r in second]
+        second = list(map(base.__add__, second))
     return first, second
 
 
