@@ -213,3 +213,17 @@ def test_plain_records_is_the_stream_records_decodes_or_none() -> None:
     (batch,) = FileRecords.from_bytes(build_v2_batch(big, compression=4)).batches()
     assert batch.plain_records() is None
     assert sum(len(r.value) for r in batch.records()) == record_batch.STREAMED_RECORDS_BYTES
+
+
+def test_record_lines_digit_runs() -> None:
+    """The pure-Python record lines take the digits of consecutive offsets and sequences from tables, in runs
+    that cross 10,000s: every number's text is its decimal text."""
+    from kdump.render.kafka_text import _consecutive_texts, _tables
+
+    plain4, padded4 = _tables()[4:6]
+    for first in (0, 1, 9_990, 9_999, 10_000, 123_456_789, 2**31 - 3, 2**63 - 20_000, -5, -20_000):
+        for count in (1, 11, 136, 4096, 20_001):
+            texts = [""] * count
+            for i, j, head, run in _consecutive_texts(first, count, plain4, padded4):
+                texts[i:j] = [head + t for t in run]
+            assert texts == [str(n) for n in range(first, first + count)]

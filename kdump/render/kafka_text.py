@@ -483,126 +483,261 @@ def record_lines(
     print_contents: bool,
 ) -> tuple[str, int, int] | None:
     """The pure-Python twin of the C accelerator's ``record_lines`` (``record_batch.RECORD_LINES``): the fused
-    renderer's record lines of an uncompressed v2 data batch's records in ``buf[pos:end]``, with the first and
-    last offsets, decoded and formatted in one loop without a :class:`Record` each; None for anything the
-    accelerator declines too (a malformed record, offsets that do not follow each other, a sequence that
-    wraps, a key, value or header key that is not valid UTF-8, big keys and values, many headers): the caller
-    renders those record by record, which gives Kafka's errors."""
-    lines: list[str] = []
-    append = lines.append
-    first = last = 0
+    renderer's record lines of a v2 data batch's records in ``buf[pos:end]`` (an uncompressed batch's, or a
+    compressed batch's decompressed stream), with the first and last offsets, without a :class:`Record` each;
+    None for anything the accelerator declines too (a malformed record, offsets that do not follow each other,
+    a sequence that wraps, a key, value or header key that is not valid UTF-8, big keys and values, many
+    headers): the caller renders those record by record, which gives Kafka's errors.
+
+    One loop reads each record's varints (one- and two-byte ones from tables) into a flat list; what is the
+    same for every record -- the checks of offsets, sequences and timestamps, and the text -- is done once a
+    batch, by slices of that list: consecutive offsets and sequences, and timestamps within one 10,000, take
+    their digits from tables instead of a conversion each, and the line is joined from pieces."""
+    zz, zz2, len1, len2 = _tables()[:4]
+    flat: list = []
+    ext = flat.extend
     try:
-        for i in range(count):
-            b = buf[pos]  # the length: zigzag varints, inline for one and two bytes
+        for _ in range(count):
+            b = buf[pos]  # the length
             if b < 0x80:
-                size = (b >> 1) ^ -(b & 1)
-                pos += 1
-            elif buf[pos + 1] < 0x80:
-                b = (b & 0x7F) | (buf[pos + 1] << 7)
-                size = (b >> 1) ^ -(b & 1)
-                pos += 2
+                body_end = pos + len1[b]
+                record = buf[pos + 2 : body_end]  # after the length and the attributes
             else:
-                size, pos = read_varint(buf, pos, end)
-            body_end = pos + size
-            if size <= 0 or body_end > end:
-                return None
-            pos += 1  # attributes
-            b = buf[pos]
+                c = buf[pos + 1]
+                if c < 0x80:
+                    body_end = pos + len2[c][b]
+                    record = buf[pos + 3 : body_end]
+                else:
+                    size, at = read_varint(buf, pos, end)
+                    body_end = at + size
+                    record = buf[at + 1 : body_end]
+            pos = body_end
+            # the record's fields, at positions p within it (a length that disagrees with them leaves p off its
+            # end, or makes the last record end past end)
+            b = record[0]
             if b < 0x80:
-                timestamp_delta = (b >> 1) ^ -(b & 1)
-                pos += 1
+                timestamp_delta = zz[b]
+                p = 1
             else:
-                timestamp_delta, pos = read_varlong(buf, pos, body_end)
-            b = buf[pos]
+                c = record[1]
+                if c < 0x80:
+                    timestamp_delta = zz2[c][b]
+                    p = 2
+                else:
+                    timestamp_delta, p = read_varlong(record, 0, len(record))
+            b = record[p]
             if b < 0x80:
-                offset_delta = (b >> 1) ^ -(b & 1)
-                pos += 1
-            elif buf[pos + 1] < 0x80:
-                b = (b & 0x7F) | (buf[pos + 1] << 7)
-                offset_delta = (b >> 1) ^ -(b & 1)
-                pos += 2
+                offset_delta = zz[b]
+                p += 1
             else:
-                offset_delta, pos = read_varint(buf, pos, body_end)
-            b = buf[pos]
+                c = record[p + 1]
+                if c < 0x80:
+                    offset_delta = zz2[c][b]
+                    p += 2
+                else:
+                    offset_delta, p = read_varint(record, p, len(record))
+            b = record[p]
             if b < 0x80:
-                key_size = (b >> 1) ^ -(b & 1)
-                pos += 1
+                key_size = zz[b]
+                p += 1
             else:
-                key_size, pos = read_varint(buf, pos, body_end)
-            key_at = pos
+                key_size, p = read_varint(record, p, len(record))
+            key_at = p
             if key_size > 0:
-                pos += key_size
-            b = buf[pos]
+                p += key_size
+            b = record[p]
             if b < 0x80:
-                value_size = (b >> 1) ^ -(b & 1)
-                pos += 1
-            elif buf[pos + 1] < 0x80:
-                b = (b & 0x7F) | (buf[pos + 1] << 7)
-                value_size = (b >> 1) ^ -(b & 1)
-                pos += 2
+                value_size = zz[b]
+                p += 1
             else:
-                value_size, pos = read_varint(buf, pos, body_end)
-            value_at = pos
+                c = record[p + 1]
+                if c < 0x80:
+                    value_size = zz2[c][b]
+                    p += 2
+                else:
+                    value_size, p = read_varint(record, p, len(record))
+            value_at = p
             if value_size > 0:
-                pos += value_size
-            if key_size >= _MAX_EAGER_BYTES or value_size >= _MAX_EAGER_BYTES or pos > body_end:
-                return None
-            header_count = buf[pos]
-            pos += 1
-            if header_count == 0:
+                p += value_size
+            if record[p]:
+                keys, p = _header_keys(record, p, len(record))
+            else:
+                p += 1
                 keys = "[]"
-            else:
-                pos -= 1
-                header_count, pos = read_varint(buf, pos, body_end)
-                if header_count < 0 or header_count > _MAX_EAGER_HEADERS:
-                    return None
-                names = []
-                for _ in range(header_count):
-                    hk_size, pos = read_varint(buf, pos, body_end)
-                    if hk_size < 0 or hk_size >= _MAX_EAGER_BYTES or pos + hk_size > body_end:
-                        return None
-                    names.append(buf[pos : pos + hk_size].decode("utf-8"))
-                    pos += hk_size
-                    hv_size, pos = read_varint(buf, pos, body_end)
-                    if hv_size >= _MAX_EAGER_BYTES:
-                        return None
-                    if hv_size > 0:
-                        pos += hv_size
-                keys = "[" + ",".join(names) + "]"
-            if pos != body_end:
+            if p != len(record):
                 return None
-            offset = base_offset + offset_delta
-            if base_sequence >= 0:
-                if offset_delta < 0 or base_sequence > _INT_MAX - offset_delta:
-                    return None
-                sequence = base_sequence + offset_delta
-            else:
-                sequence = -1
-            timestamp = base_timestamp + timestamp_delta if log_append_time is None else log_append_time
-            if i == 0:
-                if offset > _LONG_MAX or offset < -_LONG_MAX - 1:
-                    return None
-                first = offset
-            elif offset != last + 1 or offset > _LONG_MAX:
-                return None
-            if timestamp > _LONG_MAX or timestamp < -_LONG_MAX - 1:
-                return None
-            last = offset
-            line = (
-                f"| offset: {offset}{middle}{timestamp} keySize: {key_size if key_size >= 0 else -1} "
-                f"valueSize: {value_size if value_size >= 0 else -1} sequence: {sequence} headerKeys: {keys}"
-            )
             if print_contents:
-                if key_size >= 0:
-                    line += " key: " + buf[key_at : key_at + key_size].decode("utf-8")
-                if value_size >= 0:
-                    line += " payload: " + buf[value_at : value_at + value_size].decode("utf-8")
-            append(line + "\n")
+                ext(
+                    (
+                        timestamp_delta,
+                        offset_delta,
+                        key_size,
+                        value_size,
+                        keys,
+                        "" if key_size < 0 else " key: " + record[key_at : key_at + key_size].decode("utf-8"),
+                        ""
+                        if value_size < 0
+                        else " payload: " + record[value_at : value_at + value_size].decode("utf-8"),
+                    )
+                )
+            else:
+                ext((timestamp_delta, offset_delta, key_size, value_size, keys))
     except (IndexError, VarintError, UnicodeDecodeError):
         return None
-    if pos != end or not lines:
+    if pos != end or count <= 0:
         return None
-    return "".join(lines), first, last
+    return _batch_text(
+        flat, count, base_offset, base_timestamp, base_sequence, log_append_time, middle, print_contents
+    )
+
+
+def _header_keys(buf: bytes, pos: int, body_end: int) -> tuple[str, int]:
+    """``[k1,k2]`` of the record headers at ``buf[pos:body_end]`` and where they end; IndexError for what the
+    accelerator declines (a bad count, a bad or big size, a key that is not UTF-8: UnicodeDecodeError)."""
+    header_count, pos = read_varint(buf, pos, body_end)
+    if header_count < 0 or header_count > _MAX_EAGER_HEADERS:
+        raise IndexError
+    names = []
+    for _ in range(header_count):
+        hk_size, pos = read_varint(buf, pos, body_end)
+        if hk_size < 0 or hk_size >= _MAX_EAGER_BYTES or pos + hk_size > body_end:
+            raise IndexError
+        names.append(buf[pos : pos + hk_size].decode("utf-8"))
+        pos += hk_size
+        hv_size, pos = read_varint(buf, pos, body_end)
+        if hv_size >= _MAX_EAGER_BYTES:
+            raise IndexError
+        if hv_size > 0:
+            pos += hv_size
+    return "[" + ",".join(names) + "]", pos
+
+
+def _batch_text(
+    flat: list,
+    count: int,
+    base_offset: int,
+    base_timestamp: int,
+    base_sequence: int,
+    log_append_time: int | None,
+    middle: str,
+    print_contents: bool,
+) -> tuple[str, int, int] | None:
+    """:func:`record_lines`' text from its flat list of ``(timestamp delta, offset delta, key size, value size,
+    header keys[, key text, value text])`` a record; None where the accelerator declines."""
+    per = 7 if print_contents else 5
+    plain4, padded4, size_texts = _tables()[4:]
+    first_delta = flat[1]
+    if flat[1::per] != list(range(first_delta, first_delta + count)):
+        return None  # offsets that do not follow each other: the caller notes the gap record by record
+    first = base_offset + first_delta
+    last = first + count - 1
+    if first < -_LONG_MAX - 1 or last > _LONG_MAX:
+        return None
+    if base_sequence >= 0 and (first_delta < 0 or base_sequence > _INT_MAX - (first_delta + count - 1)):
+        return None  # a sequence that wraps (Java int arithmetic): the record-by-record renderer's
+    # the pieces of each line: "| offset: " head, digits, middle timestamp head, digits, " keySize: ", size,
+    # " valueSize: ", size, " sequence: " head, digits, " headerKeys: [...]" (+ key, payload) and "\n"
+    width = 14 if print_contents else 11
+    parts: list = [None] * (count * width)
+    for i, j, head, texts in _consecutive_texts(first, count, plain4, padded4):
+        parts[i * width : j * width : width] = ["| offset: " + head] * (j - i)
+        parts[i * width + 1 : j * width : width] = texts
+    if log_append_time is None:
+        deltas = flat[0::per]
+        low = base_timestamp + min(deltas)
+        high = base_timestamp + max(deltas)
+        if low < -_LONG_MAX - 1 or high > _LONG_MAX:
+            return None
+        if low >= 0 and low // 10000 == high // 10000:
+            block = low // 10000
+            parts[2::width] = [middle + str(block) if block else middle] * count
+            digits = padded4 if block else plain4
+            parts[3::width] = map(digits.__getitem__, map((base_timestamp - block * 10000).__add__, deltas))
+        else:
+            parts[2::width] = [middle] * count
+            parts[3::width] = map(str, map(base_timestamp.__add__, deltas))
+    else:
+        parts[2::width] = [middle + str(log_append_time)] * count
+        parts[3::width] = [""] * count
+    for column, label in ((2, " keySize: "), (3, " valueSize: ")):
+        sizes = flat[column::per]
+        if max(sizes) >= _MAX_EAGER_BYTES:
+            return None
+        parts[column * 2 :: width] = [label] * count
+        parts[column * 2 + 1 :: width] = (  # a null key or value is -1 whatever its negative size
+            map(size_texts.__getitem__, sizes)
+            if min(sizes) >= -1 and max(sizes) < _SIZE_TEXTS_MAX
+            else [str(s) if s >= 0 else "-1" for s in sizes]
+        )
+    if base_sequence >= 0:
+        for i, j, head, texts in _consecutive_texts(base_sequence + first_delta, count, plain4, padded4):
+            parts[i * width + 8 : j * width : width] = [" sequence: " + head] * (j - i)
+            parts[i * width + 9 : j * width : width] = texts
+    else:
+        parts[8::width] = [" sequence: -1"] * count
+        parts[9::width] = [""] * count
+    keys = flat[4::per]
+    no_headers = keys.count("[]") == count
+    if print_contents:
+        parts[10::width] = [" headerKeys: []"] * count if no_headers else map(" headerKeys: ".__add__, keys)
+        parts[11::width] = flat[5::per]
+        parts[12::width] = flat[6::per]
+        parts[13::width] = ["\n"] * count
+    else:
+        parts[10::width] = (
+            [" headerKeys: []\n"] * count if no_headers else [" headerKeys: " + k + "\n" for k in keys]
+        )
+    return "".join(parts), first, last
+
+
+_SIZE_TEXTS_MAX = 16384
+_Tables = tuple[list[int], list[list[int]], list[int], list[list[int]], list[str], list[str], list[str]]
+_TABLES: _Tables | None = None
+
+
+def _tables() -> _Tables:
+    """:func:`record_lines`' tables, made on its first use (a run with the C accelerator never needs them): the
+    zigzag values of one-byte varints (``[b]``) and of two-byte ones (``[b1][b0]``), the same plus the bytes
+    before a record's body for its length (one and two bytes, and the attributes byte), the digits of 0..9999
+    plain and padded to four (the low digits of a bigger number), and the texts of sizes (``[-1]``, a null key
+    or value, is ``"-1"``)."""
+    global _TABLES
+    if _TABLES is None:
+        one = [(v >> 1) ^ -(v & 1) for v in range(1 << 7)]
+        two = [
+            [0] * 128
+            + [(((b1 << 7) | (b0 & 0x7F)) >> 1) ^ -(((b1 << 7) | (b0 & 0x7F)) & 1) for b0 in range(128, 256)]
+            for b1 in range(128)
+        ]
+        _TABLES = (
+            one,
+            two,
+            [v + 1 for v in one],
+            [[v + 2 for v in row] for row in two],
+            [str(i) for i in range(10000)],
+            [f"{i:04d}" for i in range(10000)],
+            [str(i) for i in range(_SIZE_TEXTS_MAX)] + ["-1"],
+        )
+    return _TABLES
+
+
+def _consecutive_texts(
+    first: int, count: int, plain4: list[str], padded4: list[str]
+) -> list[tuple[int, int, str, list[str]]]:
+    """The decimal texts of ``first``, ``first + 1``, ... (``count`` numbers) as runs ``(i, j, head, texts)``:
+    the text of the k-th number, i <= k < j, is ``head + texts[k - i]`` (the digits from :func:`_tables`)."""
+    if first < 0:
+        return [(0, count, "", list(map(str, range(first, first + count))))]
+    runs = []
+    i = 0
+    while i < count:
+        block, low = divmod(first + i, 10000)
+        n = min(count - i, 10000 - low)
+        runs.append(
+            (i, i + n, str(block), padded4[low : low + n]) if block else (i, i + n, "", plain4[low : low + n])
+        )
+        i += n
+    return runs
 
 
 RecordLines = Callable[..., "tuple[str, int, int] | None"]
