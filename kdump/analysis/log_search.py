@@ -223,7 +223,7 @@ def _offset_index_position(
     if not segment.has(naming.INDEX_FILE_SUFFIX):
         result.notes.append(f"{segment.index_path} is missing: scanned the segment from its first byte")
         return 0, None
-    index = _map_index(OffsetIndex, segment.index_path, segment.base_offset)
+    index = _map_index(OffsetIndex, segment, naming.INDEX_FILE_SUFFIX)
     reason = _unusable(index, OFFSET_ENTRY_SIZE)
     if reason is not None:
         result.notes.append(f"{segment.index_path} is not used ({reason}): scanned from the first byte")
@@ -382,7 +382,7 @@ def _find_in_segment(segment: LogSegment, timestamp: int, start_offset: int, res
 def _time_index_entry(segment: LogSegment, timestamp: int, result: SearchResult) -> TimeIndexEntryUsed | None:
     if not segment.has(naming.TIME_INDEX_FILE_SUFFIX):
         return None
-    index = _map_index(TimeIndex, segment.time_index_path, segment.base_offset)
+    index = _map_index(TimeIndex, segment, naming.TIME_INDEX_FILE_SUFFIX)
     reason = _unusable(index, TIME_ENTRY_SIZE)
     if reason is not None:
         result.notes.append(f"{segment.time_index_path} is not used ({reason}): scanned from the first byte")
@@ -475,13 +475,15 @@ def timestamp_start_position(segment: LogSegment, records: FileRecords, timestam
 _Index = TypeVar("_Index", OffsetIndex, TimeIndex)
 
 
-def _map_index(cls: type[_Index], path: str, base_offset: int) -> _Index:
+def _map_index(cls: type[_Index], segment: LogSegment, suffix: str) -> _Index:
     """An index over a read-only memory map of the file (through the SIGBUS guard: a broker may trim it while
-    it is read): a lookup reads only the pages its probes touch."""
+    it is read): a lookup reads only the pages its probes touch.  A segment's index kept elsewhere (its
+    :meth:`~kdump.storage.log_segment.LogSegment.source`: a tiered segment's) is read whole."""
     try:
-        return cls(path, base_offset)
+        index: _Index = cls.open(segment.source(suffix), segment.base_offset)
+        return index
     except OSError as e:
-        raise KdumpError(e.strerror or str(e), path=path) from None
+        raise KdumpError(e.strerror or str(e), path=segment.path(suffix)) from None
 
 
 def _unusable(index: OffsetIndex | TimeIndex, entry_size: int) -> str | None:

@@ -46,6 +46,10 @@ def command(
     remote_root: str | None,
     metadata: tuple[str, ...],
     metadata_partitions: int | None,
+    layout: str | None,
+    layout_template: str | None,
+    aiven_key_prefix: str | None,
+    private_keys: tuple[str, ...],
 ) -> None:
     """Why is a read_committed consumer stuck? Per partition (PATH: a partition or log directory; default the
     current directory): the last stable offset as the broker computes it, open transactions with their age,
@@ -62,7 +66,9 @@ def command(
     from kdump.render import txn as render
     from kdump.storage.timestamp_type import parse_timestamp
 
-    remote = remote_checks(remote_root, metadata, metadata_partitions)
+    remote = remote_checks(
+        remote_root, metadata, metadata_partitions, layout, layout_template, aiven_key_prefix, private_keys
+    )
     now = None
     if now_text is not None:
         try:
