@@ -497,6 +497,409 @@ static PyObject *batch_lines(PyObject *self, PyObject *const *args, Py_ssize_t n
 }
 
 
+/* ---- header_run: a run of plain v2 batch headers folded into aggregates (kdump report, kdump verify) ----- */
+/*
+ * header_run(buf, pos, end, stop, crc32c, limits, offset_pending, time_pending, wanted_last, wanted_base)
+ *     -> tuple | None
+ *
+ * The batches from ``pos`` on, while each is "plain", read in one loop and returned as one set of aggregates,
+ * so that the Python readers of the one header pass (kdump.analysis.header_run) work per run, not per batch.
+ * The pure-Python twin is kdump.analysis.header_run.header_run_py: the same results, tested against each other.
+ * A batch is plain when it starts before ``stop`` and: magic 2, a size field of 49 to BIG_BATCH wholly before
+ * ``end``, a valid CRC-32C (``crc32c`` called on a memoryview of its checksummed bytes), a known codec, neither
+ * control, transactional nor carrying a delete horizon, a last offset delta >= 0 and a record count >= 0, its
+ * base offset the previous batch's last + 1 and at least the segment's base offset, the same partition leader
+ * epoch, every offset-index entry before its end at its position naming its last offset, every time-index entry
+ * up to its last offset naming its last offset with its max timestamp (none earlier larger), not a batch the
+ * wanted sets name, not a compressed batch due for the compression sample (at or after ``sample_at``), not a
+ * ninth producer id of the run.  The first batch that is not plain is left to the caller (None when the first
+ * already is); so is the batch after the one that opened the ``allowance``-th new time bucket.
+ *
+ * limits: (segment_base, previous_last, epoch, max_so_far, sample_at, per_bucket, fill, allowance,
+ *          last_timestamp): the timeline's buckets take ``per_bucket`` batches each, the last one open has
+ *          ``fill``; ``last_timestamp`` is the latest max-timestamp >= 0 before ``pos`` (-1: none).
+ * offset_pending / time_pending: the index checkers' lists of (position, slot, offset) / (offset, slot,
+ *          timestamp) entries, the next one last (or None).
+ * Returns (end, batches, records, bytes, last_base, last_offset, last_position, last_size, last_max_timestamp,
+ *          last_count, codecs (bit per codec id), min_timestamp (least >= 0, -1 none), max_timestamp, offset
+ *          entries used, time entries used, time entries on batches of more than one record, max_so_far,
+ *          offset_of_max (-1 if max_so_far did not grow), compressed batches, compressed bytes, last_timestamp,
+ *          producers, silences, buckets, continued):
+ *   producers: [(pid, first_base, first_last, first_ts, epoch, last_offset, batches, records, min_ts, max_ts)]
+ *              in order of first batch (min_ts/max_ts over max-timestamps >= 0, -1 none);
+ *   silences: the 3 longest [(start, end, after_offset, before_offset)] (longest first, earliest first on ties);
+ *   buckets: [(first_offset, last_offset, min_ts, max_ts, batches, records, bytes, max_batch_bytes)]; the first
+ *            one continues the open bucket when ``continued``.
+ */
+#define RUN_PRODUCERS 8
+#define RUN_SILENCES 3
+
+typedef struct {
+    int64_t pid, first_base, first_last, first_ts, epoch, last_offset, batches, records, min_ts, max_ts;
+} RunProducer;
+
+typedef struct {
+    int64_t start, end, after, before;
+} RunSilence;
+
+typedef struct {
+    int64_t first, last, min_ts, max_ts, batches, records, bytes, max_bytes;
+} RunBucket;
+
+/* Items 0 and 2 of the tuple ``list[len - 1 - k]`` as int64; 0 when not two ints in range. */
+static int run_entry(PyObject *list, Py_ssize_t k, int64_t *a, int64_t *c)
+{
+    PyObject *t = PyList_GET_ITEM(list, PyList_GET_SIZE(list) - 1 - k);
+    if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 3)
+        return 0;
+    int overflow = 0;
+    long long x = PyLong_AsLongLongAndOverflow(PyTuple_GET_ITEM(t, 0), &overflow);
+    if (overflow || (x == -1 && PyErr_Occurred())) {
+        PyErr_Clear();
+        return 0;
+    }
+    long long y = PyLong_AsLongLongAndOverflow(PyTuple_GET_ITEM(t, 2), &overflow);
+    if (overflow || (y == -1 && PyErr_Occurred())) {
+        PyErr_Clear();
+        return 0;
+    }
+    *a = x;
+    *c = y;
+    return 1;
+}
+
+/* Whether ``value`` is in the set ``set`` (None or empty: no); -1 on an error. */
+static int run_named(PyObject *set, int64_t value)
+{
+    if (set == Py_None || PySet_GET_SIZE(set) == 0)
+        return 0;
+    PyObject *key = PyLong_FromLongLong(value);
+    if (key == NULL)
+        return -1;
+    int found = PySet_Contains(set, key);
+    Py_DECREF(key);
+    return found;
+}
+
+static PyObject *header_run(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 10) {
+        PyErr_SetString(PyExc_TypeError, "header_run takes 10 arguments");
+        return NULL;
+    }
+    Py_ssize_t pos = PyLong_AsSsize_t(args[1]);
+    Py_ssize_t end = PyLong_AsSsize_t(args[2]);
+    Py_ssize_t stop = PyLong_AsSsize_t(args[3]);
+    PyObject *crc_function = args[4];
+    PyObject *limits = args[5];
+    PyObject *offset_pending = args[6], *time_pending = args[7];
+    PyObject *wanted_last = args[8], *wanted_base = args[9];
+    if (PyErr_Occurred())
+        return NULL;
+    if (!PyTuple_Check(limits) || PyTuple_GET_SIZE(limits) != 9
+        || (offset_pending != Py_None && !PyList_Check(offset_pending))
+        || (time_pending != Py_None && !PyList_Check(time_pending))
+        || (wanted_last != Py_None && !PyAnySet_Check(wanted_last))
+        || (wanted_base != Py_None && !PyAnySet_Check(wanted_base))) {
+        PyErr_SetString(PyExc_TypeError, "header_run: bad limits, pending lists or wanted sets");
+        return NULL;
+    }
+    int64_t lim[9];
+    for (int k = 0; k < 9; k++) {
+        lim[k] = PyLong_AsLongLong(PyTuple_GET_ITEM(limits, k));
+        if (lim[k] == -1 && PyErr_Occurred())
+            return NULL;
+    }
+    int64_t segment_base = lim[0], previous = lim[1], epoch = lim[2], max_so_far = lim[3], sample_at = lim[4];
+    int64_t per_bucket = lim[5], fill = lim[6], allowance = lim[7], last_ts = lim[8];
+    Py_ssize_t off_n = offset_pending == Py_None ? 0 : PyList_GET_SIZE(offset_pending);
+    Py_ssize_t time_n = time_pending == Py_None ? 0 : PyList_GET_SIZE(time_pending);
+
+    Py_buffer view;
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    if (end > view.len)
+        end = view.len;
+    const unsigned char *b = (const unsigned char *)view.buf;
+
+    int64_t batches = 0, records = 0, bytes = 0, last_base = 0, last_offset = previous, last_size = 0;
+    int64_t last_max = 0, last_count = 0, codecs = 0, min_ts = -1, max_ts = INT64_MIN;
+    int64_t rules = 0, offset_of_max = -1, compressed = 0, compressed_bytes = 0, opened = 0;
+    Py_ssize_t last_position = pos, off_used = 0, time_used = 0;
+    RunProducer producers[RUN_PRODUCERS];
+    int n_producers = 0;
+    RunSilence silences[RUN_SILENCES];
+    int n_silences = 0;
+    RunBucket *buckets = NULL;
+    Py_ssize_t n_buckets = 0, bucket_capacity = 0;
+    int continued = fill < per_bucket, failed = 0, fold = 0;
+
+    while (pos >= 0 && pos < stop && end - pos >= 61) {
+        const unsigned char *h = b + pos;
+        int32_t length = be32(h + 8);
+        if (length < 49 || length > BIG_BATCH || h[16] != 2 || (Py_ssize_t)length > end - pos - 12)
+            break;
+        int16_t attributes = be16(h + 21);
+        int codec = attributes & 0x07;
+        if (codec > 4 || (attributes & 0x70))
+            break;
+        int32_t delta = be32(h + 23);
+        int32_t count = be32(h + 57);
+        int64_t base = be64(h);
+        if (delta < 0 || count < 0 || previous == INT64_MAX || base != previous + 1 || base < segment_base
+            || base > INT64_MAX - delta || be32(h + 12) != epoch)
+            break;
+        int64_t last = base + delta;
+        int64_t ts = be64(h + 35);
+        int64_t pid = be64(h + 43);
+        Py_ssize_t size = 12 + (Py_ssize_t)length;
+        if (codec != 0 && pos >= sample_at)
+            break;
+        if (pid >= 0) {
+            int named = run_named(wanted_last, last);
+            if (named == 0)
+                named = run_named(wanted_base, base);
+            if (named < 0) {
+                failed = 1;
+                break;
+            }
+            if (named)
+                break;
+        }
+        int slot = -1;
+        if (pid >= 0) {
+            for (int k = 0; k < n_producers; k++)
+                if (producers[k].pid == pid) {
+                    slot = k;
+                    break;
+                }
+            if (slot < 0 && n_producers == RUN_PRODUCERS)
+                break;
+        }
+        /* the index entries this batch answers */
+        Py_ssize_t off_k = off_used, time_k = time_used;
+        int plain = 1;
+        int64_t ea, ec;
+        while (off_k < off_n) {
+            if (!run_entry(offset_pending, off_k, &ea, &ec)) {
+                plain = 0;
+                break;
+            }
+            if (ea >= pos + size)
+                break;
+            if (ea != pos || ec != last) {
+                plain = 0;
+                break;
+            }
+            off_k++;
+        }
+        int64_t new_max = ts > max_so_far ? ts : max_so_far;
+        int64_t new_rules = 0;
+        while (plain && time_k < time_n) {
+            if (!run_entry(time_pending, time_k, &ea, &ec)) {
+                plain = 0;
+                break;
+            }
+            if (ea > last)
+                break;
+            if (ea != last || ec != ts || new_max > ec) {
+                plain = 0;
+                break;
+            }
+            if (last > base)
+                new_rules++;
+            time_k++;
+        }
+        if (!plain)
+            break;
+        PyObject *piece = PyMemoryView_FromMemory((char *)h + 21, size - 21, PyBUF_READ);
+        if (piece == NULL) {
+            failed = 1;
+            break;
+        }
+        PyObject *sum = PyObject_CallOneArg(crc_function, piece);
+        Py_DECREF(piece);
+        if (sum == NULL) {
+            failed = 1;
+            break;
+        }
+        unsigned long computed = PyLong_AsUnsignedLong(sum);
+        Py_DECREF(sum);
+        if (computed == (unsigned long)-1 && PyErr_Occurred()) {
+            failed = 1;
+            break;
+        }
+        if (computed != (unsigned long)(uint32_t)be32(h + 17))
+            break;
+        /* the bucket this batch goes to */
+        RunBucket *bucket;
+        if (fill < per_bucket) {
+            if (n_buckets == 0) { /* the open bucket, continued */
+                if (bucket_capacity == 0) {
+                    buckets = PyMem_Malloc(16 * sizeof(RunBucket));
+                    if (buckets == NULL) {
+                        PyErr_NoMemory();
+                        failed = 1;
+                        break;
+                    }
+                    bucket_capacity = 16;
+                }
+                n_buckets = 1;
+                buckets[0] = (RunBucket){base, last, ts, ts, 0, 0, 0, 0};
+            }
+            bucket = &buckets[n_buckets - 1];
+        } else {
+            if (n_buckets == bucket_capacity) {
+                Py_ssize_t capacity = bucket_capacity ? bucket_capacity * 2 : 16;
+                RunBucket *bigger = PyMem_Realloc(buckets, (size_t)capacity * sizeof(RunBucket));
+                if (bigger == NULL) {
+                    PyErr_NoMemory();
+                    failed = 1;
+                    break;
+                }
+                buckets = bigger;
+                bucket_capacity = capacity;
+            }
+            bucket = &buckets[n_buckets++];
+            *bucket = (RunBucket){base, last, ts, ts, 0, 0, 0, 0};
+            fill = 0;
+            if (++opened >= allowance)
+                fold = 1;
+        }
+        /* everything below takes the batch */
+        fill++;
+        bucket->last = last;
+        if (ts >= 0 && (bucket->min_ts < 0 || ts < bucket->min_ts))
+            bucket->min_ts = ts;
+        if (ts > bucket->max_ts)
+            bucket->max_ts = ts;
+        bucket->batches++;
+        bucket->records += count;
+        bucket->bytes += size;
+        if (size > bucket->max_bytes)
+            bucket->max_bytes = size;
+        off_used = off_k;
+        time_used = time_k;
+        rules += new_rules;
+        if (ts > max_so_far) {
+            max_so_far = ts;
+            offset_of_max = last;
+        }
+        if (ts >= 0 && last_ts >= 0 && ts > last_ts) {
+            RunSilence gap = {last_ts, ts, previous, base};
+            int64_t duration = ts - last_ts;
+            if (n_silences < RUN_SILENCES
+                || duration > silences[n_silences - 1].end - silences[n_silences - 1].start) {
+                int at = n_silences;
+                while (at > 0 && silences[at - 1].end - silences[at - 1].start < duration)
+                    at--;
+                int n = n_silences < RUN_SILENCES ? n_silences + 1 : RUN_SILENCES;
+                for (int k = n - 1; k > at; k--)
+                    silences[k] = silences[k - 1];
+                silences[at] = gap;
+                n_silences = n;
+            }
+        }
+        if (pid >= 0) {
+            RunProducer *p;
+            if (slot < 0) {
+                p = &producers[n_producers++];
+                *p = (RunProducer){pid, base, last, ts, 0, 0, 0, 0, -1, -1};
+            } else {
+                p = &producers[slot];
+            }
+            p->epoch = be16(h + 51);
+            p->last_offset = last;
+            p->batches++;
+            p->records += count;
+            if (ts >= 0) {
+                if (p->min_ts < 0 || ts < p->min_ts)
+                    p->min_ts = ts;
+                if (ts > p->max_ts)
+                    p->max_ts = ts;
+            }
+        }
+        if (codec != 0) {
+            compressed++;
+            compressed_bytes += size;
+        }
+        codecs |= (int64_t)1 << codec;
+        if (ts >= 0) {
+            if (min_ts < 0 || ts < min_ts)
+                min_ts = ts;
+            last_ts = ts;
+        }
+        if (ts > max_ts)
+            max_ts = ts;
+        batches++;
+        records += count;
+        bytes += size;
+        last_base = base;
+        last_offset = last;
+        last_position = pos;
+        last_size = size;
+        last_max = ts;
+        last_count = count;
+        previous = last;
+        pos += size;
+        if (fold)
+            break; /* the caller folds its buckets after this one */
+    }
+    PyBuffer_Release(&view);
+    PyObject *result = NULL;
+    if (!failed && batches > 0) {
+        PyObject *ps = PyList_New(n_producers);
+        PyObject *ss = PyList_New(n_silences);
+        PyObject *bs = PyList_New(n_buckets);
+        if (ps != NULL && ss != NULL && bs != NULL) {
+            int ok = 1;
+            for (int k = 0; k < n_producers && ok; k++) {
+                RunProducer *p = &producers[k];
+                PyObject *t = Py_BuildValue("(LLLLLLLLLL)", p->pid, p->first_base, p->first_last, p->first_ts,
+                                            p->epoch, p->last_offset, p->batches, p->records, p->min_ts,
+                                            p->max_ts);
+                if (t == NULL)
+                    ok = 0;
+                else
+                    PyList_SET_ITEM(ps, k, t);
+            }
+            for (int k = 0; k < n_silences && ok; k++) {
+                RunSilence *g = &silences[k];
+                PyObject *t = Py_BuildValue("(LLLL)", g->start, g->end, g->after, g->before);
+                if (t == NULL)
+                    ok = 0;
+                else
+                    PyList_SET_ITEM(ss, k, t);
+            }
+            for (Py_ssize_t k = 0; k < n_buckets && ok; k++) {
+                RunBucket *u = &buckets[k];
+                PyObject *t = Py_BuildValue("(LLLLLLLL)", u->first, u->last, u->min_ts, u->max_ts, u->batches,
+                                            u->records, u->bytes, u->max_bytes);
+                if (t == NULL)
+                    ok = 0;
+                else
+                    PyList_SET_ITEM(bs, k, t);
+            }
+            if (ok)
+                result = Py_BuildValue("(nLLLLLnLLLLLLnnLLLLLLOOOO)", pos, batches, records, bytes, last_base,
+                                       last_offset, last_position, last_size, last_max, last_count, codecs,
+                                       min_ts, max_ts, off_used, time_used, rules, max_so_far, offset_of_max,
+                                       compressed, compressed_bytes, last_ts, ps, ss, bs,
+                                       continued ? Py_True : Py_False);
+        }
+        Py_XDECREF(ps);
+        Py_XDECREF(ss);
+        Py_XDECREF(bs);
+    }
+    PyMem_Free(buckets);
+    if (result == NULL && (failed || PyErr_Occurred()))
+        return NULL;
+    if (result == NULL)
+        Py_RETURN_NONE;
+    return result;
+}
+
+
 /* ---- record_lines: a deep walk's record lines ---------------------------------------------------------- */
 
 typedef struct {
@@ -711,6 +1114,8 @@ static PyObject *record_lines(PyObject *self, PyObject *const *args, Py_ssize_t 
 }
 
 static PyMethodDef methods[] = {
+    {"header_run", (PyCFunction)(void (*)(void))header_run, METH_FASTCALL,
+     "A run of plain v2 batch headers folded into aggregates (kdump.analysis.header_run), or None."},
     {"read_records", (PyCFunction)(void (*)(void))read_records, METH_FASTCALL,
      "Decode v2 records into Record objects; None when the pure-Python decoder must decide."},
     {"batch_lines", (PyCFunction)(void (*)(void))batch_lines, METH_FASTCALL,

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kdump.analysis.header_run import HeaderRun, RunLimits
 from kdump.analysis.segment_walk import SegmentVisitor
 from kdump.errors import KdumpError
 from kdump.storage import compression, naming
@@ -73,6 +74,17 @@ class CompressionSampler(SegmentVisitor):
 
     def opened(self, records: FileRecords) -> None:
         self.size = records.size_in_bytes
+
+    runs = True
+
+    def limit(self, limits: RunLimits) -> None:
+        s = self.sample
+        if s.sampled_batches + s.failed < self.samples:
+            limits.sample_at = min(limits.sample_at, self.next_at - self.start_of_segment)
+
+    def run(self, run: HeaderRun) -> None:
+        self.sample.compressed_batches += run.compressed_batches
+        self.sample.compressed_bytes += run.compressed_bytes
 
     def batch(self, batch: RecordBatch) -> None:
         if batch.magic != 2 or not batch.attributes & COMPRESSION_CODEC_MASK:

@@ -25,6 +25,7 @@ import heapq
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from kdump.analysis.header_run import HeaderRun, RunLimits
 from kdump.analysis.segment_walk import SegmentVisitor, walk_segments
 from kdump.errors import KdumpError
 from kdump.problem import Problem, problem_of
@@ -219,6 +220,15 @@ class OngoingScan(SegmentVisitor):
     def batch(self, batch: RecordBatch) -> None:
         if batch.last_offset >= self.replay_from:
             self.tracker.append(batch)
+
+    #: A run of plain batches (:mod:`kdump.analysis.header_run`) has no transactional batch: nothing to do.
+    runs = True
+
+    def limit(self, limits: RunLimits) -> None:
+        pass
+
+    def run(self, run: HeaderRun) -> None:
+        pass
 
     def failed(self, error: KdumpError) -> None:
         self.problems.append(problem_of(error))

@@ -29,8 +29,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
+from operator import le, lt
 from typing import Any, overload
 
+from kdump.analysis.header_run import HeaderRun, RunLimits, run_walk
 from kdump.analysis.segment_walk import SegmentVisitor
 from kdump.errors import KdumpError, UnreadableFileError
 from kdump.storage import naming
@@ -245,14 +247,14 @@ def _walk_log(
     be read is a problem of the log.  Returns the valid bytes and the last offset read, or None when the log
     cannot be read at all (its indexes are then not compared with it)."""
     problems = result.problems
-    last: _Batch | None = None
+    tail = _Tail(progress)
     try:
         with segment.open_log() as records:
-            next_report = 64 << 20
             for v in also:
                 v.opened(records)
             calls = [v.batch for v in also]
-            for batch in records.batches():
+            readers: list[Any] = [*checks, *([] if visit is None else [visit]), *also, tail]
+            for batch in records.batches(runs=run_walk(readers)):
                 b = _Batch(
                     batch.position,
                     batch.size_in_bytes,
@@ -269,10 +271,11 @@ def _walk_log(
                     visit(batch)
                 for call in calls:
                     call(batch)
-                last = b
-                if progress is not None and b.position >= next_report:
+                tail.last = b
+                if progress is not None and b.position >= tail.next_report:
                     progress(b.position)
-                    next_report = b.position + (64 << 20)
+                    tail.next_report = b.position + (64 << 20)
+            last = tail.last
             valid = 0 if last is None else last.position + last.size
             invalid = records.invalid_bytes(valid)
             if invalid > 0:
@@ -302,9 +305,39 @@ def _walk_log(
     except KdumpError as e:
         for v in also:
             v.failed(e)
+        last = tail.last
         valid = 0 if last is None else last.position + last.size
         problems.append(IndexProblem(segment.log_path, "log", e.message, position=e.position))
     return valid, None if last is None else last.last_offset
+
+
+class _Tail:
+    """The log pass's own reader of runs (:mod:`kdump.analysis.header_run`): the last batch read, and progress."""
+
+    runs = True
+
+    def __init__(self, progress: Callable[[int], None] | None) -> None:
+        self.last: _Batch | None = None
+        self.progress = progress
+        self.next_report = 64 << 20
+
+    def limit(self, limits: RunLimits) -> None:
+        pass
+
+    def run(self, run: HeaderRun) -> None:
+        self.last = _Batch(
+            run.last_position,
+            run.last_size,
+            run.last_base,
+            run.last_offset,
+            run.last_max_timestamp,
+            2,
+            None,
+            run.last_count,
+        )
+        if self.progress is not None and run.last_position >= self.next_report:
+            self.progress(run.last_position)
+            self.next_report = run.last_position + (64 << 20)
 
 
 def _load(segment: LogSegment, suffix: str, problems: list[IndexProblem]) -> OffsetIndex | TimeIndex | None:
@@ -493,7 +526,17 @@ class _OffsetIndexChecker(_Checker):
         self.index = index
         self.path = index.path or "<memory>"
         self.problems = problems
+        #: An entry naming a later batch of the append that starts at its position: (slot, offset, position,
+        #: the next entry's position), until that batch is reached.
+        self.open_append: tuple[int, int, int, int] | None = None
         entries = _without_zero_tail(index, OFFSET_ENTRY_SIZE, self.path, problems)
+        offsets = [e[0] for e in entries]
+        positions = [e[1] for e in entries]
+        if all(map(lt, offsets, offsets[1:])) and all(map(lt, positions, positions[1:])):
+            # in order (a broker's index): no problem, and sorted by position already
+            self.pending = list(zip(positions, range(len(entries)), offsets, strict=True))
+            self.pending.reverse()
+            return
         for i in range(1, len(entries)):
             prev, cur = entries[i - 1], entries[i]
             if cur.offset <= prev.offset or cur.position <= prev.position:
@@ -506,12 +549,20 @@ class _OffsetIndexChecker(_Checker):
                     cur.offset,
                 )
         self.pending = sorted(((e.position, i, e.offset) for i, e in enumerate(entries)), reverse=True)
-        #: An entry naming a later batch of the append that starts at its position: (slot, offset, position,
-        #: the next entry's position), until that batch is reached.
-        self.open_append: tuple[int, int, int, int] | None = None
 
     def _problem(self, i: int, kind: str, message: str, offset: int | None) -> None:
         self.problems.append(IndexProblem(self.path, kind, message, i, i * OFFSET_ENTRY_SIZE, offset))
+
+    runs = True
+
+    def limit(self, limits: RunLimits) -> None:
+        if self.open_append is not None:
+            limits.ok = False
+        limits.offset_pending = self.pending
+
+    def run(self, run: HeaderRun) -> None:
+        if run.offset_entries:
+            del self.pending[-run.offset_entries :]
 
     def batch(self, b: _Batch) -> None:
         pending = self.pending
@@ -595,7 +646,16 @@ class _TimeIndexChecker(_Checker):
         self.path = index.path or "<memory>"
         self.problems = problems
         self.rules = rules
+        self.max_so_far = NO_TIMESTAMP
+        self.offset_of_max: int | None = None
         entries = _without_zero_tail(index, TIME_ENTRY_SIZE, self.path, problems)
+        timestamps = [e[0] for e in entries]
+        offsets = [e[1] for e in entries]
+        if all(map(lt, timestamps, timestamps[1:])) and all(map(le, offsets, offsets[1:])):
+            # in order (a broker's index): no problem, and sorted by offset already
+            self.pending = list(zip(offsets, range(len(entries)), timestamps, strict=True))
+            self.pending.reverse()
+            return
         for i in range(1, len(entries)):
             prev, cur = entries[i - 1], entries[i]
             if cur.timestamp <= prev.timestamp or cur.offset < prev.offset:
@@ -608,11 +668,24 @@ class _TimeIndexChecker(_Checker):
                     cur.offset,
                 )
         self.pending = sorted(((e.offset, i, e.timestamp) for i, e in enumerate(entries)), reverse=True)
-        self.max_so_far = NO_TIMESTAMP
-        self.offset_of_max: int | None = None
 
     def _problem(self, i: int, kind: str, message: str, offset: int | None) -> None:
         self.problems.append(IndexProblem(self.path, kind, message, i, i * TIME_ENTRY_SIZE, offset))
+
+    runs = True
+
+    def limit(self, limits: RunLimits) -> None:
+        limits.time_pending = self.pending
+        limits.max_so_far = self.max_so_far
+
+    def run(self, run: HeaderRun) -> None:
+        if run.time_entries:
+            del self.pending[-run.time_entries :]
+        if run.time_rules:
+            self.rules[RULE_LAST_OFFSET] = self.rules.get(RULE_LAST_OFFSET, 0) + run.time_rules
+        if run.max_so_far > self.max_so_far:
+            self.max_so_far = run.max_so_far
+            self.offset_of_max = run.offset_of_max
 
     def batch(self, b: _Batch) -> None:
         if b.max_timestamp > self.max_so_far:

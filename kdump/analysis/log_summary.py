@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from kdump import problem as pk
 from kdump.analysis.consumer_view import OngoingTransaction, TransactionTracker
+from kdump.analysis.header_run import HeaderRun, RunLimits
 from kdump.analysis.segment_walk import SegmentVisitor, walk_segments
 from kdump.analysis.timeline import Timeline
 from kdump.errors import KdumpError, UnreadableFileError
@@ -24,7 +25,7 @@ from kdump.storage.file_records import FileRecords
 from kdump.storage.local_log import LocalLog
 from kdump.storage.log_segment import LogSegment
 from kdump.storage.offset_checkpoint import CheckpointOffsets, read_offset_checkpoint
-from kdump.storage.record_batch import RecordBatch
+from kdump.storage.record_batch import RecordBatch, compression_name
 from kdump.storage.regular_file import walk_error
 
 #: The offset checkpoints of a log directory and the summary field each one feeds.
@@ -209,6 +210,39 @@ class PartitionScan(SegmentVisitor):
                     read=records.size_in_bytes,
                 )
             )
+
+    #: Runs of plain batches (:mod:`kdump.analysis.header_run`): no anomaly, no transaction, only sums.
+    runs = True
+
+    def limit(self, limits: RunLimits) -> None:
+        if self.first_in_segment:
+            limits.ok = False
+            return
+        limits.previous(self.previous_last)
+        if self.timeline is not None:
+            self.timeline.limit(limits)
+
+    def run(self, run: HeaderRun) -> None:
+        s = self.s
+        self.previous_last = run.last_offset
+        s.batches += run.batches
+        s.records += run.records
+        if self.timeline is not None:
+            self.timeline.run(run)
+        codecs = run.codecs
+        for codec in range(5):
+            if codecs >> codec & 1:
+                self.codecs.add(compression_name(codec))
+        if run.min_timestamp >= 0:
+            s.min_timestamp = (
+                run.min_timestamp if s.min_timestamp is None else min(s.min_timestamp, run.min_timestamp)
+            )
+        if run.max_timestamp >= 0:
+            s.max_timestamp = (
+                run.max_timestamp if s.max_timestamp is None else max(s.max_timestamp, run.max_timestamp)
+            )
+        for producer in run.producers:  # not transactional: the tracker has nothing to do
+            self.producers.add(producer[0])
 
     def batch(self, batch: RecordBatch) -> None:
         s = self.s

@@ -26,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
+from kdump.analysis.header_run import HeaderRun, RunLimits
 from kdump.analysis.index_verification import IndexProblem, SegmentVerification, verify_segment
 from kdump.analysis.segment_walk import SegmentVisitor
 from kdump.errors import KdumpError
@@ -196,6 +197,22 @@ class _LogChecker:
         self.newer: dict[str, list[int]] = {}
         #: Producers with transactional data after their last marker in this segment.
         self.open_producers: set[int] = set()
+
+    #: Runs of plain batches (:mod:`kdump.analysis.header_run`): counted, the last offset moved on.
+    runs = True
+
+    def limit(self, limits: RunLimits) -> None:
+        if self.deep:
+            limits.ok = False
+            return
+        limits.previous(self.previous_last)
+        limits.leader_epoch(self.epoch)
+        limits.segment_base = self.base
+        limits.wanted_last = self.wanted
+
+    def run(self, run: HeaderRun) -> None:
+        self.facts.batches += run.batches
+        self.previous_last = self.facts.last_offset = run.last_offset
 
     def _problem(self, kind: str, message: str, batch: RecordBatch) -> None:
         self.facts.problems.append(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from kdump.analysis.header_run import HeaderRun, RunLimits
 from kdump.storage.record_batch import RecordBatch
 
 #: Buckets kept per partition: when the batches would need more, neighbours are merged pairwise (and each
@@ -129,6 +130,69 @@ class Timeline:
         if s is not None:
             self.segments.append(SegmentSpan(s[0], None if s[1] < 0 else s[1], s[2], s[3], s[4]))
             self._segment = None
+
+    def limit(self, limits: RunLimits) -> None:
+        """What a run of plain batches (:mod:`kdump.analysis.header_run`) must respect here."""
+        s = self._segment
+        if s is None or s[1] < 0:
+            limits.ok = False
+            return
+        limits.previous(self._last_offset)
+        limits.leader_epoch(self._epoch)
+        limits.last_timestamp = self._last_timestamp
+        limits.per_bucket = self.per_bucket
+        limits.fill = self.buckets[-1].batches if self.buckets else self.per_bucket
+        limits.allowance = MAX_BUCKETS + 1 - len(self.buckets)
+
+    def run(self, run: HeaderRun) -> None:
+        """A run of plain batches, as :meth:`add` of each of them: no epoch change, no offset jump, producers
+        that are not transactional."""
+        s = self._segment
+        if s is not None:
+            if run.max_timestamp > s[3]:
+                s[3] = run.max_timestamp
+            s[4] += run.bytes
+        if run.silences:
+            silences = self.silences + [Silence(*g) for g in run.silences]
+            silences.sort(key=lambda g: -g.duration)
+            self.silences = silences[:MAX_SILENCES]
+        producers = self.producers
+        for (
+            pid,
+            first_base,
+            first_last,
+            first_ts,
+            epoch,
+            last,
+            batches,
+            records,
+            least,
+            largest,
+        ) in run.producers:
+            p = producers.get(pid)
+            if p is None:
+                if len(producers) >= MAX_PRODUCERS:
+                    self.producers_over += batches
+                    continue
+                p = producers[pid] = ProducerActivity(
+                    pid, epoch, 0, 0, first_base, first_last, first_ts, first_ts, False, 0
+                )
+            p.epoch = epoch
+            p.last_offset = last
+            if least >= 0:
+                p.first_timestamp = least if p.first_timestamp < 0 else min(p.first_timestamp, least)
+                p.last_timestamp = max(p.last_timestamp, largest)
+            p.batches += batches
+            p.records += records
+        self._last_offset = run.last_offset
+        self._last_timestamp = run.last_timestamp
+        buckets = run.buckets
+        if run.continued:
+            self.buckets[-1].merge(Bucket(*buckets[0]))
+            buckets = buckets[1:]
+        self.buckets.extend(Bucket(*b) for b in buckets)
+        if len(self.buckets) > MAX_BUCKETS:
+            self._fold()
 
     def add(self, batch: RecordBatch, records: int) -> None:
         """One batch (in offset order) with its record count."""

@@ -35,6 +35,7 @@ from collections.abc import Callable
 from kdump import problem as pk
 from kdump.analysis.cleaning import MAP_ENTRY_BYTES, predict_cleaning
 from kdump.analysis.consumer_view import ongoing_transactions
+from kdump.analysis.header_run import HeaderRun, RunLimits
 from kdump.analysis.log_summary import read_log_dir_checkpoints
 from kdump.analysis.segment_walk import SegmentVisitor, walk_segments
 from kdump.analysis.topic_config import ClusterConfig, read_cluster_config
@@ -499,6 +500,16 @@ class _Fates(SegmentVisitor):
     def batch(self, batch: RecordBatch) -> None:
         self.largest = max(self.largest, batch.max_timestamp)
         self.log_end = batch.last_offset + 1
+
+    #: Runs of plain batches (:mod:`kdump.analysis.header_run`).
+    runs = True
+
+    def limit(self, limits: RunLimits) -> None:
+        pass
+
+    def run(self, run: HeaderRun) -> None:
+        self.largest = max(self.largest, run.max_timestamp)
+        self.log_end = run.last_offset + 1
 
     def failed(self, error: KdumpError) -> None:
         self.problems.append(problem_of(error))

@@ -30,6 +30,7 @@ from kdump.analysis.consumer_view import (
     is_abort_marker,
     read_aborted_txns,
 )
+from kdump.analysis.header_run import HeaderRun, RunLimits
 from kdump.analysis.log_summary import read_log_dir_checkpoints
 from kdump.analysis.segment_walk import SegmentVisitor, walk_segments
 from kdump.commands.coordinator import TRANSACTION_STATE, read_transaction_states
@@ -309,6 +310,17 @@ class _History(SegmentVisitor):
     def start(self, segment: LogSegment) -> bool:
         self.log_path = segment.log_path
         return segment.has(naming.LOG_FILE_SUFFIX)
+
+    #: Runs of plain batches (:mod:`kdump.analysis.header_run`): none transactional, none at a wanted offset.
+    runs = True
+
+    def limit(self, limits: RunLimits) -> None:
+        limits.wanted_base = self.wanted
+
+    def run(self, run: HeaderRun) -> None:
+        self.log_end = run.last_offset + 1
+        if run.max_timestamp >= 0 and (self.newest is None or run.max_timestamp > self.newest):
+            self.newest = run.max_timestamp
 
     def batch(self, batch: RecordBatch) -> None:
         self.log_end = batch.last_offset + 1

@@ -295,7 +295,12 @@ class FileRecords:
         return self.end
 
     def batches(
-        self, start: int = 0, end: int | None = None, *, lines: Callable[[str, int], None] | None = None
+        self,
+        start: int = 0,
+        end: int | None = None,
+        *,
+        lines: Callable[[str, int], None] | None = None,
+        runs: Callable[[Any, int, int, int], int | None] | None = None,
     ) -> Iterator[RecordBatch]:
         """Iterate the batches in ``[start, end)`` (default: to the end of the slice) following Kafka's framing
         rules (see module docstring).
@@ -305,6 +310,10 @@ class FileRecords:
         is built, the lines of runs of plain v2 batches of a local file (``record_batch.record_batch_lines``)
         go to ``lines`` (with where the run ends) without a batch object each, in file order with the batches
         that are yielded.
+
+        ``runs``: ``runs(buf, position, end, stop) -> end of a run | None``, asked before each batch of a local
+        file (:class:`kdump.analysis.header_run.RunWalk`): it reads a run of plain batches starting before
+        ``stop`` itself (and hands it to its readers); the batches after the run are yielded as usual.
 
         Raises :class:`CorruptRecordError` for a size field below 14, at that batch.
         """
@@ -338,6 +347,13 @@ class FileRecords:
             if watch and (sigbus_guard.fault_count() != faults if guarded else True):
                 self.check_unchanged(position)
                 faults = sigbus_guard.fault_count()
+            if runs is not None and ensure is None and (guarded or mm is None):
+                ran = runs(buf, position, end, next_check if mm is not None else end)
+                if ran is not None:
+                    position = ran
+                    if position >= next_check and mm is not None:
+                        next_check, released = self._checkpoint(mm, position, released)
+                    continue
             if fast is not None:
                 run = fast(buf, position, end, next_check if mm is not None else end)
                 if run is not None:
