@@ -277,3 +277,50 @@ def test_a_template_layout_is_the_same_one_log(plain_copy: AivenCopy) -> None:
             cli, [*command, "--remote-root", str(copy.root / "remote"), "--layout-template", template]
         )
         assert result.exit_code == 0 and result.stdout == kafka
+
+
+@pytest.mark.parametrize("which", ["zstd_copy", "plain_copy"])
+def test_files_dumps_aivens_one_log_as_kafkas_tool_does(which: str, request: pytest.FixtureRequest) -> None:
+    """kdump files --remote-root --layout aiven PARTITION: each remote segment's .log read back through its
+    chunks, dumped as the real kafka-dump-log.sh 4.0 dumped the same segments (recorded in the fixture): the
+    same text but for the Dumping lines' paths."""
+    import gzip
+
+    from tests.test_verify_remote import _numbered_dumping
+    from tests.tiered_broker.__main__ import DUMP_NAME, DUMP_OPTIONS
+
+    copy: AivenCopy = request.getfixturevalue(which)
+    kafka = gzip.decompress((copy.root / DUMP_NAME).read_bytes()).decode()
+    result = CliRunner().invoke(
+        cli,
+        ["files", *DUMP_OPTIONS, "--remote-root", str(copy.aiven_root), "--layout", "aiven", str(copy.local)],
+    )
+    assert result.exit_code == 0, result.stdout
+    assert _numbered_dumping(result.stdout) == _numbered_dumping(kafka)
+    dumping = [line.split(" ", 1)[1] for line in result.stdout.splitlines() if line.startswith("Dumping ")]
+    assert all(d.startswith(str(copy.aiven)) for d in dumping[:4]) and len(dumping) == 6
+
+
+def test_files_layout_options_go_with_remote_root(plain_copy: AivenCopy) -> None:
+    result = CliRunner().invoke(cli, ["files", "--layout", "aiven", str(plain_copy.local)])
+    assert result.exit_code == 2 and "--layout goes with --remote-root" in result.output
+
+
+def test_ls_shows_the_remote_part_at_80_columns(zstd_copy: AivenCopy) -> None:
+    """On an 80-column terminal the REMOTE column (count and bytes) stays; its numbers are the broker's remote
+    segments below the local log start and the sizes of their .log files (the broker's own copies)."""
+    from kdump.commands.ls import ListPartitions
+    from kdump.render.ls_table import terminal_text
+
+    code, out = zstd_copy.run("ls", str(zstd_copy.local), "--json", aiven=True)
+    row = json.loads(out)
+    remote = [p for p in zstd_copy.kafka.glob("*.log") if int(p.name[:20]) < 723]
+    assert (row["remoteSegments"], row["remoteBytes"]) == (4, sum(p.stat().st_size for p in remote))
+    from kdump.cli.remote_options import remote_checks
+
+    checks = remote_checks(str(zstd_copy.aiven_root), (), None, "aiven")
+    summaries = ListPartitions([str(zstd_copy.local)], remote=checks).summaries()
+    text = terminal_text(summaries, [], 80)
+    assert max(len(line) for line in text.splitlines()) <= 80
+    header, first = text.splitlines()[:2]
+    assert "REMOTE" in header.split() and "4: 28.0 KiB" in first

@@ -251,6 +251,7 @@ SCHEMA: dict[str, dict[str, tuple[str, ...]]] = {
         "anomalyDetails": (LIST,),
         # ls --remote-root, a tiered partition only
         "remoteSegments": (INT,),
+        "remoteBytes": (INT,),
     },
     "unreadable": {"path": (STR,), "message": (STR,)},
     # kdump find --group / --transactional-id
