@@ -324,3 +324,20 @@ def test_ls_shows_the_remote_part_at_80_columns(zstd_copy: AivenCopy) -> None:
     assert max(len(line) for line in text.splitlines()) <= 80
     header, first = text.splitlines()[:2]
     assert "REMOTE" in header.split() and "4: 28.0 KiB" in first
+
+
+def test_find_a_timestamp_uses_the_remote_time_indexes(zstd_copy: AivenCopy) -> None:
+    """find --timestamp over the one log reads each remote segment's time index (an object, or a part of
+    .indexes) for its largest timestamp, as for a local segment: no note that it is missing, and the same answer
+    in both layouts (the first record at or after the time, offsets as the broker wrote them)."""
+    for ts in ("1795728771365", "1795728790000", "1795728800129"):
+        answers = []
+        for aiven in (False, True):
+            code, out = zstd_copy.run("find", str(zstd_copy.local), "--timestamp", ts, "--json", aiven=aiven)
+            assert code == 0, out
+            found = json.loads(out)
+            assert found["notes"] == [], found["notes"]
+            answers.append(
+                (found["offset"], found["timestamp"], found["position"], found["batch"]["baseOffset"])
+            )
+        assert answers[0] == answers[1]

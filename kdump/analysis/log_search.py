@@ -312,7 +312,11 @@ def find_timestamp(log: LocalLog, timestamp: int, start: LogStart | None = None)
     dir_fd = _open_dir(log.directory)
     try:
         for i in range(first, len(bases)):
-            segment_largest, reason = _indexed_largest_timestamp(log.directory, dir_fd, bases[i])
+            held = log.log_segment(i)
+            if held.directory != log.directory:  # a tiered partition's remote segment: its objects' names
+                segment_largest, reason = _held_largest_timestamp(held)
+            else:
+                segment_largest, reason = _indexed_largest_timestamp(log.directory, dir_fd, bases[i])
             if reason is not None:
                 segment_largest = _largest_timestamp_from_log(log.log_segment(i), reason, result)
             largest = max(largest, segment_largest)
@@ -543,6 +547,26 @@ def _stored_largest_timestamp(directory: str, base_offset: int) -> tuple[int, st
     except OSError as e:
         return NO_TIMESTAMP, e.strerror or str(e)
     return _last_time_entry(last, size, base_offset)
+
+
+def _held_largest_timestamp(segment: LogSegment) -> tuple[int, str | None]:
+    """:func:`_indexed_largest_timestamp` of a segment kept elsewhere (a tiered partition's remote segment,
+    its time index an object or part of one: its :meth:`~kdump.storage.log_segment.LogSegment.source`), read
+    whole (an index is small)."""
+    from kdump.storage.byte_source import read_all
+
+    if not segment.has(naming.TIME_INDEX_FILE_SUFFIX):
+        return NO_TIMESTAMP, "it is missing"
+    try:
+        data = read_all(segment.source(naming.TIME_INDEX_FILE_SUFFIX))
+    except (OSError, KdumpError) as e:
+        return NO_TIMESTAMP, getattr(e, "strerror", None) or str(e)
+    size = len(data)
+    if size % TIME_ENTRY_SIZE:
+        return NO_TIMESTAMP, f"{size} bytes is not a whole number of {TIME_ENTRY_SIZE}-byte entries"
+    if size == 0:
+        return (NO_TIMESTAMP, None) if segment.log_size == 0 else (NO_TIMESTAMP, _EMPTY_TIME_INDEX)
+    return _last_time_entry(data[size - TIME_ENTRY_SIZE :], size, segment.base_offset)
 
 
 def _indexed_largest_timestamp(
