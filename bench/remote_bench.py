@@ -50,7 +50,15 @@ class _Null(io.RawIOBase):
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="the 10x smaller segment")
+    parser.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="without the run's fetch cache (KDUMP_STORE_CACHE=0): what each pass fetches on its own",
+    )
+    parser.add_argument("--only", help="only the cases whose name contains this")
     args = parser.parse_args(argv)
+    if args.no_cache:
+        os.environ["KDUMP_STORE_CACHE"] = "0"
 
     import boto3
     from moto.server import ThreadedMotoServer
@@ -60,6 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     from kdump.cli.commands import cli
     from kdump.storage import object_store
 
+    object_store.CACHE.limit = object_store._cache_limit()
     data = build(args.quick, verbose=False)
     work = Path(tempfile.mkdtemp(prefix="kdump-remote-bench-"))
     partition = work / "bench-0"
@@ -95,6 +104,7 @@ def main(argv: list[str] | None = None) -> int:
         client.create_bucket(Bucket=BUCKET)
         for path in sorted(partition.iterdir()):
             client.upload_file(str(path), BUCKET, f"bench-0/{path.name}")
+            client.upload_file(str(path), BUCKET, f"replica/bench-0/{path.name}")  # diff's second copy
         url = f"s3://{BUCKET}/bench-0"
         index = partition / "00000000000000000000.index"
         cases = [
@@ -119,10 +129,14 @@ def main(argv: list[str] | None = None) -> int:
             ("verify (partition)", ["verify", url]),
             ("find --offset 150000", ["find", "--offset", "150000", url]),
             ("ls (partition)", ["ls", url]),
+            ("diff (two copies)", ["diff", url, f"s3://{BUCKET}/replica/bench-0"]),
+            ("report --json (partition)", ["report", "--json", "--now", "2030-01-01", url]),
         ]
+        if args.only:
+            cases = [c for c in cases if args.only in c[0]]
         print(f"segment: {size} bytes ({log}); index {index.stat().st_size} bytes")
         print(
-            "| command | status | bytes fetched | of the segment | requests (reads + metadata) | server log | seconds |"
+            "| command | status | bytes fetched | per copy of the segment | requests (reads + metadata) | server log | seconds |"
         )
         print("|---|---|---|---|---|---|---|")
         for name, argv in cases:
@@ -146,8 +160,9 @@ def main(argv: list[str] | None = None) -> int:
             seconds = time.perf_counter() - start
             stats = object_store.STATS
             served = len([line for line in requests.lines if "/" + BUCKET in line])
+            copies = 2 if name.startswith("diff") else 1  # diff reads two objects of the segment's size
             print(
-                f"| {name} | {status} | {stats.bytes_fetched:,} | {stats.bytes_fetched / size:.3f} | "
+                f"| {name} | {status} | {stats.bytes_fetched:,} | {stats.bytes_fetched / size / copies:.3f} | "
                 f"{stats.requests} ({stats.read_requests} + {stats.metadata_requests}) | {served} | {seconds:.1f} |"
             )
     finally:

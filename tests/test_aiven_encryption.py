@@ -27,7 +27,6 @@ pytest.importorskip("cryptography", reason="cryptography is not installed (pip i
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM  # noqa: E402
 
 from kdump.errors import KdumpError  # noqa: E402
-from kdump.storage import aiven_segment  # noqa: E402
 from kdump.storage.aiven_segment import (  # noqa: E402
     INDEX_NAMES,
     Keyring,
@@ -199,15 +198,12 @@ class EncryptedAivenTiered(AivenTiered):
 
 def test_kdump_tiered_reads_an_encrypted_partition(keys: dict[str, Path], tmp_path: Path) -> None:
     tiered = EncryptedAivenTiered(tmp_path, keys["k1"])
-    try:
-        code, out = tiered.run("--deep", "--aiven-private-key", f"k1={keys['k1']}")
-        assert code == 0, out
-        code, out = tiered.run("--deep")  # no key: said, not misread
-        assert code == 1 and _kinds(out) == {"manifest"} and "--aiven-private-key" in out
-        code, out = tiered.run("--deep", "--aiven-private-key", f"k1={keys['k2']}")
-        assert code == 1 and "does not unwrap" in out
-    finally:
-        aiven_segment.KEYRING = None
+    code, out = tiered.run("--deep", "--aiven-private-key", f"k1={keys['k1']}")
+    assert code == 0, out
+    code, out = tiered.run("--deep")  # no key: said, not misread (no key kept from the run before)
+    assert code == 1 and _kinds(out) == {"manifest"} and "--aiven-private-key" in out
+    code, out = tiered.run("--deep", "--aiven-private-key", f"k1={keys['k2']}")
+    assert code == 1 and "does not unwrap" in out
 
 
 def test_deep_checks_the_indexes_out_of_the_blob(keys: dict[str, Path], tmp_path: Path) -> None:
@@ -216,11 +212,8 @@ def test_deep_checks_the_indexes_out_of_the_blob(keys: dict[str, Path], tmp_path
     data = bytearray(blob.read_bytes())
     data[-1] ^= 1  # the last index's tag
     blob.write_bytes(bytes(data))
-    try:
-        code, out = tiered.run("--deep", "--aiven-private-key", f"k1={keys['k1']}")
-        assert code == 1 and _kinds(out) == {"indexes"} and "does not decrypt" in out, out
-        blob.write_bytes(bytes(data[:-5]))  # shorter than the manifest's positions: found without --deep
-        code, out = tiered.run("--aiven-private-key", f"k1={keys['k1']}")
-        assert code == 1 and _kinds(out) == {"size"} and "indexes end at byte" in out, out
-    finally:
-        aiven_segment.KEYRING = None
+    code, out = tiered.run("--deep", "--aiven-private-key", f"k1={keys['k1']}")
+    assert code == 1 and _kinds(out) == {"indexes"} and "does not decrypt" in out, out
+    blob.write_bytes(bytes(data[:-5]))  # shorter than the manifest's positions: found without --deep
+    code, out = tiered.run("--aiven-private-key", f"k1={keys['k1']}")
+    assert code == 1 and _kinds(out) == {"size"} and "indexes end at byte" in out, out

@@ -83,7 +83,7 @@ def read_aborted_txns(log: LocalLog) -> tuple[list[AbortedTxn], list[Problem]]:
         if not segment.has(naming.TXN_INDEX_FILE_SUFFIX):
             continue
         try:
-            index = TransactionIndex(segment.txn_index_path, segment.base_offset)
+            index = TransactionIndex.open(segment.source(naming.TXN_INDEX_FILE_SUFFIX), segment.base_offset)
             for entry in index:
                 found.append(entry)
         except (OSError, KdumpError) as e:

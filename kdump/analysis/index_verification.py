@@ -304,7 +304,7 @@ def _load(segment: LogSegment, suffix: str, problems: list[Problem]) -> OffsetIn
     path = segment.path(suffix)
     cls = OffsetIndex if suffix == naming.INDEX_FILE_SUFFIX else TimeIndex
     try:
-        index = cls(path, segment.base_offset)
+        index: OffsetIndex | TimeIndex = cls.open(segment.source(suffix), segment.base_offset)
     except OSError as e:
         problems.append(problem(UNREADABLE, path, reason=e.strerror or str(e)))
         return None
@@ -366,7 +366,7 @@ def _note_preallocation(result: SegmentVerification) -> None:
 def _check_txn_index(segment: LogSegment, problems: list[Problem]) -> int:
     path = segment.txn_index_path
     try:
-        index = TransactionIndex(path, segment.base_offset)
+        index = TransactionIndex.open(segment.source(naming.TXN_INDEX_FILE_SUFFIX), segment.base_offset)
     except OSError as e:
         problems.append(problem(UNREADABLE, path, reason=e.strerror or str(e)))
         return 0

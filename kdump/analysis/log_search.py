@@ -223,7 +223,7 @@ def _offset_index_position(
     if not segment.has(naming.INDEX_FILE_SUFFIX):
         result.notes.append(f"{segment.index_path} is missing: scanned the segment from its first byte")
         return 0, None
-    index = _map_index(OffsetIndex, segment.index_path, segment.base_offset)
+    index = _map_index(OffsetIndex, segment, naming.INDEX_FILE_SUFFIX)
     reason = _unusable(index, OFFSET_ENTRY_SIZE)
     if reason is not None:
         result.notes.append(f"{segment.index_path} is not used ({reason}): scanned from the first byte")
@@ -312,7 +312,11 @@ def find_timestamp(log: LocalLog, timestamp: int, start: LogStart | None = None)
     dir_fd = _open_dir(log.directory)
     try:
         for i in range(first, len(bases)):
-            segment_largest, reason = _indexed_largest_timestamp(log.directory, dir_fd, bases[i])
+            held = log.log_segment(i)
+            if held.directory != log.directory:  # a tiered partition's remote segment: its objects' names
+                segment_largest, reason = _held_largest_timestamp(held)
+            else:
+                segment_largest, reason = _indexed_largest_timestamp(log.directory, dir_fd, bases[i])
             if reason is not None:
                 segment_largest = _largest_timestamp_from_log(log.log_segment(i), reason, result)
             largest = max(largest, segment_largest)
@@ -382,7 +386,7 @@ def _find_in_segment(segment: LogSegment, timestamp: int, start_offset: int, res
 def _time_index_entry(segment: LogSegment, timestamp: int, result: SearchResult) -> TimeIndexEntryUsed | None:
     if not segment.has(naming.TIME_INDEX_FILE_SUFFIX):
         return None
-    index = _map_index(TimeIndex, segment.time_index_path, segment.base_offset)
+    index = _map_index(TimeIndex, segment, naming.TIME_INDEX_FILE_SUFFIX)
     reason = _unusable(index, TIME_ENTRY_SIZE)
     if reason is not None:
         result.notes.append(f"{segment.time_index_path} is not used ({reason}): scanned from the first byte")
@@ -475,13 +479,15 @@ def timestamp_start_position(segment: LogSegment, records: FileRecords, timestam
 _Index = TypeVar("_Index", OffsetIndex, TimeIndex)
 
 
-def _map_index(cls: type[_Index], path: str, base_offset: int) -> _Index:
+def _map_index(cls: type[_Index], segment: LogSegment, suffix: str) -> _Index:
     """An index over a read-only memory map of the file (through the SIGBUS guard: a broker may trim it while
-    it is read): a lookup reads only the pages its probes touch."""
+    it is read): a lookup reads only the pages its probes touch.  A segment's index kept elsewhere (its
+    :meth:`~kdump.storage.log_segment.LogSegment.source`: a tiered segment's) is read whole."""
     try:
-        return cls(path, base_offset)
+        index: _Index = cls.open(segment.source(suffix), segment.base_offset)
+        return index
     except OSError as e:
-        raise KdumpError(e.strerror or str(e), path=path) from None
+        raise KdumpError(e.strerror or str(e), path=segment.path(suffix)) from None
 
 
 def _unusable(index: OffsetIndex | TimeIndex, entry_size: int) -> str | None:
@@ -541,6 +547,26 @@ def _stored_largest_timestamp(directory: str, base_offset: int) -> tuple[int, st
     except OSError as e:
         return NO_TIMESTAMP, e.strerror or str(e)
     return _last_time_entry(last, size, base_offset)
+
+
+def _held_largest_timestamp(segment: LogSegment) -> tuple[int, str | None]:
+    """:func:`_indexed_largest_timestamp` of a segment kept elsewhere (a tiered partition's remote segment,
+    its time index an object or part of one: its :meth:`~kdump.storage.log_segment.LogSegment.source`), read
+    whole (an index is small)."""
+    from kdump.storage.byte_source import read_all
+
+    if not segment.has(naming.TIME_INDEX_FILE_SUFFIX):
+        return NO_TIMESTAMP, "it is missing"
+    try:
+        data = read_all(segment.source(naming.TIME_INDEX_FILE_SUFFIX))
+    except (OSError, KdumpError) as e:
+        return NO_TIMESTAMP, getattr(e, "strerror", None) or str(e)
+    size = len(data)
+    if size % TIME_ENTRY_SIZE:
+        return NO_TIMESTAMP, f"{size} bytes is not a whole number of {TIME_ENTRY_SIZE}-byte entries"
+    if size == 0:
+        return (NO_TIMESTAMP, None) if segment.log_size == 0 else (NO_TIMESTAMP, _EMPTY_TIME_INDEX)
+    return _last_time_entry(data[size - TIME_ENTRY_SIZE :], size, segment.base_offset)
 
 
 def _indexed_largest_timestamp(

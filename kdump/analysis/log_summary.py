@@ -68,6 +68,8 @@ class PartitionSummary:
     #: Of :attr:`segments`, how many are in remote storage (a tiered partition read as one log: ``ls
     #: --remote-root``); None when the partition was read without its remote part.
     remote_segments: int | None = None
+    #: Of :attr:`size_bytes`, how many are those remote segments' (their ``.log`` sizes).
+    remote_bytes: int | None = None
 
 
 def summarize_partition(

@@ -712,7 +712,7 @@ def _check_txn_indexes(log: LocalLog, segments: list[SegmentFacts], out: Partiti
         if not segment.has(naming.TXN_INDEX_FILE_SUFFIX):
             continue
         try:
-            index = TransactionIndex(segment.txn_index_path, segment.base_offset)
+            index = TransactionIndex.open(segment.source(naming.TXN_INDEX_FILE_SUFFIX), segment.base_offset)
         except OSError:
             continue  # reported by the index checks
         entries.extend((segment.txn_index_path, i, e) for i, e in enumerate(index))

@@ -69,6 +69,8 @@ class TieredSegment:
     log: str
     #: A local segment whose offsets are also in remote storage.
     also_remote: bool = False
+    #: A remote segment's objects by suffix (``.log`` first), where the layout puts them.
+    objects: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
 
 
 @dataclass
@@ -100,9 +102,11 @@ def check_tiered(
     *,
     deep: bool = False,
     layout: str | Layout = "kafka",
+    keyring: aiven.Keyring | None = None,
 ) -> TieredFacts:
     """Fill ``facts`` with the one log and its problems.  ``remote_names``: the objects of the remote partition
-    directory (name -> size; None when it could not be listed); ``local``: the local partition directory."""
+    directory (name -> size; None when it could not be listed); ``local``: the local partition directory;
+    ``keyring``: the private keys encrypted segments of Aiven's layout are read with."""
     problems = facts.problems
     layout = as_layout(layout)
     for p in metadata_problems:
@@ -117,7 +121,16 @@ def check_tiered(
             objects = _objects(layout, facts.remote_dir, s, problems)
             log_path = objects[naming.LOG_FILE_SUFFIX]
             facts.segments.append(
-                TieredSegment("remote", s.start_offset, s.end_offset, s.size_in_bytes, s.state, sid, log_path)
+                TieredSegment(
+                    "remote",
+                    s.start_offset,
+                    s.end_offset,
+                    s.size_in_bytes,
+                    s.state,
+                    sid,
+                    log_path,
+                    objects=objects,
+                )
             )
             if s.state in (COPY_SEGMENT_STARTED, DELETE_SEGMENT_STARTED):
                 problems.append(
@@ -150,7 +163,7 @@ def check_tiered(
             size = sizes[naming.LOG_FILE_SUFFIX]
             if layout.kind == "aiven":
                 if size is not None and sizes[aiven.MANIFEST_SUFFIX] is not None:
-                    _check_aiven(objects, sizes, s, problems, deep)
+                    _check_aiven(objects, sizes, s, problems, deep, keyring)
                 continue
             if size is not None and size != s.size_in_bytes:
                 problems.append(
@@ -313,6 +326,7 @@ def _check_aiven(
     s: RemoteSegment,
     problems: list[TieredProblem],
     deep: bool,
+    keyring: aiven.Keyring | None,
 ) -> None:
     """An Aiven segment: its manifest read, the ``.log`` object's size against the chunk index and the
     ``.indexes`` object's against the indexes' positions, the original size against the metadata, and with
@@ -320,7 +334,7 @@ def _check_aiven(
     manifest_path, log_path = objects[aiven.MANIFEST_SUFFIX], objects[naming.LOG_FILE_SUFFIX]
     size = sizes[naming.LOG_FILE_SUFFIX]
     try:
-        manifest = aiven.parse_manifest(read_all(manifest_path), manifest_path)
+        manifest = aiven.parse_manifest(read_all(manifest_path), manifest_path, keyring)
     except KdumpError as e:
         problems.append(TieredProblem(manifest_path, "manifest", e.message))
         return

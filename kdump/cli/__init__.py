@@ -62,9 +62,13 @@ def run_guarded(
 
 
 def _store_stats(err: Output) -> None:
-    """``KDUMP_STORE_STATS=1``: what the run fetched from object stores, one line on standard error."""
+    """``KDUMP_STORE_STATS=1``: what the run fetched from object stores, one line on standard error.  What
+    the run fetched and was told of the stores is then given up (the next run in this process asks again)."""
     store = sys.modules.get("kdump.storage.object_store")
-    if store is None or not os.environ.get("KDUMP_STORE_STATS"):
+    if store is None:
+        return
+    store.end_of_run()
+    if not os.environ.get("KDUMP_STORE_STATS"):
         return
     try:
         err.write(store.STATS.line() + "\n")

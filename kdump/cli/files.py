@@ -26,7 +26,9 @@ from kdump.storage.timestamp_type import parse_timestamp
 if TYPE_CHECKING:
     from datetime import tzinfo
 
+    from kdump.commands.remote_tier import RemoteOptions
     from kdump.payload.sources import PayloadDecoding
+    from kdump.storage.byte_source import ByteSource
 
 DESCRIPTION = (
     "This tool helps to parse a log file and dump its contents to the console, useful for debugging a "
@@ -192,6 +194,34 @@ KDUMP_OPTIONS: list[jopt.OptionSpec] = [
         hidden=True,
     ),
     jopt.OptionSpec(
+        "layout",
+        "With --remote-root: the RemoteStorageManager's object layout, kafka (default) or aiven (as kdump tiered).",
+        arg="required",
+        arg_type="String: layout",
+        hidden=True,
+    ),
+    jopt.OptionSpec(
+        "layout-template",
+        "With --remote-root: another plugin's layout, each object's key under the root (as kdump tiered).",
+        arg="required",
+        arg_type="String: template",
+        hidden=True,
+    ),
+    jopt.OptionSpec(
+        "aiven-key-prefix",
+        "With --layout aiven: the plugin's key.prefix (as kdump tiered).",
+        arg="required",
+        arg_type="String: prefix",
+        hidden=True,
+    ),
+    jopt.OptionSpec(
+        "aiven-private-key",
+        "With --layout aiven: [ID=]PEM, the RSA private key of a key pair of encrypted segments (repeatable).",
+        arg="required",
+        arg_type="String: key",
+        hidden=True,
+    ),
+    jopt.OptionSpec(
         "kdump-help", "Print Kafka's options and kdump's own on standard output (also -h).", hidden=True
     ),
 ]
@@ -323,8 +353,21 @@ def build_options(parsed: jopt.ParsedArgs, release: KafkaRelease | None = None) 
     files = string_split(_COMMA, files_value) if files_value is not None else list(parsed.non_options)
     remote_root = parsed.value("remote-root")
     start_offsets: dict[str, int] = {}
+    sources: dict[str, ByteSource] = {}
     if remote_root is not None:
-        files, start_offsets = one_log_files(files, remote_root)
+        files, start_offsets, sources = one_log_files(
+            files, remote_root, _remote_options(parsed, remote_root)
+        )
+    else:
+        given = [
+            f"--{n}"
+            for n in ("layout", "layout-template", "aiven-key-prefix", "aiven-private-key")
+            if parsed.has(n)
+        ]
+        if given:
+            raise KdumpUsageError(
+                f"{', '.join(given)} go{'es' if len(given) == 1 else ''} with --remote-root"
+            )
     # Kafka's options are lazy vals: an integer argument is converted (and fails) only where it is first used
     integers = {"max-message-size": DEFAULT_MAX_MESSAGE_SIZE, "max-bytes": INT_MAX}
     errors = {}
@@ -363,22 +406,48 @@ def build_options(parsed: jopt.ParsedArgs, release: KafkaRelease | None = None) 
         tz=_zone(parsed.value("tz")),
         release=release or kafka_release.release(),
         start_offsets=start_offsets,
+        sources=sources,
     )
 
 
-def one_log_files(files: list[str], remote_root: str) -> tuple[list[str], dict[str, int]]:
+def _remote_options(parsed: jopt.ParsedArgs, remote_root: str) -> RemoteOptions:
+    """``--remote-root`` with ``--layout``, ``--layout-template``, ``--aiven-key-prefix`` and
+    ``--aiven-private-key`` (repeatable), as :mod:`kdump.cli.remote_options` makes them of the other commands'."""
+    import click
+
+    from kdump.cli.remote_options import layout_and_keyring
+    from kdump.commands.remote_tier import RemoteOptions
+
+    layout = parsed.value("layout")
+    if layout not in (None, "kafka", "aiven"):
+        raise KdumpUsageError(f"--layout: {layout!r} is not kafka or aiven")
+    keys = tuple(v for v in parsed.values.get("aiven-private-key", []) if v is not None)
+    try:
+        chosen, keyring = layout_and_keyring(
+            layout, parsed.value("layout-template"), parsed.value("aiven-key-prefix"), keys
+        )
+    except click.ClickException as e:
+        raise KdumpUsageError(e.format_message()) from None
+    return RemoteOptions(remote_root, chosen, keyring=keyring)
+
+
+def one_log_files(
+    files: list[str], remote_root: str, options: RemoteOptions | None = None
+) -> tuple[list[str], dict[str, int], dict[str, ByteSource]]:
     """``--remote-root``: each partition directory among ``files`` replaced by the ``.log`` files of its one log
     (:meth:`kdump.commands.remote_tier.RemoteChecks.one_log`: remote segments below the first local one, then
     the local ones; a partition that is not tiered: its local ``.log`` files); other files stay as given.  With
-    the start offset of each remote object (its name is not Kafka's: Kafka's tool takes the offset from it)."""
+    the start offset of each remote object (its name is not Kafka's: Kafka's tool takes the offset from it), and
+    the source of each that is not a plain file (Aiven's layout: read back through its chunks)."""
     from kdump.commands.remote_tier import RemoteChecks, RemoteOptions
     from kdump.storage.local_log import LocalLog
 
     if not locations.isdir(remote_root):
         raise KdumpUsageError(f"--remote-root: {remote_root}: not a directory")
-    checks = RemoteChecks(RemoteOptions(remote_root))
+    checks = RemoteChecks(options or RemoteOptions(remote_root))
     out: list[str] = []
     starts: dict[str, int] = {}
+    sources: dict[str, ByteSource] = {}
     for path in files:
         if not locations.isdir(path):
             out.append(path)
@@ -392,7 +461,10 @@ def one_log_files(files: list[str], remote_root: str) -> tuple[list[str], dict[s
             out.append(segment.log_path)
             if segment.directory != log.directory:
                 starts[segment.log_path] = segment.base_offset
-    return out, starts
+                source = segment.source(naming.LOG_FILE_SUFFIX)
+                if not isinstance(source, str):
+                    sources[segment.log_path] = source
+    return out, starts, sources
 
 
 def _zone(raw: str | None) -> tzinfo | None:

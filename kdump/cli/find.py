@@ -96,6 +96,10 @@ def command(
     remote_root: str | None,
     metadata: tuple[str, ...],
     metadata_partitions: int | None,
+    layout: str | None,
+    layout_template: str | None,
+    aiven_key_prefix: str | None,
+    private_keys: tuple[str, ...],
 ) -> None:
     """Find the segment, index entry and batch that hold an offset, or the first offset at or after a timestamp.
 
@@ -137,7 +141,9 @@ def command(
         raise click.UsageError(e.message) from None
     from kdump.render.find_report import JsonSink, TextSink
 
-    remote = remote_checks(remote_root, metadata, metadata_partitions)
+    remote = remote_checks(
+        remote_root, metadata, metadata_partitions, layout, layout_template, aiven_key_prefix, private_keys
+    )
 
     sink = JsonSink if as_json else TextSink
     sys.exit(

@@ -78,6 +78,10 @@ def command(
     remote_root: str | None,
     metadata: tuple[str, ...],
     metadata_partitions: int | None,
+    layout: str | None,
+    layout_template: str | None,
+    aiven_key_prefix: str | None,
+    private_keys: tuple[str, ...],
 ) -> None:
     """Summarise every partition of a log directory or partition directory (default: the current directory).
 
@@ -103,7 +107,9 @@ def command(
 
     if color is not None:
         colors.mode = color
-    remote = remote_checks(remote_root, metadata, metadata_partitions)
+    remote = remote_checks(
+        remote_root, metadata, metadata_partitions, layout, layout_template, aiven_key_prefix, private_keys
+    )
     try:
         wanted = {t.strip() for item in topics for t in item.split(",") if t.strip()} if topics else None
         lister = ListPartitions(

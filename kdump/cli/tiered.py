@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from kdump.cli.path_args import Location
+from kdump.cli.remote_options import layout_and_keyring, layout_options
 
 
 @click.command("tiered")
@@ -32,35 +33,7 @@ from kdump.cli.path_args import Location
     metavar="N",
     help="remote.log.metadata.topic.num.partitions: which metadata partition holds this partition's records.",
 )
-@click.option(
-    "--layout",
-    type=click.Choice(["kafka", "aiven"]),
-    default="kafka",
-    show_default=True,
-    help="The RemoteStorageManager's object layout: Kafka's LocalTieredStorage (RemoteLogSegmentFileset), or "
-    "Aiven's tiered-storage plugin (.log chunks, .indexes, .rsm-manifest; encrypted ones with --aiven-private-key).",
-)
-@click.option(
-    "--layout-template",
-    metavar="TEMPLATE",
-    help="Another plugin's layout: each object's key under --remote-root, e.g. "
-    "'{topic}-{partition}-{topicId}/{startOffset:020d}-{segmentId}.log' (fields: topic, partition, topicId, "
-    "topicUuid, startOffset, endOffset, segmentId, segmentUuid, brokerId, suffix; see man kdump-tiered).",
-)
-@click.option(
-    "--aiven-key-prefix",
-    metavar="PREFIX",
-    help="The Aiven plugin's key.prefix: --remote-root is then the storage root (bucket or directory), and "
-    "segments whose custom metadata names another prefix or key are found there.",
-)
-@click.option(
-    "--aiven-private-key",
-    "private_keys",
-    multiple=True,
-    metavar="[ID=]PEM",
-    help="The RSA private key (PEM) of the Aiven plugin's key pair ID (encryption.key.pairs), to read encrypted "
-    "segments; without ID=, for every key pair (repeatable; needs pip install 'kdump[aiven]').",
-)
+@layout_options(default_shown=True)
 @click.option("--deep", is_flag=True, help="Also read every copied .log: offsets, leader epochs, bytes.")
 @click.option(
     "--json", "as_json", is_flag=True, help="One JSON object per partition (its segments and problems)."
@@ -88,24 +61,8 @@ def command(
     from kdump.cli import run_report
     from kdump.commands.tiered import TieredCommand
     from kdump.render import tiered as render
-    from kdump.storage import aiven_segment
 
-    try:
-        aiven_segment.KEYRING = aiven_segment.Keyring.load(private_keys) if private_keys else None
-    except ValueError as e:
-        raise click.BadParameter(str(e), param_hint="'--aiven-private-key'") from None
-    from kdump.storage.remote_layout import Layout, parse_template
-
-    chosen = Layout(layout, aiven_prefix=aiven_key_prefix or "")
-    if layout_template is not None:
-        if layout != "kafka" or aiven_key_prefix is not None:
-            raise click.UsageError("--layout-template is a layout of its own: not with --layout aiven")
-        try:
-            chosen = Layout("template", parse_template(layout_template))
-        except ValueError as e:
-            raise click.BadParameter(str(e), param_hint="'--layout-template'") from None
-    elif aiven_key_prefix is not None and layout != "aiven":
-        raise click.UsageError("--aiven-key-prefix is for --layout aiven")
+    chosen, keyring = layout_and_keyring(layout, layout_template, aiven_key_prefix, private_keys)
     try:
         cmd = TieredCommand(
             partition,
@@ -114,6 +71,7 @@ def command(
             metadata_partitions=metadata_partitions,
             deep=deep,
             layout=chosen,
+            keyring=keyring,
         )
     except ValueError as e:
         raise click.UsageError(str(e)) from None

@@ -35,6 +35,10 @@ def command(
     remote_root: str | None,
     metadata: tuple[str, ...],
     metadata_partitions: int | None,
+    layout: str | None,
+    layout_template: str | None,
+    aiven_key_prefix: str | None,
+    private_keys: tuple[str, ...],
 ) -> None:
     """Why is a read_committed consumer stuck? Per partition (PATH: a partition or log directory; default the
     current directory): the last stable offset as the broker computes it, open transactions with their age,
@@ -50,7 +54,9 @@ def command(
     from kdump.commands.txn import TxnCommand
     from kdump.render import txn as render
 
-    remote = remote_checks(remote_root, metadata, metadata_partitions)
+    remote = remote_checks(
+        remote_root, metadata, metadata_partitions, layout, layout_template, aiven_key_prefix, private_keys
+    )
     try:
         cmd = TxnCommand(
             directory_arguments(paths),

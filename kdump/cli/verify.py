@@ -24,7 +24,6 @@ from kdump.cli.remote_options import remote_checks, remote_options
 @remote_options(
     "Also check tiered partitions' remote segments (as `kdump tiered --deep`) under this root: "
     "LocalTieredStorage's dir, its kafka-tiered-storage directory, or Aiven's prefix; a local path or a URL.",
-    layout=True,
 )
 def command(
     paths: tuple[str, ...],
@@ -34,9 +33,12 @@ def command(
     indexes_only: bool,
     no_progress: bool,
     remote_root: str | None,
-    layout: str | None,
     metadata: tuple[str, ...],
     metadata_partitions: int | None,
+    layout: str | None,
+    layout_template: str | None,
+    aiven_key_prefix: str | None,
+    private_keys: tuple[str, ...],
 ) -> None:
     """Check every partition below PATH...: batch framing and CRCs, offsets, segment names, indexes,
     producer snapshots, .txnindex entries, checkpoints and leader epochs against the log.
@@ -52,7 +54,9 @@ def command(
     """
     from kdump.cli import run_guarded
 
-    remote = remote_checks(remote_root, metadata, metadata_partitions, layout)
+    remote = remote_checks(
+        remote_root, metadata, metadata_partitions, layout, layout_template, aiven_key_prefix, private_keys
+    )
     if indexes_only:
         if deep or gaps or remote_root:
             raise click.UsageError(

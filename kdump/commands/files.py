@@ -181,7 +181,12 @@ class DumpLogSegments:
                 FileHeader("snapshot", snapshot_end_offset=snapshot_id.end_offset, epoch=snapshot_id.epoch),
             )
         try:
-            with FileRecords(file.path, max_bytes=opts.max_bytes) as records:
+            source = opts.sources.get(file.path)  # a remote segment's .log read back through its chunks
+            with (
+                FileRecords(file.path, max_bytes=opts.max_bytes)
+                if source is None
+                else FileRecords.open(source, max_bytes=opts.max_bytes)
+            ) as records:
                 log = sink.log(file, parser)
                 render = None
                 if opts.record_filter is None:  # filters are a stage of the batch-by-batch loop

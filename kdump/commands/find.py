@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from kdump.analysis.log_search import FOUND, LogStart, SearchResult, find_offset, find_timestamp
 from kdump.errors import KdumpError, UsageError
 from kdump.exit_status import ExitStatus
-from kdump.facts.find import FindSink, Location
+from kdump.facts.find import FindSink, Location, RemoteChunk
 from kdump.storage import locations, naming
 from kdump.storage.local_log import LocalLog, is_partition_dir
 
@@ -67,7 +67,7 @@ class Find:
 
     def run(self) -> ExitStatus:
         result = self.search()
-        location = Location(self.directory, result)
+        location = Location(self.directory, result, remote_chunk(result))
         self.sink.location(location)
         if result.batch is not None:
             self.sink.batch(location, result.batch)
@@ -90,3 +90,35 @@ class Find:
             return find_offset(log, self.offset, start)
         assert self.timestamp is not None
         return find_timestamp(log, self.timestamp, start)
+
+
+def remote_chunk(result: SearchResult) -> RemoteChunk | None:
+    """Where the answer's batch is in its chunked remote ``.log`` object (a segment in Aiven's layout: its
+    ``.log`` source a :class:`~kdump.storage.aiven_segment.SegmentLog`), from the manifest's chunk index
+    (``AbstractChunkIndex.findChunkForOriginalOffset``: chunk ``position // originalChunkSize``); None for
+    any other segment (a plain file or object: the position is the byte)."""
+    from kdump.storage import aiven_segment
+
+    segment, position = result.segment, result.position
+    if segment is None or position is None or result.batch is None:
+        return None
+    source = segment.source(naming.LOG_FILE_SUFFIX)
+    if not isinstance(source, aiven_segment.SegmentLog):
+        return None
+    manifest = source.objects.manifest()  # read already: the batch was read through it
+    found = aiven_segment.chunk_at(manifest, position)
+    if found is None:
+        return None
+    i, chunk = found
+    return RemoteChunk(
+        source.location,
+        i,
+        len(manifest.chunks),
+        chunk.transformed_position,
+        chunk.transformed_position + chunk.transformed_size,
+        chunk.original_position,
+        chunk.original_position + chunk.original_size,
+        position - chunk.original_position,
+        manifest.compression,
+        manifest.encrypted,
+    )

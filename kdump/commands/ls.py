@@ -124,8 +124,9 @@ class ListPartitions:
                 summary = summarize_partition(
                     d, checkpoints=checkpoints[parent], progress=None if bar is None else bar.advance, log=log
                 )
-                if remote_segments is not None:
+                if remote_segments is not None and log is not None:
                     summary.remote_segments = remote_segments
+                    summary.remote_bytes = sum(s.log_size for s in log.log_segments[:remote_segments])
                 summary.anomalies[:0] = anomalies[parent]
                 result.append(summary)
         finally:

@@ -20,11 +20,14 @@ from kdump.analysis.remote_log_metadata import (
     RemoteLogMetadata,
     read_remote_log_metadata,
 )
-from kdump.analysis.tiered import TieredFacts, TieredProblem
+from kdump.analysis.tiered import TieredFacts, TieredProblem, TieredSegment
 from kdump.problem import UNREADABLE, Problem, problem
+from kdump.storage import aiven_segment as aiven
 from kdump.storage import locations, naming
+from kdump.storage.aiven_segment import Keyring
 from kdump.storage.local_log import LocalLog
 from kdump.storage.log_segment import SEGMENT_SUFFIXES, LogSegment
+from kdump.storage.remote_layout import Layout, as_layout
 
 #: verify's kinds for the remote checks (``kdump tiered``'s kind with ``remote-`` in front; ``unreadable`` stays).
 REMOTE_PROBLEM_KINDS = {
@@ -55,12 +58,14 @@ def verify_kind(kind: str) -> str:
 
 @dataclass(frozen=True)
 class RemoteOptions:
-    """Where a tiered partition's remote part is, as ``kdump tiered`` takes it."""
+    """Where a tiered partition's remote part is, as ``kdump tiered`` takes it, and the keyring Aiven's
+    encrypted segments are read with (``--aiven-private-key``)."""
 
     root: str
-    layout: str = "kafka"
+    layout: str | Layout = "kafka"
     metadata: tuple[str, ...] = ()
     metadata_partitions: int = DEFAULT_METADATA_PARTITIONS
+    keyring: Keyring | None = None
 
 
 @dataclass
@@ -97,6 +102,7 @@ class RemoteChecks:
                 deep=deep,
                 layout=self.options.layout,
                 metadata_reader=self._read_metadata,
+                keyring=self.options.keyring,
             )
         except ValueError:  # not named <topic>-<partition>: verify reports that itself
             return None
@@ -120,28 +126,74 @@ class RemoteChecks:
         """The partition ``log`` is as one log, as a broker serves it (``RemoteLogManager`` reads below the local
         log start offset from remote storage): its copied remote segments (``COPY_SEGMENT_FINISHED``, the only
         ones ``RemoteLogMetadataCache`` hands out) below its first local segment, then its local segments; with
-        how many remote segments are in it.  None when the partition is not tiered.  Kafka's layout only (a
-        ``.log`` object is the segment's bytes)."""
+        how many remote segments are in it.  None when the partition is not tiered.  In every layout
+        (:func:`remote_segment`): the one partition model every command walks."""
         facts = self._facts(log, deep=False)
         if facts is None or facts.remote_dir is None:
             return None
         try:
-            names = set(locations.file_sizes(facts.remote_dir))
+            names: set[str] | None = set(locations.file_sizes(facts.remote_dir))
         except OSError:
             names = set()
+        if as_layout(self.options.layout).kind == "template":
+            names = None  # a template's objects are anywhere under the root: each one is asked for
         earlier = []
         for s in facts.segments:
             if s.tier != "remote" or s.state != COPY_SEGMENT_FINISHED:
                 continue
-            segment = LogSegment(facts.remote_dir, s.base_offset)
-            stem = s.log[: -len(naming.LOG_FILE_SUFFIX)]
-            for suffix in SEGMENT_SUFFIXES:
-                if os.path.basename(stem + suffix) in names:
-                    segment.add_file(suffix, stem + suffix)
-            if segment.has(naming.LOG_FILE_SUFFIX):
+            segment = remote_segment(s, facts.remote_dir, names, self.options)
+            if segment is not None:
                 earlier.append(segment)
         one = log.with_earlier_segments(earlier)
         return one, len(one.log_segments) - len(log.log_segments)
+
+
+def remote_segment(
+    s: TieredSegment, remote_dir: str, names: set[str] | None, options: RemoteOptions
+) -> LogSegment | None:
+    """A copied remote segment as a :class:`LogSegment` of the one log (None when its ``.log`` is not there):
+
+    * Kafka's layout and a template's: its ``.log`` and indexes are plain objects, named as they are;
+    * Aiven's: its ``.log`` is read back through the ``.rsm-manifest``'s chunk index
+      (:class:`~kdump.storage.aiven_segment.SegmentLog`, ``segmentSizeInBytes`` long), its offset, time and
+      transaction indexes out of ``.indexes`` (:class:`~kdump.storage.aiven_segment.SegmentIndex`, named
+      ``<.indexes>#offset``...), decrypted with the run's keyring.
+
+    ``names``: the objects listed in the partition's remote directory (None: ask for each object)."""
+    layout = as_layout(options.layout)
+    log_path = s.objects.get(naming.LOG_FILE_SUFFIX, s.log)
+
+    def there(path: str) -> bool:
+        directory, _, name = path.rpartition("/")
+        if names is not None and directory == remote_dir.rstrip("/"):
+            return name in names
+        return locations.exists(path)
+
+    segment = LogSegment(remote_dir, s.base_offset)
+    if layout.kind == "aiven":
+        manifest = s.objects.get(aiven.MANIFEST_SUFFIX)
+        indexes = s.objects.get(aiven.INDEXES_SUFFIX)
+        if manifest is None or indexes is None or not there(log_path) or not there(manifest):
+            return None
+        objects = aiven.SegmentObjects(log_path, indexes, manifest, options.keyring)
+        segment.add_source(naming.LOG_FILE_SUFFIX, aiven.SegmentLog(objects, s.size or 0))
+        if there(indexes):
+            for suffix, name in (
+                (naming.INDEX_FILE_SUFFIX, "offset"),
+                (naming.TIME_INDEX_FILE_SUFFIX, "timestamp"),
+                (naming.TXN_INDEX_FILE_SUFFIX, "transaction"),
+            ):
+                segment.add_source(suffix, aiven.SegmentIndex(objects, name))
+        return segment
+    if not there(log_path):
+        return None
+    segment.add_file(naming.LOG_FILE_SUFFIX, log_path)
+    stem = log_path[: -len(naming.LOG_FILE_SUFFIX)]
+    for suffix in SEGMENT_SUFFIXES[1:]:
+        path = s.objects.get(suffix, stem + suffix)
+        if there(path):
+            segment.add_file(suffix, path)
+    return segment
 
 
 def _as_verify(p: TieredProblem, directory: str) -> Problem:

@@ -21,6 +21,7 @@ from kdump.errors import KdumpError
 from kdump.exit_status import ExitStatus
 from kdump.facts.report import ReportSink, hand_over
 from kdump.storage import locations, naming
+from kdump.storage.aiven_segment import Keyring
 from kdump.storage.kafka_uuid import decode_uuid
 from kdump.storage.local_log import LocalLog
 from kdump.storage.partition_metadata import read_partition_metadata
@@ -40,8 +41,11 @@ class TieredCommand:
         deep: bool = False,
         layout: str | Layout = "kafka",
         metadata_reader: Callable[[list[str]], RemoteLogMetadata] = read_remote_log_metadata,
+        keyring: Keyring | None = None,
     ) -> None:
         self.layout = layout
+        #: The private keys of Aiven's encrypted segments (``--aiven-private-key``).
+        self.keyring = keyring
         #: Reads the metadata partitions (``kdump verify --remote-root`` passes one that reads each set once).
         self.metadata_reader = metadata_reader
         self.partition_dir = partition_dir
@@ -116,7 +120,9 @@ class TieredCommand:
         key = None if topic_id is None else (topic_id, self.partition)
         mine = [p for p in metadata.problems if p.topic_partition in (key, None)]
         try:
-            check_tiered(facts, remote, names, local, mine, deep=self.deep, layout=self.layout)
+            check_tiered(
+                facts, remote, names, local, mine, deep=self.deep, layout=self.layout, keyring=self.keyring
+            )
         except KdumpError as e:
             problems.append(TieredProblem(e.path or self.partition_dir, "unreadable", e.message))
         return facts

@@ -27,6 +27,7 @@ from kdump.storage.record import Record
 
 if TYPE_CHECKING:
     from kdump.payload.sources import PayloadDecoding
+    from kdump.storage.byte_source import ByteSource
     from kdump.storage.producer_snapshot import ProducerSnapshotEntry
     from kdump.storage.transaction_index import AbortedTxn
 
@@ -85,6 +86,9 @@ class DumpOptions:
     #: ``--remote-root``: the start offset of each remote segment object among ``files`` (by path), from
     #: ``__remote_log_metadata``: its name (``<offset>-<segment id>.log``) is not Kafka's ``<offset>.log``.
     start_offsets: dict[str, int] = field(default_factory=dict)
+    #: ``--remote-root --layout aiven``: what each remote segment's ``.log`` among ``files`` is read from (by
+    #: path: the ``.log`` object, read back through its manifest's chunks).
+    sources: dict[str, ByteSource] = field(default_factory=dict)
     #: The Kafka release whose tool's text to reproduce (``--kafka-version``; kdump's own outputs ignore it).
     release: KafkaRelease = field(default_factory=kafka_release.release)
     #: Integer options whose argument does not convert: Kafka converts them lazily, where it first uses them

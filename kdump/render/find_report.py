@@ -19,7 +19,7 @@ from kdump.render.decoders import DEFAULT_DECODER_CLASS, DecoderMessageParser, r
 from kdump.render.safe_text import safe_text
 
 if TYPE_CHECKING:
-    from kdump.facts.find import Location
+    from kdump.facts.find import Location, RemoteChunk
     from kdump.payload.sources import PayloadDecoding
     from kdump.storage.file_records import RecordBatch
     from kdump.storage.record import Record
@@ -109,7 +109,20 @@ def location_lines(location: Location) -> str:
             f"indexEntry: {result.segment.index_path} slot: {index.slot} offset: {index.offset} position: "
             f"{index.position}"
         )
+    chunk = location.chunk
+    if chunk is not None:
+        lines.append(
+            f"chunk: {chunk.index} of {chunk.count} in {chunk.object} bytes: {chunk.start}-{chunk.end - 1} "
+            f"({_transforms(chunk)}) holding segment bytes: {chunk.original_start}-{chunk.original_end - 1} "
+            f"batch at byte: {chunk.byte}"
+        )
     return "".join(safe_text(line) + "\n" for line in lines)
+
+
+def _transforms(chunk: RemoteChunk) -> str:
+    """How a chunk's bytes were transformed (Aiven's ``KafkaRemoteStorageManager.transformation``)."""
+    done = [name for name, on in (("zstd", chunk.compression), ("AES-256-GCM", chunk.encryption)) if on]
+    return ", then ".join(done) if done else "neither compressed nor encrypted"
 
 
 class _Sink:
@@ -215,6 +228,20 @@ class JsonSink(_Sink):
                 }
             )
             obj["largestTimestamp"] = result.largest_timestamp
+        chunk = location.chunk
+        if chunk is not None:
+            obj["chunk"] = {
+                "object": chunk.object,
+                "index": chunk.index,
+                "chunks": chunk.count,
+                "position": chunk.start,
+                "size": chunk.end - chunk.start,
+                "codec": "zstd" if chunk.compression else None,
+                "cipher": "AES-256-GCM" if chunk.encryption else None,
+                "segmentPosition": chunk.original_start,
+                "segmentSize": chunk.original_end - chunk.original_start,
+                "byte": chunk.byte,
+            }
         obj["position"] = result.position
         obj["offset"] = None if record is None else record.offset
         obj["timestamp"] = None if record is None else record.timestamp

@@ -210,6 +210,8 @@ SCHEMA: dict[str, dict[str, tuple[str, ...]]] = {
         "indexEntry": (OBJ, NULL),
         "timeIndexEntry": (OBJ, NULL),
         "largestTimestamp": (INT, NULL),
+        # find over a tiered segment in Aiven's layout: the chunk of the .log object the batch starts in
+        "chunk": (OBJ,),
         "position": (INT, NULL),
         "offset": (INT, NULL),
         "timestamp": (INT, NULL),
@@ -249,6 +251,7 @@ SCHEMA: dict[str, dict[str, tuple[str, ...]]] = {
         "anomalyDetails": (LIST,),
         # ls --remote-root, a tiered partition only
         "remoteSegments": (INT,),
+        "remoteBytes": (INT,),
     },
     "unreadable": {"path": (STR,), "message": (STR,)},
     # kdump find --group / --transactional-id
@@ -482,6 +485,18 @@ MEMBERS: dict[str, dict[str, tuple[str, ...]]] = {
     # kdump find
     "location.requested": {"offset": (INT,), "timestamp": (INT,)},
     "location.indexEntry": {"file": (STR,), "entry": (INT, NULL), "offset": (INT,), "position": (INT,)},
+    "location.chunk": {
+        "object": (STR,),
+        "index": (INT,),
+        "chunks": (INT,),
+        "position": (INT,),
+        "size": (INT,),
+        "codec": (STR, NULL),
+        "cipher": (STR, NULL),
+        "segmentPosition": (INT,),
+        "segmentSize": (INT,),
+        "byte": (INT,),
+    },
     "location.timeIndexEntry": {"file": (STR,), "entry": (INT, NULL), "timestamp": (INT,), "offset": (INT,)},
     "coordinator.offsets[]": {
         "topic": (STR,),

@@ -90,6 +90,8 @@ def plain_table(
     ``MIN-TIME``/``MAX-TIME`` (ISO-8601) after ``MIN-TIMESTAMP``/``MAX-TIMESTAMP``."""
     brokers = {d.path: d.broker_id for d in log_dirs or ()}
     names = list(COLUMNS)
+    if any(s.remote_segments is not None for s in summaries):  # ls --remote-root: a tiered partition's part
+        names[names.index("SIZE") + 1 : names.index("SIZE") + 1] = ["REMOTE-SEGMENTS", "REMOTE-BYTES"]
     if log_dirs:
         names += ["LOG-DIR", "BROKER"]
     if columns:
@@ -107,6 +109,8 @@ def plain_table(
             {
                 "LOG-DIR": log_dir,
                 "BROKER": "-" if broker is None else str(broker),
+                "REMOTE-SEGMENTS": _opt(s.remote_segments),
+                "REMOTE-BYTES": _opt(s.remote_bytes),
                 "MIN-TIME": iso_time(s.min_timestamp, tz),
                 "MAX-TIME": iso_time(s.max_timestamp, tz),
             }
@@ -182,7 +186,11 @@ def summary_object(
         ],
         anomalies=sentences(s.anomalies),
         anomalyDetails=details(s.anomalies),
-        **({} if s.remote_segments is None else {"remoteSegments": s.remote_segments}),
+        **(
+            {}
+            if s.remote_segments is None
+            else {"remoteSegments": s.remote_segments, "remoteBytes": s.remote_bytes or 0}
+        ),
     )
 
 

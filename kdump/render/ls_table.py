@@ -29,6 +29,8 @@ COLUMNS: tuple[Column, ...] = (
     Column("PARTITION", "PART"),
     Column("SEGMENTS", "SEGS", drop=7),
     Column("SIZE", "SIZE"),
+    # ls --remote-root: how many of the segments, and how many bytes, are in remote storage
+    Column("REMOTE", "REMOTE", drop=1),
     Column("LOG-START", "START"),
     Column("LOG-END", "END"),
     Column("HIGH-WATERMARK", "HWM", drop=4),
@@ -78,6 +80,9 @@ def cells(s: PartitionSummary, dir_number: str, tz: tzinfo | None = None) -> dic
         "PARTITION": opt(s.partition),
         "SEGMENTS": str(s.segments),
         "SIZE": human_size(s.size_bytes),
+        "REMOTE": "-"
+        if s.remote_segments is None
+        else f"{s.remote_segments}: {human_size(s.remote_bytes or 0)}",
         "LOG-START": opt(s.log_start_offset),
         "LOG-END": opt(s.log_end_offset),
         "HIGH-WATERMARK": opt(s.high_watermark),
@@ -115,7 +120,12 @@ def terminal_text(
             folded = []  # nothing but empty partitions: the table is the answer
         summaries = [s for s in summaries if not is_empty(s)] if folded else summaries
     numbers = {d.path: str(n) for n, d in enumerate(log_dirs, 1)}
-    names = list(columns) if columns else [n for n in NAMES if n != "DIR" or len(log_dirs) > 1]
+    tiered = any(s.remote_segments is not None for s in summaries)
+    names = (
+        list(columns)
+        if columns
+        else [n for n in NAMES if (n != "DIR" or len(log_dirs) > 1) and (n != "REMOTE" or tiered)]
+    )
     chosen = [c for name in names for c in COLUMNS if c.name == name]
     if columns:  # asked for by name: never left out
         chosen = [Column(c.name, c.short, 0, c.right) for c in chosen]

@@ -163,11 +163,6 @@ class Keyring:
         return data_key
 
 
-#: Keys for the run (``kdump tiered --aiven-private-key``): what :func:`parse_manifest` unwraps data keys with
-#: when it is not given a keyring.
-KEYRING: Keyring | None = None
-
-
 def _crypto(module: str) -> Any:
     import importlib
 
@@ -312,7 +307,6 @@ def _encryption(doc: dict[str, Any], where: str, keyring: Keyring | None) -> Enc
         raise ManifestError(f"encryption: not base64 ({e})", path=where) from None
     if not key_pair_id.strip() or not wrapped:
         raise ManifestError(f"encryption.dataKey {text!r} has an empty key pair id or key", path=where)
-    keyring = keyring if keyring is not None else KEYRING
     data_key = None if keyring is None else keyring.unwrap(key_pair_id, wrapped, where)
     if data_key is not None and len(data_key) != 32:
         raise ManifestError(f"the data key is {len(data_key)} bytes, not an AES-256 key", path=where)
@@ -321,7 +315,8 @@ def _encryption(doc: dict[str, Any], where: str, keyring: Keyring | None) -> Enc
 
 def parse_manifest(data: bytes, where: str, keyring: Keyring | None = None) -> SegmentManifest:
     """A ``.rsm-manifest``'s content (``SegmentManifestV1``); :class:`ManifestError` naming ``where``.  An
-    encrypted segment's data key is unwrapped with ``keyring`` (default :data:`KEYRING`) when it has the key."""
+    encrypted segment's data key is unwrapped with ``keyring`` (the command's, from ``--aiven-private-key``)
+    when it has the key."""
     try:
         doc = json.loads(data)
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
@@ -384,32 +379,182 @@ def chunked_log(
     """The original ``.log`` of a segment whose transformed chunks are ``log`` (the ``.log`` object), read a range
     at a time: each read fetches the transformed chunks that cover it (one ranged read) and undoes them."""
     _need_key(manifest, log.location)
+    return RangedSource(
+        log.location,
+        manifest.original_file_size,
+        lambda start, end: fetch_original(manifest, log, start, end),
+        read_ahead=read_ahead,
+    )
+
+
+def chunk_at(manifest: SegmentManifest, position: int) -> tuple[int, Chunk] | None:
+    """The chunk (its index in the manifest's chunk index, and the chunk) holding byte ``position`` of the
+    original ``.log``; None past its end."""
+    if not 0 <= position < manifest.original_file_size:
+        return None
+    i = position // manifest.original_chunk_size
+    return i, manifest.chunks[i]
+
+
+def fetch_original(manifest: SegmentManifest, log: ByteSource, start: int, end: int) -> bytes:
+    """Bytes ``[start, end)`` of the original ``.log``: the transformed chunks that cover them fetched from
+    ``log`` in one ranged read (``AbstractChunkIndex.chunksForRange``), each undone."""
     chunks = manifest.chunks
     size = manifest.original_chunk_size
+    first, last = start // size, (end - 1) // size
+    lo = chunks[first].transformed_position
+    hi = chunks[last].transformed_position + chunks[last].transformed_size
+    data = log.read(lo, hi)
+    if len(data) != hi - lo:
+        raise KdumpError(
+            f"the .log object ends at byte {lo + len(data)}, before chunk {last} does ({hi}): shorter than "
+            "its manifest says",
+            path=log.location,
+            position=lo + len(data),
+        )
+    parts = []
+    for chunk in chunks[first : last + 1]:
+        raw = data[chunk.transformed_position - lo : chunk.transformed_position - lo + chunk.transformed_size]
+        parts.append(_undo(raw, chunk, manifest, log.location))
+    whole = b"".join(parts)
+    skip = start - chunks[first].original_position
+    return whole[skip : skip + end - start]
 
-    def fetch(start: int, end: int) -> bytes:
-        first, last = start // size, (end - 1) // size
-        lo = chunks[first].transformed_position
-        hi = chunks[last].transformed_position + chunks[last].transformed_size
-        data = log.read(lo, hi)
-        if len(data) != hi - lo:
-            raise KdumpError(
-                f"the .log object ends at byte {lo + len(data)}, before chunk {last} does ({hi}): shorter than "
-                "its manifest says",
-                path=log.location,
-                position=lo + len(data),
+
+class UnreadableObjectError(KdumpError, OSError):
+    """An object of an Aiven segment that cannot be read back (its manifest, an index out of ``.indexes``):
+    also an :class:`OSError`, so that every reader that reports an unreadable index file reports it the same
+    way (``strerror``: the message)."""
+
+    def __init__(self, message: str, *, path: str | None = None, position: int | None = None) -> None:
+        super().__init__(message, path=path, position=position)
+        self.strerror = message
+
+
+class SegmentObjects:
+    """One Aiven segment's objects -- its ``.log``, ``.indexes`` and ``.rsm-manifest`` (paths or URLs) -- and
+    the keyring its data key is unwrapped with (given by the command, from ``--aiven-private-key``); the
+    manifest is read when first needed, once.  Pickled (a verify worker), it carries the manifest read and
+    its data key, not the keyring."""
+
+    def __init__(self, log: str, indexes: str, manifest: str, keyring: Keyring | None = None) -> None:
+        self.log = log
+        self.indexes = indexes
+        self.manifest_location = manifest
+        self.keyring = keyring
+        self._manifest: SegmentManifest | None = None
+        self._error: KdumpError | None = None
+
+    def manifest(self) -> SegmentManifest:
+        """The segment's manifest; :class:`UnreadableObjectError` naming it when it cannot be read or used."""
+        if self._manifest is None:
+            if self._error is not None:
+                raise self._error
+            from kdump.storage.byte_source import read_all
+
+            try:
+                self._manifest = parse_manifest(
+                    read_all(self.manifest_location), self.manifest_location, self.keyring
+                )
+            except KdumpError as e:
+                self._error = UnreadableObjectError(e.message, path=e.path or self.manifest_location)
+                raise self._error from None
+            except OSError as e:
+                self._error = UnreadableObjectError(
+                    f"cannot read it: {e.strerror or e}", path=self.manifest_location
+                )
+                raise self._error from None
+        return self._manifest
+
+    def __getstate__(self) -> dict[str, Any]:
+        try:
+            self.manifest()
+        except KdumpError:
+            pass  # kept as the error, raised where it is read
+        state = self.__dict__.copy()
+        state["keyring"] = None
+        return state
+
+
+class SegmentLog(RangedSource):
+    """An Aiven segment's original ``.log`` as a ranged source (what a segment's ``.log`` is to every reader):
+    ``size`` bytes (the remote log metadata's ``segmentSizeInBytes``), each read fetching the transformed chunks
+    that cover it, with read-ahead; named by the ``.log`` object's location."""
+
+    def __init__(self, objects: SegmentObjects, size: int, *, read_ahead: int = DEFAULT_READ_AHEAD) -> None:
+        super().__init__(objects.log, size, self._fetch_original, read_ahead=read_ahead)
+        self.objects = objects
+        self._object: ByteSource | None = None
+
+    def _fetch_original(self, start: int, end: int) -> bytes:
+        manifest = self.objects.manifest()
+        if manifest.original_file_size != self._size:
+            raise UnreadableObjectError(
+                f"originalFileSize {manifest.original_file_size}, but the metadata says segmentSizeInBytes "
+                f"{self._size}",
+                path=self.objects.manifest_location,
             )
-        parts = []
-        for chunk in chunks[first : last + 1]:
-            raw = data[
-                chunk.transformed_position - lo : chunk.transformed_position - lo + chunk.transformed_size
-            ]
-            parts.append(_undo(raw, chunk, manifest, log.location))
-        whole = b"".join(parts)
-        skip = start - chunks[first].original_position
-        return whole[skip : skip + end - start]
+        _need_key(manifest, self.location)
+        if self._object is None:
+            from kdump.storage.byte_source import source_of
 
-    return RangedSource(log.location, manifest.original_file_size, fetch, read_ahead=read_ahead)
+            self._object = source_of(self.location)
+        return fetch_original(manifest, self._object, start, end)
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        for name in ("_fetch", "_object", "_buffer"):
+            state.pop(name, None)
+        state["_lo"] = state["_hi"] = 0
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._fetch = self._fetch_original
+        self._object = None
+        self._buffer = None
+
+
+class SegmentIndex:
+    """One index out of an Aiven segment's ``.indexes`` (:data:`INDEX_NAMES`) as a byte source, read (and
+    decrypted) whole when first read; named ``<.indexes object>#<name>`` (its bytes are not the object's: an
+    index is one chunk of it, maybe encrypted).  An absent index (no transaction index) is empty.  Errors are
+    :class:`UnreadableObjectError`."""
+
+    def __init__(self, objects: SegmentObjects, name: str) -> None:
+        self.objects = objects
+        self.name = name
+        self.location = f"{objects.indexes}#{name}"
+        self._data: bytes | None = None
+
+    def _load(self) -> bytes:
+        if self._data is None:
+            from kdump.storage.byte_source import source_of
+
+            manifest = self.objects.manifest()
+            try:
+                entry = manifest.indexes.get(self.name)
+                data = (
+                    b""
+                    if entry is None or entry[1] == 0
+                    else read_index(manifest, source_of(self.objects.indexes), self.name)
+                )
+            except KdumpError as e:
+                raise UnreadableObjectError(
+                    f"the {self.name} index: {e.message}", path=e.path, position=e.position
+                ) from None
+            except OSError as e:
+                raise UnreadableObjectError(
+                    f"the {self.name} index: cannot read it: {e.strerror or e}", path=self.objects.indexes
+                ) from None
+            self._data = data or b""
+        return self._data
+
+    def size(self) -> int:
+        return len(self._load())
+
+    def read(self, start: int, end: int) -> bytes:
+        return self._load()[start:end]
 
 
 def _need_key(manifest: SegmentManifest, where: str) -> None:

@@ -8,11 +8,15 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import TypedDict, Unpack
+from typing import TYPE_CHECKING, TypedDict, Unpack
 
 from kdump.storage import locations, naming
-from kdump.storage.file_records import FileRecords
+from kdump.storage.compression import DEFAULT_DECOMPRESSION_LIMIT
+from kdump.storage.file_records import INT_MAX, FileRecords
 from kdump.storage.offset_index import OffsetIndex
+
+if TYPE_CHECKING:
+    from kdump.storage.byte_source import ByteSource
 
 #: The suffixes of the files that belong to a segment, in the order Kafka lists them.
 SEGMENT_SUFFIXES = (
@@ -46,12 +50,17 @@ class LogSegment:
     A partition may hold 100,000 segments: the usual segment (its files named as Kafka names them, added in
     name order, as a scan meets them) keeps only which suffixes it has, as bits (``_found``); any other keeps
     its dict of paths (``_files``).
+
+    A segment whose files are not plain files (a tiered segment in Aiven's layout: its ``.log`` read back
+    through a chunk index, its indexes out of one ``.indexes`` object) has a :class:`ByteSource` per suffix
+    (``_sources``, :meth:`add_source`): every reader opens :meth:`source`, which is the path otherwise.
     """
 
     directory: str
     base_offset: int
     _found: int = 0
     _files: dict[str, str] | None = None
+    _sources: dict[str, ByteSource] | None = None
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, LogSegment):
@@ -95,6 +104,22 @@ class LogSegment:
                 return
             files = self._files = self.files
         files[suffix] = path
+
+    def add_source(self, suffix: str, source: ByteSource) -> None:
+        """The segment's file with ``suffix`` is read from ``source`` (named by its location)."""
+        self.add_file(suffix, source.location)
+        if self._sources is None:
+            self._sources = {}
+        self._sources[suffix] = source
+
+    def source(self, suffix: str) -> str | ByteSource:
+        """What a reader opens for the file with ``suffix``: its source when it has one, else its path."""
+        sources = self._sources
+        if sources is not None:
+            found = sources.get(suffix)
+            if found is not None:
+                return found
+        return self.path(suffix)
 
     def _named(self, suffix: str) -> str:
         """The name Kafka writes (``LogFileUtils.filenamePrefixFromOffset``: 20 digits) in the directory."""
@@ -141,13 +166,23 @@ class LogSegment:
         """Size of the ``.log`` in bytes (0 when it is missing)."""
         if not self.has(naming.LOG_FILE_SUFFIX):
             return 0
+        source = self.source(naming.LOG_FILE_SUFFIX)
         try:
-            return locations.getsize(self.log_path)
+            return locations.getsize(source) if isinstance(source, str) else source.size()
         except OSError:
             return 0
 
     def open_log(self, **options: Unpack[OpenLogOptions]) -> FileRecords:
-        return FileRecords(self.log_path, **options)
+        source = self.source(naming.LOG_FILE_SUFFIX)
+        if isinstance(source, str):
+            return FileRecords(source, **options)
+        # the source's own read-ahead
+        return FileRecords.open(
+            source,
+            max_bytes=options.get("max_bytes", INT_MAX),
+            decompression_limit=options.get("decompression_limit", DEFAULT_DECOMPRESSION_LIMIT),
+        )
 
     def open_offset_index(self) -> OffsetIndex:
-        return OffsetIndex(self.index_path, self.base_offset)
+        index: OffsetIndex = OffsetIndex.open(self.source(naming.INDEX_FILE_SUFFIX), self.base_offset)
+        return index

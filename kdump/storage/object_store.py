@@ -75,6 +75,8 @@ class StoreStats:
     bytes_fetched: int = 0
     #: The objects opened, with their sizes.
     objects: dict[str, int] = field(default_factory=dict)
+    #: Reads answered (wholly or partly) from what this run had fetched already (:class:`FetchCache`).
+    cached_reads: int = 0
 
     @property
     def requests(self) -> int:
@@ -85,7 +87,7 @@ class StoreStats:
         return (
             f"kdump: store: {self.bytes_fetched} bytes fetched in {self.requests} requests "
             f"({self.read_requests} ranged reads, {self.metadata_requests} metadata) "
-            f"from {len(self.objects)} objects of {size} bytes"
+            f"from {len(self.objects)} objects of {size} bytes; {self.cached_reads} reads from what was fetched"
         )
 
 
@@ -161,6 +163,14 @@ def filesystem(url: str) -> tuple[Any, str]:
         raise KdumpUsageError(
             f"{url}: reading {scheme_of(url)}:// URLs needs {BACKENDS.get(scheme_of(url) or '', 'a backend')}"
         ) from None
+    except OSError as e:
+        if scheme_of(url) == "hdfs" and ("libjvm" in str(e) or "libhdfs" in str(e)):
+            # pyarrow's HadoopFileSystem loads Hadoop's client library (and a JVM) when it is made
+            raise KdumpUsageError(
+                f"{url}: reading hdfs:// URLs needs pyarrow with libhdfs: a Hadoop client (JAVA_HOME, "
+                "HADOOP_HOME, CLASSPATH from `hadoop classpath --glob`), not found here"
+            ) from None
+        raise store_error(url, e) from None
     except Exception as e:  # noqa: BLE001 - a backend's configuration error, one line naming the URL
         raise store_error(url, e) from None
     return fs, path
@@ -188,9 +198,17 @@ def info(url: str) -> dict[str, Any] | None:
 
 
 def forget() -> None:
-    """Forget what the stores said (the next look asks again) and reset :data:`STATS`."""
+    """Forget what the stores said and what was fetched (the next look asks again) and reset :data:`STATS`."""
     _INFO.clear()
+    CACHE.clear()
     STATS.__init__()  # type: ignore[misc]
+
+
+def end_of_run() -> None:
+    """A command's run ended: what was fetched (:data:`CACHE`) and what the stores said are given up; the
+    counts (:data:`STATS`) stay, to be printed."""
+    _INFO.clear()
+    CACHE.clear()
 
 
 def exists(url: str) -> bool:
@@ -202,9 +220,116 @@ def is_dir(url: str) -> bool:
     return found is not None and found.get("type") == "directory"
 
 
+class FetchCache:
+    """What this run fetched of each object, kept on disk so that a command that reads an object twice (``diff``
+    reads each copy once for its summary and again for the comparison; ``report`` runs several commands' passes
+    over the same segments) fetches it once: per object, an unlinked temporary file (``TMPDIR``) holding the
+    ranges fetched so far, at their positions.  Memory stays flat (the pages are the file's, the kernel's to
+    give back); the disk holds at most :attr:`limit` bytes (``KDUMP_STORE_CACHE``, in bytes; default 2 GiB;
+    ``0``: no cache), the objects read longest ago given up first.  An object is never cached if its size
+    changed (the store said another size): a range is then fetched again."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._objects: dict[str, _CachedObject] = {}
+        self.bytes = 0
+
+    def get(self, url: str, size: int) -> _CachedObject | None:
+        """The cache of the object ``url`` (``size`` bytes), made on first use; None when it cannot be kept."""
+        if size <= 0 or size > self.limit:
+            return None
+        found = self._objects.pop(url, None)
+        if found is not None and found.size != size:
+            self._drop(found)
+            found = None
+        if found is None:
+            import tempfile
+
+            try:
+                found = _CachedObject(tempfile.TemporaryFile(prefix="kdump-fetched-"), size)
+            except OSError:
+                return None
+        self._objects[url] = found  # the most recently used last
+        return found
+
+    def grew(self, by: int) -> None:
+        """``by`` more bytes are held: the objects used longest ago are given up until under the limit."""
+        self.bytes += by
+        while self.bytes > self.limit and len(self._objects) > 1:
+            oldest = next(iter(self._objects))
+            self._drop(self._objects.pop(oldest))
+
+    def _drop(self, cached: _CachedObject) -> None:
+        self.bytes -= cached.held
+        cached.file.close()
+
+    def clear(self) -> None:
+        for cached in self._objects.values():
+            cached.file.close()
+        self._objects.clear()
+        self.bytes = 0
+
+
+class _CachedObject:
+    """One object's fetched ranges (``have``: sorted, disjoint ``[start, end)``) in ``file``."""
+
+    def __init__(self, file: Any, size: int) -> None:
+        self.file = file
+        self.size = size
+        self.have: list[tuple[int, int]] = []
+
+    @property
+    def held(self) -> int:
+        return sum(e - s for s, e in self.have)
+
+    def missing(self, start: int, end: int) -> list[tuple[int, int]]:
+        """The parts of ``[start, end)`` not fetched yet."""
+        out = []
+        at = start
+        for s, e in self.have:
+            if e <= at:
+                continue
+            if s >= end:
+                break
+            if s > at:
+                out.append((at, s))
+            at = max(at, e)
+            if at >= end:
+                break
+        if at < end:
+            out.append((at, end))
+        return out
+
+    def put(self, start: int, data: bytes) -> int:
+        """``data`` fetched at ``start`` kept; how many bytes more are held."""
+        os.pwrite(self.file.fileno(), data, start)
+        before = self.held
+        merged: list[tuple[int, int]] = []
+        for s, e in sorted([*self.have, (start, start + len(data))]):
+            if merged and s <= merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(merged[-1][1], e))
+            else:
+                merged.append((s, e))
+        self.have = merged
+        return self.held - before
+
+    def read(self, start: int, end: int) -> bytes:
+        return os.pread(self.file.fileno(), end - start, start)
+
+
+def _cache_limit() -> int:
+    text = os.environ.get("KDUMP_STORE_CACHE", "")
+    return int(text) if text.isdigit() else 2 << 30
+
+
+#: This run's :class:`FetchCache`.
+CACHE = FetchCache(_cache_limit())
+
+
 def open_source(url: str, *, read_ahead: int = DEFAULT_READ_AHEAD) -> RangedSource:
-    """The object at ``url`` as a ranged source: its size asked once, its bytes fetched a window at a time.
-    :class:`StoreError` when it is missing, a prefix (a "directory"), or cannot be read."""
+    """The object at ``url`` as a ranged source: its size asked once, its bytes fetched a window at a time, each
+    range fetched once per run (:data:`CACHE`).  :class:`StoreError` when it is missing, a prefix (a
+    "directory"), or cannot be read."""
     found = info(url)
     if found is None:
         raise _missing(url)
@@ -214,7 +339,7 @@ def open_source(url: str, *, read_ahead: int = DEFAULT_READ_AHEAD) -> RangedSour
     fs, path = filesystem(url)
     STATS.objects[url] = size
 
-    def fetch(start: int, end: int) -> bytes:
+    def get(start: int, end: int) -> bytes:
         STATS.read_requests += 1
         try:
             data: bytes = fs.cat_file(path, start=start, end=end)
@@ -229,6 +354,20 @@ def open_source(url: str, *, read_ahead: int = DEFAULT_READ_AHEAD) -> RangedSour
                 position=start,
             )
         return data
+
+    def fetch(start: int, end: int) -> bytes:
+        cached = CACHE.get(url, size)
+        if cached is None:
+            return get(start, end)
+        missing = cached.missing(start, end)
+        if len(missing) == 1 and missing[0] == (start, end):
+            data = get(start, end)
+            CACHE.grew(cached.put(start, data))
+            return data
+        for lo, hi in missing:
+            CACHE.grew(cached.put(lo, get(lo, hi)))
+        STATS.cached_reads += 1
+        return cached.read(start, end)
 
     return RangedSource(url, size, fetch, read_ahead=read_ahead)
 
