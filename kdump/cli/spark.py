@@ -14,6 +14,8 @@ from typing import TextIO
 
 import click
 
+from kdump.cli.remote_options import remote_options
+
 _MASTER_HELP = (
     "Spark master URL: local[*] (default: all cores of this machine), local[N], spark://HOST:7077, yarn, ... "
     "Under spark-submit, the master spark-submit was given."
@@ -220,6 +222,11 @@ def command() -> None:
     metavar="KEY=VALUE",
     help="Any other kafka-log option (startingOffsets, endingTimestamp, ...); repeatable.",
 )
+@remote_options(
+    "Remote storage of tiered partitions: each is read as one log, the segments __remote_log_metadata says were "
+    "copied (Kafka's RemoteLogSegmentFileset layout, as `kdump tiered`), read by the tasks straight from there, "
+    "then its local ones; a local path or a URL."
+)
 @click.option("--overwrite", is_flag=True, help="Replace the output directory if it exists.")
 @click.option(
     "--no-progress", is_flag=True, help="Never show the progress display (on a terminal: stages, partitions)."
@@ -239,6 +246,9 @@ def export_command(
     partitions: str | None,
     on_corrupt: str,
     extra: tuple[str, ...],
+    remote_root: str | None,
+    metadata: tuple[str, ...],
+    metadata_partitions: int | None,
     overwrite: bool,
     no_progress: bool,
     master: str | None,
@@ -250,9 +260,13 @@ def export_command(
     then the forensic columns. Damaged batches are listed after the run. As a consumer sees them: no control
     records unless --include-control.
     """
+    if remote_root is None and (metadata or metadata_partitions):
+        raise click.UsageError("--metadata and --metadata-partitions go with --remote-root")
     _preflight(paths, output=output, overwrite=overwrite, topics=topics, topic_pattern=topic_pattern)
     _check_spark()
     make_parents(output)
+    from kdump.storage import locations
+
     options = {
         "isolation.level": isolation_level,
         "includeHeaders": "true" if include_headers else "false",
@@ -264,6 +278,9 @@ def export_command(
         ("topicPattern", topic_pattern),
         ("partitions", partitions),
         ("decoder", decoder),
+        ("remoteRoot", remote_root),
+        ("metadata", ",".join(locations.abspath(m) for m in metadata) or None),
+        ("metadataPartitions", None if metadata_partitions is None else str(metadata_partitions)),
     ):
         if value is not None:
             options[name] = value

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from kdump.analysis.consumer_view import READ_COMMITTED, READ_UNCOMMITTED
 
 if TYPE_CHECKING:
+    from kdump.commands.remote_tier import RemoteOptions
     from kdump.payload.sources import PayloadDecoding
 
 EARLIEST = -2
@@ -71,9 +72,17 @@ OPTIONS: dict[str, str] = {
     "rowsPerBatch": "rows per Arrow batch handed to Spark (default 10000)",
     "columns": "comma-separated columns: the source hands Spark only these, in this order (Spark's Python data "
     "sources get no column pruning from a select; this is it: Spark converts fewer columns)",
+    "remoteRoot": "a tiered partition's remote storage (as kdump ls/txn/files --remote-root): a local path or a "
+    "URL; each tiered partition is read as one log, the segments __remote_log_metadata says were copied "
+    "(Kafka's RemoteLogSegmentFileset objects, read by the tasks straight from the store) below its first "
+    "local one, then the local ones",
+    "metadata": "with remoteRoot: comma-separated log directories holding __remote_log_metadata partitions, or "
+    "such partitions (default: each partition's own log directory)",
+    "metadataPartitions": "with remoteRoot: remote.log.metadata.topic.num.partitions (default 50)",
     "pushFilters": "true: Spark's filters on topic, partition, offset and timestamp (from below) narrow what is "
     "read, with spark.sql.python.filterPushdown.enabled (kdump.spark.session sets it); load a DataFrame for each "
-    "query: PySpark 4.3 reuses a DataFrame's last pushed-down plan for its later queries without such filters",
+    "query: PySpark 4.3 reuses a DataFrame's last pushed-down plan for its later queries without such filters "
+    "(default false there; true on a Spark that keeps the plan per scan, see kdump.spark.pushdown_plan_per_scan)",
 }
 
 
@@ -273,6 +282,8 @@ class Selection:
     read: ReadOptions = field(default_factory=ReadOptions)
     #: What Spark's filters narrowed (filter pushdown).
     pushed: Pushed = field(default_factory=Pushed)
+    #: remoteRoot (with metadata, metadataPartitions): tiered partitions are read as one log.
+    remote: RemoteOptions | None = None
 
     def wants(self, topic: str, partition: int) -> bool:
         """Whether the partition is selected by topics, topicPattern, assign, partitions and pushed filters."""
@@ -471,7 +482,27 @@ def parse_options(options: Mapping[str, str]) -> Selection:
             _get(options, "openCostInBytes"), "openCostInBytes", DEFAULT_OPEN_COST_BYTES, 0
         ),
         read=read,
+        remote=remote_options(options),
     )
+
+
+def remote_options(options: Mapping[str, str]) -> RemoteOptions | None:
+    """``remoteRoot``, ``metadata`` and ``metadataPartitions`` as the commands' ``--remote-root``,
+    ``--metadata`` and ``--metadata-partitions`` give them (:class:`kdump.commands.remote_tier.RemoteOptions`,
+    Kafka's layout); None without ``remoteRoot`` (the other two alone are an error, as on the command line)."""
+    root = _get(options, "remoteRoot")
+    metadata = _get(options, "metadata")
+    partitions = _get(options, "metadataPartitions")
+    if root is None or not root.strip():
+        if metadata is not None or partitions is not None:
+            raise OptionError("metadata and metadataPartitions go with remoteRoot")
+        return None
+    from kdump.analysis.remote_log_metadata import DEFAULT_METADATA_PARTITIONS
+    from kdump.commands.remote_tier import RemoteOptions
+
+    dirs = tuple(p.strip() for p in (metadata or "").split(",") if p.strip())
+    count = _positive(partitions, "metadataPartitions", DEFAULT_METADATA_PARTITIONS)
+    return RemoteOptions(root.strip(), "kafka", dirs, count)
 
 
 def decoder(options: Mapping[str, str]) -> str | None:
@@ -495,9 +526,11 @@ def selected_columns(options: Mapping[str, str]) -> tuple[str, ...] | None:
     return tuple(dict.fromkeys(c.strip() for c in text.split(",") if c.strip()))
 
 
-def push_filters_wanted(options: Mapping[str, str]) -> bool:
-    """Just the ``pushFilters`` option (whether the data source narrows a read by Spark's filters)."""
-    return _bool(_get(options, "pushFilters"), "pushFilters")
+def push_filters_wanted(options: Mapping[str, str], default: bool = False) -> bool:
+    """Just the ``pushFilters`` option (whether the data source narrows a read by Spark's filters);
+    ``default`` when it is not given (see :func:`kdump.spark.pushdown_plan_per_scan`)."""
+    text = _get(options, "pushFilters")
+    return default if text is None else _bool(text, "pushFilters")
 
 
 def include_headers(options: Mapping[str, str]) -> bool:

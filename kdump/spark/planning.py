@@ -7,6 +7,12 @@ indexes are used for timestamps), and the first split of a partition starts at t
 index gives for its starting offset.  For ``read_committed`` the partition's aborted transactions and last
 stable offset are read once here and handed to its splits.
 
+With ``remoteRoot`` (:func:`kdump.spark.options.remote_options`) a tiered partition is planned as one log, as
+``kdump ls``/``txn``/``files --remote-root`` read it (:meth:`kdump.commands.remote_tier.RemoteChecks.one_log`,
+the same code): the segments ``__remote_log_metadata`` says were copied, below the first local one, then the
+local ones.  A remote segment's split names its ``.log`` object (a URL, or a path under a local remote root):
+the task that reads it fetches it straight from the store.
+
 Planning reads directory listings, index files and a few batch headers; it runs on the Spark driver.
 """
 
@@ -14,7 +20,8 @@ from __future__ import annotations
 
 import glob
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from kdump.analysis.consumer_view import aborted_in_range, transaction_state
 from kdump.analysis.log_search import LogStart, find_timestamp, offset_start_position
@@ -29,6 +36,9 @@ from kdump.storage.log_segment import LogSegment
 from kdump.storage.naming import parse_partition_dir
 from kdump.storage.regular_file import open_regular
 from kdump.storage.transaction_index import AbortedTxn
+
+if TYPE_CHECKING:
+    from kdump.commands.remote_tier import RemoteChecks
 
 #: An offset past every real one: a range that starts here is empty.
 NOTHING = 1 << 63
@@ -218,6 +228,7 @@ def plan(selection: Selection) -> Plan:
     matched: list[tuple[str, int, str]] = []
     problems: list[str] = []
     chosen: list[_Segment] = []
+    remote = _remote(selection)
     for directory in partition_dirs(selection.paths):
         named = parse_partition_dir(os.path.basename(os.path.normpath(directory)))
         if named is not None and not selection.wants(named.topic, named.partition):
@@ -227,6 +238,14 @@ def plan(selection: Selection) -> Plan:
         except OSError as e:
             problems.append(f"{directory}: {e.strerror or e}")
             continue
+        if remote is not None:
+            try:
+                one = remote.one_log(log)
+            except (KdumpError, OSError) as e:
+                problems.append(e.describe() if isinstance(e, KdumpError) else f"{directory}: {e}")
+                one = None
+            if one is not None:
+                log = one[0]
         topic, partition = topic_partition(log)
         if not selection.wants(topic, partition):
             continue
@@ -297,6 +316,18 @@ def plan(selection: Selection) -> Plan:
                 )
             )
     return Plan(splits, matched, problems, pack(splits, target, open_cost), target)
+
+
+def _remote(selection: Selection) -> RemoteChecks | None:
+    """The tiered partitions' remote part (``remoteRoot``): the commands' :class:`RemoteChecks`, which reads
+    each set of metadata partitions once per plan.  A local remote root is made absolute (the tasks run
+    elsewhere)."""
+    options = selection.remote
+    if options is None:
+        return None
+    from kdump.commands.remote_tier import RemoteChecks  # only for a tiered read
+
+    return RemoteChecks(replace(options, root=locations.abspath(options.root)))
 
 
 def target_split_bytes(total: int, min_partitions: int, max_split_bytes: int, open_cost: int) -> int:

@@ -40,6 +40,7 @@ from kdump.spark.planning import Split
 from kdump.spark.schema import arrow_schema
 from kdump.storage import compression
 from kdump.storage.file_records import FileRecords, RecordBatch
+from kdump.storage.locations import is_url
 from kdump.storage.record import Record, check_object_headers
 from kdump.storage.record_batch import (
     COMPRESSION_CODEC_MASK,
@@ -473,6 +474,17 @@ def new_columns(split: Split, options: ReadOptions, *, pure: bool = False) -> _C
     return _Columns(split, options.include_headers, options.decoder, options)
 
 
+def open_split(split: Split) -> FileRecords:
+    """The ``.log`` of ``split``, opened to read ``[start_position, end_position)``.  A local file is mapped
+    whole (its fast path); an object in a store is fetched a read-ahead window at a time from the split's start
+    and never past its end plus one batch header (a split ends where a batch starts, and the walk looks at
+    most at the next batch's header before it stops), so a task fetches its own split's bytes, not the
+    8 MiB read-ahead past them that the next split's task fetches again."""
+    if split.end_position is None or not is_url(split.path):
+        return FileRecords(split.path)
+    return FileRecords(split.path, max_bytes=split.end_position + RECORD_BATCH_OVERHEAD)
+
+
 def read_split(split: Split, options: ReadOptions) -> Iterator[pa.RecordBatch]:
     """The records of ``split`` as Arrow record batches with :func:`kdump.spark.schema.arrow_schema`."""
     report = Reporter(split, options)
@@ -489,7 +501,7 @@ def _read(split: Split, options: ReadOptions, report: Reporter) -> Iterator[pa.R
     start_offset = split.start_offset
     end_offset = split.end_offset
     committed: ReadCommittedFilter | None = None
-    with FileRecords(split.path) as records:
+    with open_split(split) as records:
         end = records.size_in_bytes if split.end_position is None else split.end_position
         batches = records.batches(split.start_position, end)
         reached = split.start_position
