@@ -541,3 +541,31 @@ def test_lag_of_thousands_of_partitions_is_aggregated() -> None:
     figures = [int(t.split(": lag ")[1].split()[0].replace(",", "")) for t in charts[1].split("<title>")[1:]]
     assert sum(figures) == total
     assert "11 other groups: lag" in html and "all 3,000 committed partitions, lagging most first" in html
+
+
+def test_a_log_directory_is_listed_once_not_once_per_partition(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """verify's selection (which the report makes) looks for a log directory's files in the parent of each
+    partition once per parent: 10,000 partitions listed their log directory 10,000 times (quadratic: minutes)."""
+    from kdump.commands import verify
+    from kdump.storage import locations
+
+    root = tmp_path / "data"
+    root.mkdir()
+    (root / "meta.properties").write_text("version=1\nnode.id=1\n")
+    for i in range(40):
+        part = root / f"t-{i}"
+        part.mkdir()
+        (part / "00000000000000000000.log").write_bytes(build_v2_batch([SimpleRecord(b"x", timestamp=T0)]))
+    listed: list[str] = []
+    real = locations.listdir
+
+    def counting(path: str) -> list[str]:
+        listed.append(os.path.normpath(path))
+        return real(path)
+
+    monkeypatch.setattr(locations, "listdir", counting)
+    targets, log_dirs = verify.select([str(root)])
+    assert len(targets) == 40 and log_dirs == [str(root)]
+    assert listed.count(os.path.normpath(str(root))) <= 2, listed

@@ -88,6 +88,8 @@ def select(
     bill)."""
     targets: dict[str, PartitionTarget] = {}
     log_dirs: dict[str, str] = {}
+    #: The parents of partition directories already looked at for a log directory's files.
+    listed: set[str] = set()
 
     def on_error(path: str, error: OSError) -> None:
         if unreadable is not None:
@@ -110,11 +112,13 @@ def select(
                 key = locations.realpath(directory)
                 if key != root:
                     parent = os.path.dirname(directory)
-                    try:
-                        if holds_log_dir_files(locations.listdir(parent)):
-                            log_dirs.setdefault(locations.realpath(parent), parent)
-                    except OSError:
-                        pass
+                    if parent not in listed:  # once per log directory, not once per partition in it
+                        listed.add(parent)
+                        try:
+                            if holds_log_dir_files(locations.listdir(parent)):
+                                log_dirs.setdefault(locations.realpath(parent), parent)
+                        except OSError:
+                            pass
                 if key not in targets:
                     try:
                         targets[key] = PartitionTarget(LocalLog.scan(directory))
