@@ -1,4 +1,4 @@
-"""Build of the optional C accelerator (``kdump._speedups``) and the man pages of an editable install; everything
+"""Build of the optional C accelerators (``kdump._speedups``, ``_columns``, ``_digests``) and the man pages of an editable install; everything
 else is in pyproject.toml.
 
 The extension is optional: without a C compiler the install goes on and kdump uses its pure-Python decoder,
@@ -28,6 +28,7 @@ setup(
     ext_modules=[
         Extension("kdump._speedups", ["kdump/_speedups.c"], optional=True),
         Extension("kdump._columns", ["kdump/_columns.c"], optional=True),
+        Extension("kdump._digests", ["kdump/_digests.c"], optional=True),
     ],
     cmdclass={"editable_wheel": EditableWheel},
 )

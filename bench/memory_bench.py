@@ -3,7 +3,7 @@ either complete (exit 0) or stop with one clear line at a documented bound.
 
 Each case's input is generated into a temporary directory (small files, except where the case is about size:
 the sparse index and the 2 GiB+ segment are sparse, the 200 MiB record is written once), then kdump runs under
-``/usr/bin/time -v`` (``apt-get install time`` where it is missing) and the table gives its peak RSS, wall
+``/usr/bin/time -v`` (``apt-get install time`` where it is missing) and the table gives its peak RSS, CPU time (user + system), wall
 time, exit status and the last line of its standard error.
 
 Usage::
@@ -314,7 +314,7 @@ CASES: dict[str, Callable[[Path, float], list[str]]] = {
 }
 
 
-def measure(args: list[str]) -> tuple[float, float, int, str]:
+def measure(args: list[str]) -> tuple[float, float, float, int, str]:
     time_bin = shutil.which("time") or "/usr/bin/time"
     started = time.perf_counter()
     r = subprocess.run(
@@ -327,9 +327,10 @@ def measure(args: list[str]) -> tuple[float, float, int, str]:
     wall = time.perf_counter() - started
     match = re.search(r"Maximum resident set size \(kbytes\): (\d+)", r.stderr)
     peak = int(match.group(1)) / 1024 if match else float("nan")
+    cpu = sum(float(m) for m in re.findall(r"(?:User|System) time \(seconds\): ([\d.]+)", r.stderr))
     status = re.search(r"Exit status: (\d+)", r.stderr)
     lines = [line for line in r.stderr.splitlines() if line and not line.startswith(("\t", "Command"))]
-    return peak, wall, int(status.group(1)) if status else r.returncode, lines[-1] if lines else ""
+    return peak, wall, cpu, int(status.group(1)) if status else r.returncode, lines[-1] if lines else ""
 
 
 def main() -> int:
@@ -345,7 +346,9 @@ def main() -> int:
         return 2
     root = Path(opts.keep) if opts.keep else Path(tempfile.mkdtemp(prefix="kdump-membench-"))
     root.mkdir(parents=True, exist_ok=True)
-    print("| case | peak RSS | wall | exit | last line of stderr |\n| --- | --- | --- | --- | --- |")
+    print(
+        "| case | peak RSS | CPU | wall | exit | last line of stderr |\n| --- | --- | --- | --- | --- | --- |"
+    )
     failures = 0
     try:
         for name, build in CASES.items():
@@ -356,13 +359,13 @@ def main() -> int:
             d.mkdir()
             args = build(d, opts.scale)
             if not args:
-                print(f"| {name} | skipped: run bench/make_segments.py first | | | |", flush=True)
+                print(f"| {name} | skipped: run bench/make_segments.py first | | | | |", flush=True)
                 continue
-            peak, wall, status, last = measure(args)
+            peak, wall, cpu, status, last = measure(args)
             ok = peak < LIMIT_MIB and "out of memory" not in last and "internal error" not in last
             failures += not ok
             print(
-                f"| {name} | {peak:.0f} MiB{'' if ok else ' ✗'} | {wall:.1f} s | {status} | {last[:110]} |",
+                f"| {name} | {peak:.0f} MiB{'' if ok else ' ✗'} | {cpu:.1f} s | {wall:.1f} s | {status} | {last[:110]} |",
                 flush=True,
             )
             if not opts.keep:

@@ -8,8 +8,13 @@ batch, once uncompressed and once zstd; built first if missing) and measures, fo
   Arrow batches Spark receives (one core, in process);
 * ``spark``: ``spark.read.format("kafka-log").load(...)`` written to Spark's ``noop`` sink (every column
   materialised in the JVM) on ``local[N]``; records/s per core = records / wall time / N, and records per
-  CPU-second of the whole process tree (JVM and Python workers; robust when other work shares the machine).
-  The session start and a warm-up query are not counted (fixed costs, about 5 s and 3-5 s).
+  CPU-second of the whole process tree (JVM and Python workers; robust when other work shares the machine),
+  split into the JVM's own CPU seconds (``jvm_cpu_seconds``; of which ``jit_cpu_seconds`` the JIT compiler
+  threads) and the Python side's (the driver and its Python workers).
+  The session start and a warm-up are not counted: before the first measured query every option set is
+  written once to the ``noop`` sink over every segment (the JVM's JIT compiles Spark's row conversion in the
+  first queries: the first query of a fresh JVM took 1.5-2x the CPU of the third), then each figure
+  does its own warm-up count.
 
 With ``--variants``, the ``arrow`` and ``spark`` stages also run with each option set of ``VARIANTS``
 (``includeHeaders``, ``includeControlRecords``, ``isolation.level=read_committed``), as stages
@@ -85,23 +90,69 @@ def arrow_stage(directory: Path, extra: dict[str, str] | None = None) -> tuple[i
     return n, time.perf_counter() - started, time.process_time() - cpu
 
 
+def jvm_cpu_seconds(pid: int | None) -> tuple[float, float]:
+    """CPU seconds of the JVM process ``pid`` (every thread, ended ones included) and of its JIT compiler
+    threads (those alive now: they live as long as the JVM); (0, 0) without /proc or a JVM pid."""
+    if pid is None:
+        return 0.0, 0.0
+    ticks = os.sysconf("SC_CLK_TCK")
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        total = (int(fields[11]) + int(fields[12])) / ticks
+        jit = 0.0
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            try:
+                with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                    raw = f.read()
+            except OSError:
+                continue
+            if "CompilerThre" in raw[raw.index("(") : raw.rindex(")")]:
+                fields = raw.rsplit(")", 1)[1].split()
+                jit += (int(fields[11]) + int(fields[12])) / ticks
+    except OSError:
+        return 0.0, 0.0
+    return total, jit
+
+
+def jvm_pid(spark) -> int | None:
+    """The pid of the JVM PySpark started for ``spark`` (None when it was not started by this process)."""
+    proc = getattr(spark.sparkContext._gateway, "proc", None)
+    return None if proc is None else proc.pid
+
+
 def spark_stage(
     spark, directory: Path, repeat: int, extra: dict[str, str] | None = None
-) -> tuple[int, list[float], list[float], int]:
+) -> tuple[int, list[float], list[float], int, list[tuple[float, float]]]:
     reader = spark.read.format("kafka-log").option("maxBytesPerSplit", str(SPLIT_BYTES))
     for key, value in (extra or {}).items():
         reader = reader.option(key, value)
     n = reader.load(str(directory)).count()  # warm-up (also the record count)
     times = []
     cpu = []
+    jvm = []
+    pid = jvm_pid(spark)
     for _ in range(repeat):
         cpu_before = tree_cpu_seconds([os.getpid()])
+        jvm_before = jvm_cpu_seconds(pid)
         started = time.perf_counter()
         reader.load(str(directory)).write.format("noop").mode("overwrite").save()
         times.append(time.perf_counter() - started)
         cpu.append(tree_cpu_seconds([os.getpid()]) - cpu_before)
+        jvm_after = jvm_cpu_seconds(pid)
+        jvm.append((jvm_after[0] - jvm_before[0], jvm_after[1] - jvm_before[1]))
     splits = len(plan(parse_options({"path": str(directory), "maxBytesPerSplit": str(SPLIT_BYTES)})).splits)
-    return n, times, cpu, splits
+    return n, times, cpu, splits, jvm
+
+
+def warm_up(spark, data: Path, variants: tuple) -> None:
+    """Every option set written once to the noop sink over every segment: the JIT's first compilations of
+    Spark's row conversion are not measured (see the module's doc)."""
+    for name, (_, extra) in ((n, v) for v in variants for n in make_segments.LAYOUT):
+        reader = spark.read.format("kafka-log").option("maxBytesPerSplit", str(SPLIT_BYTES))
+        for key, value in extra.items():
+            reader = reader.option(key, value)
+        reader.load(str(data / name)).write.format("noop").mode("overwrite").save()
 
 
 def profile_arrow(directory: Path, top: int = 15) -> str:
@@ -156,8 +207,9 @@ def main(argv: list[str] | None = None) -> int:
             )
     spark = session(f"local[{args.cores}]", "kdump spark bench")
     try:
+        warm_up(spark, data, variants)
         for name, (suffix, extra) in ((n, v) for v in variants for n in make_segments.LAYOUT):
-            n, times, cpu, splits = spark_stage(spark, data / name, args.repeat, extra)
+            n, times, cpu, splits, jvm = spark_stage(spark, data / name, args.repeat, extra)
             best = cpu.index(min(cpu))
             figures.append(
                 {
@@ -166,6 +218,8 @@ def main(argv: list[str] | None = None) -> int:
                     "records": n,
                     "seconds": times[best],
                     "cpu_seconds": round(cpu[best], 2),
+                    "jvm_cpu_seconds": round(jvm[best][0], 2),
+                    "jit_cpu_seconds": round(jvm[best][1], 2),
                     "runs": times,
                     "cores": args.cores,
                     "splits": splits,
@@ -194,12 +248,15 @@ def main(argv: list[str] | None = None) -> int:
     out.write_text(json.dumps(result, indent=2) + "\n")
     print(
         f"\n{'segment':<10}{'stage':<16}{'records':>12}{'seconds':>10}{'cores':>7}{'rec/s/core':>14}{'rec/cpu-s':>12}"
+        f"{'cpu-s':>8}{'jvm':>7}{'jit':>7}"
     )
     for f in figures:
         per_cpu = f.get("records_per_cpu_s")
+        jvm = f"{f['jvm_cpu_seconds']:>7.2f}{f['jit_cpu_seconds']:>7.2f}" if "jvm_cpu_seconds" in f else ""
         print(
             f"{f['segment']:<10}{f['stage']:<16}{f['records']:>12,}{f['seconds']:>10.2f}{f['cores']:>7}"
             f"{f['records_per_s_per_core']:>14,}{'' if per_cpu is None else format(per_cpu, ','):>12}"
+            f"{f['cpu_seconds']:>8.2f}{jvm}"
         )
     print(f"(goal: {GOAL:,} records/s per core end to end; results in {out})")
     return 0

@@ -15,9 +15,10 @@ from hypothesis import strategies as st
 
 from kdump.errors import KdumpError
 from kdump.storage import record_batch
+from kdump.storage.compression import GZIP, LZ4, NONE, SNAPPY, ZSTD, compress
 from kdump.storage.file_records import FileRecords
 from kdump.storage.record import Header, Record
-from tests.builder import SimpleRecord, build_v2_batch
+from tests.builder import SimpleRecord, build_v2_batch, encode_v2_records
 from tests.corpus import CORPUS, FIXTURE_CORPUS, corpus_available
 
 pytestmark = pytest.mark.skipif(
@@ -25,6 +26,7 @@ pytestmark = pytest.mark.skipif(
     reason="kdump._speedups is not built (no C compiler) or KDUMP_PURE_PYTHON",
 )
 ROOT = CORPUS if corpus_available() else FIXTURE_CORPUS
+CODECS = (NONE, GZIP, SNAPPY, LZ4, ZSTD)
 FIELDS = Record.__slots__
 
 
@@ -262,27 +264,22 @@ def _c_record_lines(batch, print_contents: bool) -> tuple[str, int, int] | None:
 
 
 def _record_lines(function, batch, print_contents: bool) -> tuple[str, int, int] | None:  # noqa: ANN001
-    return function(
-        batch.buf,
-        batch.position + record_batch.RECORD_BATCH_OVERHEAD,
-        batch.position + batch.size_in_bytes,
-        batch.records_count,
-        batch.base_offset,
-        batch.base_timestamp,
-        batch.base_sequence,
-        batch.max_timestamp if batch.attributes & 0x08 else None,
-        f" {batch.timestamp_type}: ",
-        print_contents,
-    )
+    """``function``'s lines of ``batch`` as kdump files takes them: an uncompressed batch's records where they
+    lie, a compressed batch's decompressed stream (kafka_text.batch_record_lines)."""
+    from kdump.facts.files import STREAM_LINES
+    from kdump.render import kafka_text
+
+    return kafka_text.batch_record_lines(batch, function, print_contents, STREAM_LINES)
 
 
 def _check_record_lines(data: bytes) -> bool:
-    """The C record lines of the first batch of ``data`` are the Python renderer's, or it declines."""
+    """The C record lines of the first batch of ``data`` (any codec) are the Python renderer's, or it
+    declines."""
     try:
         batch = next(FileRecords.from_bytes(data).batches())
     except (KdumpError, StopIteration):
         return False
-    if batch.magic != 2 or batch.attributes & 0x27 or batch.records_count <= 0:
+    if batch.magic != 2 or batch.attributes & 0x20 or batch.records_count <= 0:
         return False
     accepted = False
     for print_contents in (False, True):
@@ -324,33 +321,44 @@ text_bytes = st.one_of(
     base_sequence=st.one_of(st.just(-1), st.integers(0, 2**31 - 1)),
     append_time=st.one_of(st.none(), st.integers(0, 2**41)),
     damage=st.lists(st.tuples(st.integers(61, 10**4), st.integers(0, 255)), max_size=2),
+    codec=st.sampled_from(CODECS),
 )
-def test_random_record_lines(records, base_offset, base_sequence, append_time, damage) -> None:  # noqa: ANN001
+def test_random_record_lines(records, base_offset, base_sequence, append_time, damage, codec) -> None:  # noqa: ANN001
     """Keys, values and header keys of any bytes (invalid UTF-8 and encoded surrogates are declined), offsets
-    and sequences near their ends, changed bytes: the C lines are the Python renderer's, or it declines."""
+    and sequences near their ends, every codec, changed bytes (in a compressed batch: in its compressed
+    stream): the C lines are the Python renderer's, or it declines."""
     data = bytearray(
         build_v2_batch(
-            records, base_offset=base_offset, base_sequence=base_sequence, log_append_time=append_time
+            records,
+            base_offset=base_offset,
+            base_sequence=base_sequence,
+            log_append_time=append_time,
+            compression=codec,
         )
     )
     for at, byte in damage:
-        data[at % len(data)] = byte
+        data[61 + at % (len(data) - 61)] = byte
     _check_record_lines(bytes(data))
 
 
 def test_record_lines_of_the_corpus() -> None:
     accepted = 0
+    codecs: set[str] = set()
     for path in sorted(ROOT.rglob("*.log")):
         try:
             with FileRecords(str(path)) as records:
                 for batch in records.batches():
-                    if batch.magic == 2 and not batch.attributes & 0x27 and batch.records_count > 0:
-                        accepted += _check_record_lines(
+                    if batch.magic == 2 and not batch.attributes & 0x20 and batch.records_count > 0:
+                        taken = _check_record_lines(
                             bytes(records.buf[batch.position : batch.position + batch.size_in_bytes])
                         )
+                        accepted += taken
+                        if taken and batch.is_compressed:
+                            codecs.add(batch.compression_name)
         except KdumpError:
             continue
     assert accepted > (1000 if corpus_available() else 50)
+    assert codecs == {"gzip", "snappy", "lz4", "zstd"}  # the corpus's few compressed batches (~30) included
 
 
 def test_record_lines_decline_a_gap_and_invalid_utf8() -> None:
@@ -361,3 +369,94 @@ def test_record_lines_decline_a_gap_and_invalid_utf8() -> None:
     batch = next(FileRecords.from_bytes(bad).batches())
     assert _c_record_lines(batch, True) is None  # Java's replacement characters: the Python renderer's
     assert _c_record_lines(batch, False) is not None  # the value is not printed
+
+
+def _random_value(rng: random.Random) -> bytes | None:
+    kind = rng.random()
+    if kind < 0.1:
+        return None
+    if kind < 0.102:
+        return b"\xff\xfe" + bytes(rng.randrange(256) for _ in range(rng.randrange(4)))  # invalid UTF-8
+    if kind < 0.15:
+        return "\u00e9\u4e2d\U0001f600".encode()
+    return bytes(rng.randrange(32, 127) for _ in range(rng.randrange(40)))
+
+
+def _random_segment(rng: random.Random) -> bytes:
+    """One to four v2 batches, each of any codec, some with a gap, an invalid UTF-8 text, a control flag, a
+    changed byte in the (compressed) records, a compressed stream cut short inside its batch or a size field
+    that disagrees with the records; the file itself sometimes cut anywhere."""
+    out = bytearray()
+    offset = rng.randrange(2**40)
+    for _ in range(rng.randint(1, 4)):
+        codec = rng.choice(CODECS)
+        records = []
+        for i in range(rng.randint(1, 40)):
+            gap = 2 if i and rng.random() < 0.03 else 0
+            offset += 1 + gap
+            headers = tuple((f"h{k}", _random_value(rng)) for k in range(rng.choice((0, 0, 0, 1, 3))))
+            records.append(
+                SimpleRecord(
+                    _random_value(rng), _random_value(rng), headers, 1_700_000_000_000 + i, offset=offset
+                )
+            )
+        base = records[0].offset or 0
+        fields = {"base_offset": base, "compression": codec, "base_sequence": rng.choice((-1, 0, 2**31 - 3))}
+        damage = rng.random()
+        if damage < 0.1 and codec != NONE:  # the compressed stream cut short, the batch's size saying so
+            payload = compress(
+                codec, encode_v2_records(records, base_offset=base, base_timestamp=1_700_000_000_000)
+            )
+            batch = build_v2_batch(records, payload=payload[: rng.randrange(len(payload))], **fields)
+        elif damage < 0.15:
+            batch = build_v2_batch(records, records_count=len(records) + rng.choice((-1, 1)), **fields)
+        else:
+            batch = build_v2_batch(records, is_control=rng.random() < 0.03, **fields)
+        batch = bytearray(batch)
+        if (
+            0.15 <= damage < 0.35
+        ):  # a changed byte in the records (the compressed stream of a compressed batch)
+            batch[rng.randrange(61, len(batch))] = rng.randrange(256)
+        out += batch
+        offset += rng.choice((0, 0, 5))
+    if rng.random() < 0.15:
+        del out[rng.randrange(len(out)) :]
+    return bytes(out)
+
+
+@pytest.mark.parametrize("lines", ["c", "python"])
+def test_whole_batch_lines_are_the_record_by_record_text(
+    lines: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``kdump files --deep-iteration [--print-data-log]`` on segments of batches of every codec, damaged and
+    cut (:func:`_random_segment`): the whole-batch lines (the C accelerator's, or their pure-Python twin's, from
+    the records of an uncompressed batch or the decompressed stream of a compressed one) give the same
+    standard output, standard error and exit status as the record-by-record renderer."""
+    from kdump.render import kafka_text
+    from tests.replay import run_kdump
+
+    monkeypatch.setenv("KDUMP_WORKERS", "1")
+    taken = {"compressed": 0, "plain": 0}
+    whole = kafka_text.batch_record_lines
+
+    def counted(batch, *args):  # noqa: ANN001, ANN002, ANN202
+        run = whole(batch, *args)
+        if run is not None:
+            taken["compressed" if batch.is_compressed else "plain"] += 1
+        return run
+
+    rng = random.Random(2711)
+    segment = tmp_path / "00000000000000000000.log"
+    for _ in range(80):
+        segment.write_bytes(_random_segment(rng))
+        for argv in (["--deep-iteration"], ["--print-data-log"]):
+            with monkeypatch.context() as m:
+                if lines == "python":
+                    m.setattr(record_batch, "RECORD_LINES", None)
+                m.setattr(kafka_text, "batch_record_lines", counted)
+                fast = run_kdump(["--files", str(segment), *argv])
+            with monkeypatch.context() as m:
+                m.setattr(kafka_text, "batch_record_lines", lambda *_: None)
+                slow = run_kdump(["--files", str(segment), *argv])
+            assert fast == slow, (segment.read_bytes().hex(), argv)
+    assert taken["compressed"] > 60 and taken["plain"] > 10

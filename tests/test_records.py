@@ -183,3 +183,33 @@ def test_sequence_wraps_like_kafka() -> None:
     assert increment_sequence(5, 3) == 8
     assert decrement_sequence(0, 1) == int_max
     assert decrement_sequence(2, 5) == int_max - 2
+
+
+def test_plain_records_is_the_stream_records_decodes_or_none() -> None:
+    """``DefaultRecordBatch.plain_records`` (the decompressed stream the whole-batch record lines are made from)
+    is the stream kafka-python decompresses for every codec; None (the caller takes ``records()``, which gives
+    Kafka's errors) for an uncompressed batch, an unknown codec id, a stream cut short, one past the
+    decompression bound and one bigger than ``STREAMED_RECORDS_BYTES`` (read a window at a time instead)."""
+    from kdump.storage import compression, record_batch
+    from tests.builder import SimpleRecord, build_v2_batch, encode_v2_records
+
+    records = [SimpleRecord(b"value %d" % i, b"k%d" % i, timestamp=1000 + i) for i in range(50)]
+    stream = encode_v2_records(records, base_offset=0, base_timestamp=1000)
+    for codec in (1, 2, 3, 4):
+        data = build_v2_batch(records, compression=codec)
+        (batch,) = FileRecords.from_bytes(data).batches()
+        assert batch.plain_records() == stream
+        assert [r.value for r in KpDefaultRecordBatch(data)] == [r.value for r in records]
+        cut = build_v2_batch(records, compression=codec, payload=compression.compress(codec, stream)[:-9])
+        (batch,) = FileRecords.from_bytes(cut).batches()
+        assert batch.plain_records() is None
+        (batch,) = FileRecords.from_bytes(data, decompression_limit=len(stream) - 1).batches()
+        assert batch.plain_records() is None
+    (plain,) = FileRecords.from_bytes(build_v2_batch(records)).batches()
+    assert plain.plain_records() is None
+    (unknown,) = FileRecords.from_bytes(build_v2_batch(records, attributes=5)).batches()
+    assert unknown.plain_records() is None
+    big = [SimpleRecord(bytes(1 << 20)) for _ in range(record_batch.STREAMED_RECORDS_BYTES >> 20)]
+    (batch,) = FileRecords.from_bytes(build_v2_batch(big, compression=4)).batches()
+    assert batch.plain_records() is None
+    assert sum(len(r.value) for r in batch.records()) == record_batch.STREAMED_RECORDS_BYTES

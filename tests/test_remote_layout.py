@@ -12,8 +12,9 @@ import pytest
 
 from kdump.storage.aiven_segment import object_key, parse_custom_metadata
 from kdump.storage.remote_layout import parse_template
+from tests.remote_metadata_records import FINISHED, framed
 from tests.test_aiven_segment import AivenTiered, _kinds
-from tests.test_tiered import FINISHED, SEG_A, SEG_B, TIP, TOPIC_ID, A, B, Tiered, _framed
+from tests.test_tiered import SEG_A, SEG_B, TIP, TOPIC_ID, A, B, Tiered
 
 KAFKA = "{topic}-{partition}-{topicId}/{startOffset:020d}-{segmentId}{suffix}"
 
@@ -84,7 +85,7 @@ def test_template_keys() -> None:
 
 
 def _finished_with(seg: uuid.UUID, custom: bytes) -> bytes:
-    return _framed(
+    return framed(
         "RemoteLogSegmentMetadataUpdateRecord",
         {
             "RemoteLogSegmentId": {"TopicIdPartition": TIP, "Id": seg},

@@ -5,6 +5,7 @@ it opens with no console error and every chart drawn with data."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import shutil
@@ -15,8 +16,10 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from kdump.analysis.index_recovery import recover_indexes
 from kdump.cli import cli
 from kdump.render.json_schema import COMMAND_TYPES, validate
+from kdump.storage.file_records import FileRecords
 from tests.builder import SimpleRecord, build_v2_batch
 from tests.corpus import REPO
 from tests.forensic_data import (
@@ -434,3 +437,107 @@ def test_compression_ratio_is_the_codecs(report: tuple[list[dict], Path]) -> Non
             assert c["sampledBatches"] < batches
             assert abs(c["ratio"] - uncompressed / compressed) < 0.1 * uncompressed / compressed, directory
     assert exact >= 4  # the four codecs' topics
+
+
+def _interest_of(o: dict[str, Any], lags: dict[tuple[str, int], int]) -> tuple[Any, ...]:
+    """The page's order of interest computed from a ``reportPartition``'s JSON (and the groups' lags): problems,
+    hanging, open transactions, lag, retention's pending deletions, offset gaps (not compacted),
+    size."""
+    s = o["summary"]
+    txn = o["txn"]
+    opened = txn["openTransactions"] if txn is not None else s["openTransactions"]
+    ret = o["retention"]
+    return (
+        bool(sum(o["problemKinds"].values())),
+        any(t.get("hanging") for t in opened),
+        bool(opened),
+        lags.get((o["topic"], o["partition"]), 0) > 0,
+        bool(ret and any(f["deletedBy"] for f in ret["segmentFates"])),
+        bool(o["timeline"]["offsetJumps"] and (ret is None or ret["compaction"] is None)),
+        s["sizeBytes"],
+    )
+
+
+def test_the_most_interesting_partitions_are_drawn(data_dir: Path, tmp_path: Path) -> None:
+    """Partitions with something to see are drawn whatever their place in the walk: with twelve sound partitions
+    walked first and a damaged one walked last, --max-partitions 4 draws the hanging transaction (also lagging,
+    with problems), the damaged one, then the next by the page's order, computed here from the JSON facts; the
+    others are counted in the note and reachable from their table rows."""
+    root = tmp_path / "data"
+    shutil.copytree(data_dir, root)
+    for i in range(12):
+        part = root / f"aaa-{i}"
+        part.mkdir()
+        log = b"".join(
+            build_v2_batch([SimpleRecord(b"x" * (10 + i), timestamp=T0 + n)], base_offset=n) for n in range(3)
+        )
+        (part / "00000000000000000000.log").write_bytes(log)
+        recovered = recover_indexes(FileRecords.from_bytes(log), 0, 4096)
+        (part / "00000000000000000000.index").write_bytes(recovered.offset_index_bytes())
+        (part / "00000000000000000000.timeindex").write_bytes(recovered.time_index_bytes())
+    bad = root / "zzz-0"
+    bad.mkdir()
+    data = bytearray(build_v2_batch([SimpleRecord(b"y" * 50, timestamp=T0)], base_offset=0))
+    data[-1] ^= 0xFF  # a CRC problem
+    (bad / "00000000000000000000.log").write_bytes(bytes(data))
+    page = tmp_path / "report.html"
+    code, _ = _cli("report", "--now", NOW, "--max-partitions", "4", "-o", str(page), str(root))
+    assert code == 1
+    objects = _json("report", "--json", "--now", NOW, str(root))
+    lags: dict[tuple[str, int], int] = {}
+    for g in (o for o in objects if o["type"] == "reportGroups"):
+        for group in g["groups"]:
+            for x in group["offsets"]:
+                key = (x["topic"], x["partition"])
+                lags[key] = max(lags.get(key, 0), x["lag"] or 0)
+    parts = [o for o in objects if o["type"] == "reportPartition" and o["summary"]["records"]]
+    chosen = sorted(parts, key=lambda o: _interest_of(o, lags), reverse=True)[
+        :4
+    ]  # stable: walk order on ties
+    expected = sorted(chosen, key=lambda o: o["topic"].startswith("__"))  # internal topics' sections last
+    drawn = [d["directory"] for d in _page(page).data if d.get("type") == "reportPartition"]
+    assert drawn == [o["directory"] for o in expected]
+    # txn-0 has problems (no index files) and a hanging transaction; zzz-0 only a problem (its CRC)
+    assert [os.path.basename(d) for d in drawn[:2]] == ["txn-0", "zzz-0"]
+    text = page.read_text(encoding="utf-8")
+    assert f"4 of {len(parts)} partitions with records are drawn below" in text
+    assert "drawn for: 2 problem(s), 1 hanging transaction(s), consumer lag 6" in text
+    assert "drawn for: 3 problem(s)" in text
+    # every partition not drawn links to its table row, and its directory is its row's tooltip
+    for o in parts:
+        if o["directory"] not in drawn:
+            assert f'title="{o["directory"]}"' in text
+
+
+def test_lag_of_thousands_of_partitions_is_aggregated() -> None:
+    """A group that committed 3,000 partitions and 40 groups: the group's chart draws the 29 lagging most and
+    the other 2,971 summed in one bar (their lags added), the groups' chart the same by group; every bar's
+    figure adds up to the total lag; the group's table is folded, lagging most first."""
+    from kdump.facts.coordinator import GroupState
+    from kdump.facts.incident import GroupLag, GroupsReport
+    from kdump.facts.output import Output
+    from kdump.render.html_report import HtmlSink
+
+    lags = [GroupLag("big", p, 1000 - p % 997, T0, 1000) for p in range(3000)]
+    groups = [GroupState("big-readers", "d")] + [GroupState(f"g{i}", "d") for i in range(39)]
+    report = GroupsReport(
+        "/x/__consumer_offsets-0",
+        groups,
+        {"big-readers": lags, **{f"g{i}": [GroupLag("t", 0, 10, T0, 10 + i)] for i in range(39)}},
+        [],
+    )
+    sink = HtmlSink(Output(io.BytesIO()), paths=["/x"])
+    sink.fact(report)
+    html = sink._groups()
+    total = sum(x.lag or 0 for x in lags)
+    parser = _Page()
+    parser.feed(html)
+    assert len(parser.marks) == 41 and all(parser.marks), parser.marks  # the groups', then one per group
+    charts = html.split("<svg")[1:]
+    for chart, rows in ((charts[0], 30), (charts[1], 30)):
+        assert chart.count('class="row-label"') == rows
+    ranked = sorted((x.lag or 0 for x in lags), reverse=True)
+    assert f"2,971 other partitions: lag {sum(ranked[29:]):,} in all" in html
+    figures = [int(t.split(": lag ")[1].split()[0].replace(",", "")) for t in charts[1].split("<title>")[1:]]
+    assert sum(figures) == total
+    assert "11 other groups: lag" in html and "all 3,000 committed partitions, lagging most first" in html

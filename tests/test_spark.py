@@ -145,6 +145,28 @@ def test_filters_pushed_down_keep_the_rows(spark) -> None:
     assert sorted(tuple(r) for r in pruned.collect()) == sorted((r[2], r[4]) for r in whole)
 
 
+def test_pushed_plan_reuse_is_what_the_pushdown_default_says(spark) -> None:
+    """kdump.spark.pushdown_plan_per_scan, which decides pushFilters's default, against what this Spark does:
+    a DataFrame read with pushFilters=true, counted with an offset filter and then without one, counts every
+    record the second time only on a Spark that keeps a pushed-down plan with its scan.  On PySpark 4.3 the
+    second count is that of the first filter's narrowed plan (fewer than all records), so the default stays
+    off; the default read answers both queries right on either."""
+    from pyspark.sql.functions import col
+
+    from kdump.spark import pushdown_plan_per_scan
+
+    whole = expected_rows(FIXTURE_TREES)
+    late = sum(1 for r in whole if r[4] >= 100)
+    per_scan = pushdown_plan_per_scan(spark)
+    pushed = spark.read.format("kafka-log").option("pushFilters", "true").load(FIXTURE_TREES)
+    assert pushed.filter(col("offset") >= 100).count() == late
+    second = pushed.count()
+    assert (second == len(whole)) is per_scan, (second, len(whole))
+    default = spark.read.format("kafka-log").load(FIXTURE_TREES)
+    assert default.filter(col("offset") >= 100).count() == late
+    assert default.count() == len(whole)
+
+
 @needs_corpus
 def test_corrupt_batches_skipped_or_fail(spark, tmp_path: Path) -> None:
     case = str(CORPUS / "damaged" / "crc-flip-uncompressed")

@@ -307,3 +307,65 @@ def test_columns_option_hands_spark_only_those_columns() -> None:
     assert got == want and len(got) > 1000
     with pytest.raises(OptionError, match="no column 'nope'"):
         KafkaLogDataSource({"path": "/x", "columns": "offset,nope"}).schema()
+
+
+class _FakeField:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def getName(self) -> str:  # noqa: N802 -- java.lang.reflect.Field's name
+        return self.name
+
+
+class _FakeSpark:
+    """Just what :func:`kdump.spark.register` asks of a session: the JVM's ``PythonScanBuilder`` fields (py4j),
+    and ``dataSource.register``."""
+
+    def __init__(self, fields: list[str] | None) -> None:
+        fields_of = [_FakeField(f) for f in fields or []]
+        missing = fields is None
+
+        class Class:
+            @staticmethod
+            def forName(name: str, initialize: bool, loader: object) -> object:  # noqa: N802, ARG004
+                if missing:
+                    raise RuntimeError(f"ClassNotFoundException: {name}")
+                return type("Builder", (), {"getDeclaredFields": staticmethod(lambda: fields_of)})
+
+        class Thread:
+            @staticmethod
+            def currentThread() -> object:  # noqa: N802
+                return type("T", (), {"getContextClassLoader": staticmethod(lambda: None)})
+
+        jvm = type("Jvm", (), {})()
+        jvm.java = type("java", (), {"lang": type("lang", (), {"Class": Class, "Thread": Thread})})
+        self.sparkContext = type("SC", (), {"_jvm": jvm})()
+        self.registered: list[type] = []
+        self.dataSource = type("DS", (), {"register": self.registered.append})()
+
+
+@pytest.mark.parametrize(
+    ("fields", "per_scan"),
+    [
+        # PySpark 4.3.0's PythonScanBuilder (javap): the plan goes to PythonDataSourceV2.setReadInfo
+        (["ds", "shortName", "outputSchema", "options", "supportedFilters"], False),
+        # Spark master after SPARK-58551: "private var readInfo: Option[PythonDataSourceReadInfo]" in the builder
+        (["ds", "shortName", "outputSchema", "options", "supportedFilters", "allFilters", "readInfo"], True),
+        (None, False),  # no such class: not known to be safe
+    ],
+)
+def test_push_filters_default_follows_where_spark_keeps_the_pushed_plan(fields, per_scan: bool) -> None:  # noqa: ANN001
+    pytest.importorskip("pyspark")
+    from kdump.spark import pushdown_plan_per_scan, register
+    from kdump.spark.options import push_filters_wanted
+    from kdump.spark.source import KafkaLogDataSource, KafkaLogDataSourcePushing
+
+    fake = _FakeSpark(fields)
+    assert pushdown_plan_per_scan(fake) is per_scan
+    register(fake)
+    assert fake.registered == [KafkaLogDataSourcePushing if per_scan else KafkaLogDataSource]
+    source = fake.registered[0]
+    assert source.name() == "kafka-log"
+    assert push_filters_wanted({}, source.push_filters_default) is per_scan
+    assert push_filters_wanted({"pushFilters": "false"}, source.push_filters_default) is False
+    assert push_filters_wanted({"pushfilters": "TRUE"}, source.push_filters_default) is True

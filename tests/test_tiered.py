@@ -19,18 +19,16 @@ from click.testing import CliRunner
 
 from kdump.analysis.remote_log_metadata import metadata_partition
 from kdump.cli.commands import cli
-from kdump.storage.message_writer import write_message
 from kdump.storage.partition_metadata import encode_partition_metadata
 from kdump.storage.remote_log_segment import fileset_name, partition_dir_name
-from kdump.storage.schemas import remote_log_metadata as schemas
-from kdump.storage.varint import encode_unsigned_varint
 from tests.builder import SimpleRecord, build_segment, build_v2_batch
+from tests.remote_metadata_records import DELETE_FINISHED, DELETE_STARTED, FINISHED, STARTED
+from tests.remote_metadata_records import framed as _framed
 
 TOPIC_ID = uuid.UUID(int=0x5A5A_0123_4567_89AB_CDEF_0011_2233_4455)
 SEG_A = uuid.UUID(int=0xA)
 SEG_B = uuid.UUID(int=0xB)
 SEG_C = uuid.UUID(int=0xC)
-STARTED, FINISHED, DELETE_STARTED, DELETE_FINISHED = 0, 1, 2, 3
 
 
 def _segment(first: int, last: int, epochs: dict[int, int]) -> bytes:
@@ -46,12 +44,6 @@ def _segment(first: int, last: int, epochs: dict[int, int]) -> bytes:
             )
         )
     return build_segment(batches)
-
-
-def _framed(name: str, values: dict) -> bytes:
-    schema = schemas.SCHEMAS[name]
-    head = encode_unsigned_varint(1) + encode_unsigned_varint(schema.api_key or 0) + encode_unsigned_varint(0)
-    return head + write_message(schema, values, 0)
 
 
 TIP = {"Name": "orders", "Id": TOPIC_ID, "Partition": 0}

@@ -77,7 +77,7 @@ def _patch(path: Path, position: int, data: bytes) -> None:
 
 def _kinds(directory: Path) -> set[tuple[str, int | None]]:
     (segment,) = LocalLog.scan(directory).segments
-    return {(p.kind, p.entry) for p in verify_segment(segment).problems}
+    return {(p.kind, p.get("entry")) for p in verify_segment(segment).problems}
 
 
 def test_clean_copy_passes(tmp_path: Path) -> None:

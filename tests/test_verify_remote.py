@@ -23,10 +23,9 @@ from kdump.render.json_schema import validate
 from kdump.storage.file_records import FileRecords
 from kdump.storage.kafka_uuid import decode_uuid
 from tests.builder import SimpleRecord, build_v2_batch
-from tests.test_tiered import FINISHED, STARTED, _framed
+from tests.remote_metadata_records import DELETE_FINISHED, DELETE_STARTED, FINISHED, STARTED, framed
 from tests.test_tiered_broker import FILESET, FIXTURE
 
-DELETE_STARTED, DELETE_FINISHED = 2, 3
 pytestmark = pytest.mark.skipif(not FIXTURE.is_dir(), reason="tests/fixtures/tiered-broker is absent")
 
 
@@ -72,7 +71,7 @@ class Copy:
         return {"TopicIdPartition": {"Name": "tiered", "Id": self.topic_id, "Partition": 0}, "Id": segment}
 
     def added(self, segment: uuid.UUID, start: int, end: int, epochs: dict[int, int], size: int) -> bytes:
-        return _framed(
+        return framed(
             "RemoteLogSegmentMetadataRecord",
             {
                 "RemoteLogSegmentId": self._id(segment),
@@ -90,7 +89,7 @@ class Copy:
 
     def update(self, start: int, state: int) -> bytes:
         segment = uuid.UUID(bytes=decode_uuid(self.segments[start]))
-        return _framed(
+        return framed(
             "RemoteLogSegmentMetadataUpdateRecord",
             {
                 "RemoteLogSegmentId": self._id(segment),

@@ -21,12 +21,12 @@ many keys as its memory budget holds (``max_keys``; its memory stays flat) and s
 
 from __future__ import annotations
 
-import hashlib
 import os
 from dataclasses import dataclass
 
 from kdump import problem as pk
 from kdump.analysis.consumer_view import read_aborted_txns
+from kdump.analysis.digest_map import DIGESTS, ENTRY, DigestTable, batch_entries, digest, flags_of
 from kdump.errors import KdumpError
 from kdump.problem import Problem, problem, problem_of
 from kdump.storage.local_log import LocalLog
@@ -88,8 +88,7 @@ class _Aborted:
         return batch.is_transactional and batch.producer_id in self.ongoing
 
 
-def _digest(key: bytes | memoryview) -> bytes:
-    return hashlib.md5(key).digest()  # noqa: S324 - the hash Kafka's SkimpyOffsetMap keys by
+_digest = digest  # the hash Kafka's SkimpyOffsetMap keys by (MD5)
 
 
 def predict_cleaning(
@@ -100,9 +99,11 @@ def predict_cleaning(
     delete_retention_ms: int,
     problems: list[Problem],
     max_keys: int,
+    counted: dict[int, tuple[int, int]] | None = None,
 ) -> CleaningPrediction | None:
     """What one cleaning at ``now`` keeps of ``log`` (module docstring); None when it cannot be predicted (the
-    reason appended to ``problems``)."""
+    reason appended to ``problems``).  ``counted``: segments already read whole, by base offset, with their
+    data records and keyed tombstones (all kept where the cleaning does not reach)."""
     aborted, more = read_aborted_txns(log)
     if more:
         problems.extend(more)
@@ -110,6 +111,8 @@ def predict_cleaning(
         return None
     segments = log.log_segments
     latest: dict[bytes, int] = {}
+    # with the C accelerator, Kafka's own shape: digests in 24-byte slots of one bytearray (load <= 0.5)
+    table = None if DIGESTS is None else DigestTable(2 * max_keys + 2)
     latest_offset = -1
     # collectAbortedTransactions(start, end): the aborted transactions that reach into the dirty section
     metadata = _Aborted([t for t in aborted if t.last_offset >= first_dirty])
@@ -125,10 +128,16 @@ def predict_cleaning(
                         metadata.batch_is_aborted(batch)
                         continue
                     if not metadata.batch_is_aborted(batch) and not batch.is_control_batch:
-                        for record in batch.records():
-                            if record.key is not None and record.offset >= first_dirty:
-                                latest[_digest(record.key)] = record.offset
-                        if len(latest) > max_keys:
+                        if table is not None:
+                            entries, error = batch_entries(batch)
+                            if error is not None:
+                                raise error
+                            table.put(entries, max_keys + 1, 0, first_dirty)
+                        else:
+                            for record in batch.records():
+                                if record.key is not None and record.offset >= first_dirty:
+                                    latest[_digest(record.key)] = record.offset
+                        if (len(latest) if table is None else table.size) > max_keys:
                             problems.append(
                                 problem(
                                     pk.CLEANING_NOT_PREDICTED,
@@ -151,11 +160,28 @@ def predict_cleaning(
     try:
         for segment in segments:
             cleaned = segment.base_offset < end
+            if not cleaned and counted is not None and segment.base_offset in counted:
+                records_kept, tombstones_kept = counted[segment.base_offset]
+                prediction.records_kept += records_kept
+                prediction.tombstones_kept += tombstones_kept
+                continue  # the segments not cleaned are the last ones: no transaction state matters after
             retain_legacy_deletes = _mtime(segment.log_path) > legacy_horizon
             with segment.open_log() as records:
                 for batch in records.batches():
                     if batch.is_control_batch:
                         metadata.batch_is_aborted(batch)
+                        continue
+                    if table is not None:
+                        _judge_batch(
+                            batch,
+                            cleaned,
+                            metadata,
+                            table,
+                            latest_offset,
+                            now,
+                            retain_legacy_deletes,
+                            prediction,
+                        )
                         continue
                     if not cleaned:
                         for record in batch.records():
@@ -182,6 +208,42 @@ def predict_cleaning(
         problems.append(problem(pk.CLEANING_NOT_PREDICTED, reason="a segment could not be read"))
         return None
     return prediction
+
+
+def _judge_batch(
+    batch: RecordBatch,
+    cleaned: bool,
+    metadata: _Aborted,
+    table: DigestTable,
+    latest_offset: int,
+    now: int,
+    retain_legacy_deletes: bool,
+    p: CleaningPrediction,
+) -> None:
+    """The records of a data batch judged at once from its entries (the C accelerator's path; the same
+    counts as :func:`_judge` record by record)."""
+    if not cleaned:
+        entries, error = batch_entries(batch, digests=False)
+        flags = flags_of(entries)
+        p.records_kept += len(flags)
+        p.tombstones_kept += flags.count(3)
+    elif metadata.batch_is_aborted(batch):
+        entries, error = batch_entries(batch, digests=False)
+        p.removed_aborted += len(entries) // ENTRY
+    else:
+        entries, error = batch_entries(batch)
+        horizon = batch.delete_horizon_ms
+        keep = (horizon is None or now < horizon) if batch.magic >= 2 else retain_legacy_deletes
+        kept, tombstones_kept, superseded, tombstones_removed, without_key = table.judge(
+            entries, latest_offset, keep
+        )
+        p.records_kept += kept
+        p.tombstones_kept += tombstones_kept
+        p.removed_superseded += superseded
+        p.removed_tombstones += tombstones_removed
+        p.removed_without_key += without_key
+    if error is not None:
+        raise error
 
 
 def _judge(

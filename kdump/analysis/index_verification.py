@@ -26,6 +26,7 @@ default); the log is streamed, batch headers only, so checking runs at the speed
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
@@ -35,6 +36,7 @@ from typing import Any, overload
 from kdump.analysis.header_run import HeaderRun, RunLimits, run_walk
 from kdump.analysis.segment_walk import SegmentVisitor
 from kdump.errors import KdumpError, UnreadableFileError
+from kdump.problem import UNREADABLE, Problem, problem
 from kdump.storage import naming
 from kdump.storage.file_records import RecordBatch
 from kdump.storage.log_segment import LogSegment
@@ -72,27 +74,9 @@ PROBLEM_KINDS = {
     "unreadable": "a file that cannot be opened or read",
 }
 
-#: What the active segment's notes say (not problems: a running broker's indexes look like this).
-ACTIVE_SEGMENT_NOTE = (
-    "the active segment (highest base offset): a running broker fills its preallocated index files as the log "
-    "grows, a clean shutdown trims them"
-)
-
-
-@dataclass(frozen=True)
-class IndexProblem:
-    """One problem: the file, what kind (a key of :data:`PROBLEM_KINDS`), and where.
-
-    ``entry`` is the index slot (0-based) and ``position`` the byte position in ``path`` (for a ``.log``, of
-    the batch) when the problem has one; ``offset`` the offset involved, if any.
-    """
-
-    path: str
-    kind: str
-    message: str
-    entry: int | None = None
-    position: int | None = None
-    offset: int | None = None
+#: The kind of the active segment's notes (not problems: a running broker's indexes look like this); its data:
+#: ``about``, the kind of problem it would be elsewhere (``zero-tail`` or ``sanity-check``), and that kind's data.
+ACTIVE_SEGMENT = "active-segment"
 
 
 @dataclass
@@ -100,9 +84,9 @@ class SegmentVerification:
     """The result of :func:`verify_segment`."""
 
     segment: LogSegment
-    problems: list[IndexProblem] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
     #: Findings that are not damage: the active segment's preallocated index files (kind ``active-segment``).
-    notes: list[IndexProblem] = field(default_factory=list)
+    notes: list[Problem] = field(default_factory=list)
     index_files: int = 0
     entries: int = 0
     log_bytes: int = 0
@@ -167,7 +151,7 @@ def verify_segment(
     also: Sequence[SegmentVisitor] = (),
 ) -> SegmentVerification:
     """Check the index files of ``segment`` against its log.  Never raises for bad content: every finding is
-    an :class:`IndexProblem`.  ``progress(n)`` is called with the number of log bytes read so far;
+    a :class:`~kdump.problem.Problem` (its words: :mod:`kdump.render.problem_text`).  ``progress(n)`` is called with the number of log bytes read so far;
     ``visit(batch)`` with every batch of the log's one pass (how ``kdump verify`` checks the log itself in
     the same pass).  ``active``: the segment is its partition's active one (the highest base offset), whose
     zero-filled index tail is a running broker's preallocation: noted in ``notes``, not a problem.  ``also``:
@@ -210,28 +194,16 @@ def verify_segment(
     return result
 
 
-def _report_orphans(segment: LogSegment, index_suffixes: list[str], problems: list[IndexProblem]) -> None:
+def _report_orphans(segment: LogSegment, index_suffixes: list[str], problems: list[Problem]) -> None:
     for suffix in index_suffixes:
-        problems.append(
-            IndexProblem(
-                segment.path(suffix),
-                "orphaned-index",
-                f"no {naming.offset_to_filename(segment.base_offset)} beside it (a broker deletes index files "
-                "without a log segment on start-up)",
-            )
-        )
+        problems.append(problem("orphaned-index", segment.path(suffix), base_offset=segment.base_offset))
 
 
-def _report_missing_indexes(segment: LogSegment, problems: list[IndexProblem]) -> None:
+def _report_missing_indexes(segment: LogSegment, problems: list[Problem]) -> None:
     for suffix in (naming.INDEX_FILE_SUFFIX, naming.TIME_INDEX_FILE_SUFFIX):
         if not segment.has(suffix):
             problems.append(
-                IndexProblem(
-                    segment.path(suffix),
-                    "missing-index",
-                    f"missing: {naming.offset_to_filename(segment.base_offset)} has no {suffix} "
-                    "(a broker rebuilds it on start-up)",
-                )
+                problem("missing-index", segment.path(suffix), base_offset=segment.base_offset, suffix=suffix)
             )
 
 
@@ -279,27 +251,13 @@ def _walk_log(
             valid = 0 if last is None else last.position + last.size
             invalid = records.invalid_bytes(valid)
             if invalid > 0:
-                problems.append(
-                    IndexProblem(
-                        segment.log_path,
-                        "log",
-                        f"the last {invalid} bytes are not a whole batch (a torn write; a broker truncates "
-                        "them on recovery)",
-                        position=valid,
-                    )
-                )
+                problems.append(problem("log", segment.log_path, valid, case="torn", bytes=invalid))
             for v in also:
                 v.done(records, valid)
     except UnreadableFileError as e:
         for v in also:
             v.failed(e)
-        problems.append(
-            IndexProblem(
-                segment.log_path,
-                "unreadable",
-                f"cannot read it: {e.message} (its index files were not compared with it)",
-            )
-        )
+        problems.append(problem(UNREADABLE, segment.log_path, case="log", reason=e.message))
         result.unreadable_log = True
         return None
     except KdumpError as e:
@@ -307,7 +265,7 @@ def _walk_log(
             v.failed(e)
         last = tail.last
         valid = 0 if last is None else last.position + last.size
-        problems.append(IndexProblem(segment.log_path, "log", e.message, position=e.position))
+        problems.append(problem("log", segment.log_path, e.position, message=e.message))
     return valid, None if last is None else last.last_offset
 
 
@@ -340,7 +298,7 @@ class _Tail:
             self.next_report = run.last_position + (64 << 20)
 
 
-def _load(segment: LogSegment, suffix: str, problems: list[IndexProblem]) -> OffsetIndex | TimeIndex | None:
+def _load(segment: LogSegment, suffix: str, problems: list[Problem]) -> OffsetIndex | TimeIndex | None:
     if not segment.has(suffix):
         return None
     path = segment.path(suffix)
@@ -348,20 +306,20 @@ def _load(segment: LogSegment, suffix: str, problems: list[IndexProblem]) -> Off
     try:
         index = cls(path, segment.base_offset)
     except OSError as e:
-        problems.append(IndexProblem(path, "unreadable", e.strerror or str(e)))
+        problems.append(problem(UNREADABLE, path, reason=e.strerror or str(e)))
         return None
     try:
         index.sanity_check()
     except KdumpError as e:
-        problems.append(IndexProblem(path, "sanity-check", e.message, position=e.position))
+        problems.append(problem("sanity-check", path, e.position, message=e.message))
     if index.length % index.ENTRY_SIZE:
         problems.append(
-            IndexProblem(
-                path,
+            problem(
                 "bad-length",
-                f"{index.length} bytes is not a multiple of {index.ENTRY_SIZE}: the last "
-                f"{index.length % index.ENTRY_SIZE} bytes are not a whole entry",
-                position=index.entry_count * index.ENTRY_SIZE,
+                path,
+                index.entry_count * index.ENTRY_SIZE,
+                length=index.length,
+                entry_size=index.ENTRY_SIZE,
             )
         )
     return index
@@ -395,52 +353,40 @@ def _preallocated(
 def _note_preallocation(result: SegmentVerification) -> None:
     """Move what the active segment's preallocation explains from ``problems`` to ``notes``: an index's
     zero-filled tail, and Kafka's start-up sanity check failing on it (it reads the last slot, a zero one)."""
-    preallocated = {p.path for p in result.problems if p.kind == "zero-tail"}
+    preallocated = {p.file for p in result.problems if p.kind == "zero-tail"}
     kept = []
     for p in result.problems:
-        if p.path in preallocated and p.kind in ("zero-tail", "sanity-check"):
-            if p.kind == "zero-tail":
-                message = p.message.split(": a preallocated", 1)[0] + ": preallocated, not written yet"
-            else:
-                message = f"{p.message} (the sanity check reads the last slot, a preallocated zero one)"
-            result.notes.append(
-                IndexProblem(
-                    p.path,
-                    "active-segment",
-                    f"{message}; {ACTIVE_SEGMENT_NOTE}",
-                    p.entry,
-                    p.position,
-                    p.offset,
-                )
-            )
+        if p.file in preallocated and p.kind in ("zero-tail", "sanity-check"):
+            result.notes.append(Problem(ACTIVE_SEGMENT, p.file, p.position, (("about", p.kind), *p.data)))
         else:
             kept.append(p)
     result.problems[:] = kept
 
 
-def _check_txn_index(segment: LogSegment, problems: list[IndexProblem]) -> int:
+def _check_txn_index(segment: LogSegment, problems: list[Problem]) -> int:
     path = segment.txn_index_path
     try:
         index = TransactionIndex(path, segment.base_offset)
     except OSError as e:
-        problems.append(IndexProblem(path, "unreadable", e.strerror or str(e)))
+        problems.append(problem(UNREADABLE, path, reason=e.strerror or str(e)))
         return 0
     if index.partial_tail_length:
         problems.append(
-            IndexProblem(
-                path,
+            problem(
                 "txn-index",
-                f"{index.partial_tail_length} bytes at the end are a partial {TXN_ENTRY_SIZE}-byte entry "
-                "(Kafka ignores them)",
+                path,
+                index.entry_count * TXN_ENTRY_SIZE,
+                case="partial",
                 entry=index.entry_count,
-                position=index.entry_count * TXN_ENTRY_SIZE,
+                bytes=index.partial_tail_length,
+                entry_size=TXN_ENTRY_SIZE,
             )
         )
     try:
         index.sanity_check()
     except KdumpError as e:
         entry = None if e.position is None else e.position // TXN_ENTRY_SIZE
-        problems.append(IndexProblem(path, "txn-index", e.message, entry=entry, position=e.position))
+        problems.append(problem("txn-index", path, e.position, entry=entry, message=e.message))
     return index.entry_count
 
 
@@ -461,18 +407,18 @@ def _zero_tail_start(
 
 @overload
 def _without_zero_tail(
-    index: OffsetIndex, entry_size: int, path: str, problems: list[IndexProblem]
+    index: OffsetIndex, entry_size: int, path: str, problems: list[Problem]
 ) -> list[OffsetPosition]: ...
 
 
 @overload
 def _without_zero_tail(
-    index: TimeIndex, entry_size: int, path: str, problems: list[IndexProblem]
+    index: TimeIndex, entry_size: int, path: str, problems: list[Problem]
 ) -> list[TimestampOffset]: ...
 
 
 def _without_zero_tail(
-    index: OffsetIndex | TimeIndex, entry_size: int, path: str, problems: list[IndexProblem]
+    index: OffsetIndex | TimeIndex, entry_size: int, path: str, problems: list[Problem]
 ) -> list[OffsetPosition] | list[TimestampOffset]:
     """The index's entries up to a zero-filled tail, which is reported.  The tail is found from the end of the
     file in pieces first, so a huge preallocated (or sparse) index costs only its written entries."""
@@ -498,17 +444,34 @@ def _without_zero_tail(
     if tail is None:
         return entries
     problems.append(
-        IndexProblem(
-            path,
-            "zero-tail",
-            f"entries {tail}..{count - 1} ({count - tail} slots, bytes {tail * entry_size}.."
-            f"{count * entry_size - 1}) are zero-filled: a preallocated index that was never trimmed (not "
-            "shut down cleanly, or copied from a running broker)",
-            entry=tail,
-            position=tail * entry_size,
-        )
+        problem("zero-tail", path, tail * entry_size, entry=tail, slots=count, entry_size=entry_size)
     )
     return entries[:tail]
+
+
+_OFFSET_SLOT = struct.Struct(">ii")
+_TIME_SLOT = struct.Struct(">qi")
+#: Base offsets to which every int32 relative offset adds without leaving the int64 range (no wrap).
+_NO_WRAP = (-(1 << 63) + (1 << 31), (1 << 63) - 1 - (1 << 31))
+
+
+def _columns(
+    index: OffsetIndex | TimeIndex, slot: struct.Struct, relative: int
+) -> tuple[list[int], list[int]] | None:
+    """The index's two columns (offset, position / timestamp, offset: absolute offsets) read in bulk, for an
+    index without a zero tail (its last slot not zero: then :func:`_without_zero_tail` keeps every entry and
+    says nothing) whose base offset cannot wrap; None otherwise (the caller goes entry by entry)."""
+    count = index.entry_count
+    base = index.base_offset
+    if count < 1 or not _NO_WRAP[0] <= base <= _NO_WRAP[1] or index.zero_tail_start() != count:
+        return None
+    rows = [row for _, view in index.pieces() for row in slot.iter_unpack(view)]
+    first, second = (list(column) for column in zip(*rows, strict=True))
+    if relative == 0:
+        first = [base + r for r in first]
+    else:
+        second = [base + r for r in second]
+    return first, second
 
 
 class _Checker:
@@ -522,36 +485,43 @@ class _Checker:
 class _OffsetIndexChecker(_Checker):
     """Streams the log's batches past the offset-index entries sorted by position."""
 
-    def __init__(self, index: OffsetIndex, problems: list[IndexProblem]) -> None:
+    def __init__(self, index: OffsetIndex, problems: list[Problem]) -> None:
         self.index = index
         self.path = index.path or "<memory>"
         self.problems = problems
         #: An entry naming a later batch of the append that starts at its position: (slot, offset, position,
         #: the next entry's position), until that batch is reached.
         self.open_append: tuple[int, int, int, int] | None = None
-        entries = _without_zero_tail(index, OFFSET_ENTRY_SIZE, self.path, problems)
-        offsets = [e[0] for e in entries]
-        positions = [e[1] for e in entries]
+        columns = _columns(index, _OFFSET_SLOT, 0)
+        if columns is None:
+            entries = _without_zero_tail(index, OFFSET_ENTRY_SIZE, self.path, problems)
+            offsets = [e[0] for e in entries]
+            positions = [e[1] for e in entries]
+        else:
+            offsets, positions = columns
         if all(map(lt, offsets, offsets[1:])) and all(map(lt, positions, positions[1:])):
             # in order (a broker's index): no problem, and sorted by position already
-            self.pending = list(zip(positions, range(len(entries)), offsets, strict=True))
+            self.pending = list(zip(positions, range(len(offsets)), offsets, strict=True))
             self.pending.reverse()
             return
+        if columns is not None:
+            entries = _without_zero_tail(index, OFFSET_ENTRY_SIZE, self.path, problems)
         for i in range(1, len(entries)):
             prev, cur = entries[i - 1], entries[i]
             if cur.offset <= prev.offset or cur.position <= prev.position:
-                what = "offset" if cur.offset <= prev.offset else "position"
                 self._problem(
                     i,
                     "out-of-order",
-                    f"{what} does not increase: offset {cur.offset} position {cur.position} follows entry {i - 1} "
-                    f"(offset {prev.offset} position {prev.position})",
                     cur.offset,
+                    what="offset" if cur.offset <= prev.offset else "position",
+                    log_position=cur.position,
+                    previous_offset=prev.offset,
+                    previous_log_position=prev.position,
                 )
         self.pending = sorted(((e.position, i, e.offset) for i, e in enumerate(entries)), reverse=True)
 
-    def _problem(self, i: int, kind: str, message: str, offset: int | None) -> None:
-        self.problems.append(IndexProblem(self.path, kind, message, i, i * OFFSET_ENTRY_SIZE, offset))
+    def _problem(self, i: int, kind: str, offset: int, **data: Any) -> None:
+        self.problems.append(problem(kind, self.path, i * OFFSET_ENTRY_SIZE, entry=i, offset=offset, **data))
 
     runs = True
 
@@ -576,13 +546,7 @@ class _OffsetIndexChecker(_Checker):
         while pending and pending[-1][0] < b.position + b.size:
             position, i, offset = pending.pop()
             if position != b.position:
-                self._problem(
-                    i,
-                    "not-batch-start",
-                    f"offset {offset} position {position}: no batch starts there (the batch around it starts at "
-                    f"position {b.position}, offsets {b.base_offset}..{b.last_offset})",
-                    offset,
-                )
+                self._problem(i, "not-batch-start", offset, log_position=position, **_around(b))
             elif offset > b.last_offset:
                 # One append of several batches (a follower's fetch, the cleaner, a produce request carrying
                 # several batches, a v0/v1 message set) gets one entry: the append's largest offset at the
@@ -591,26 +555,16 @@ class _OffsetIndexChecker(_Checker):
                 limit = pending[-1][0] if pending else 1 << 63
                 self.open_append = (i, offset, position, limit)
             elif not _names(b, offset):
-                self._problem(
-                    i,
-                    "offset-mismatch",
-                    f"offset {offset} position {position}: the batch there has last offset {b.last_offset} "
-                    f"(offsets {b.base_offset}..{b.last_offset})",
-                    offset,
-                )
+                self._problem(i, "offset-mismatch", offset, case="batch", log_position=position, **_around(b))
 
     def _append_mismatch(self, i: int, offset: int, position: int, b: _Batch | None) -> None:
         self._problem(
             i,
             "offset-mismatch",
-            f"offset {offset} position {position}: no batch from that position on, before the next entry's, "
-            "ends at that offset (an entry names the last offset of the batch, or of the append, starting there)"
-            + (
-                ""
-                if b is None
-                else f"; the batch at position {b.position} has offsets {b.base_offset}..{b.last_offset}"
-            ),
             offset,
+            case="append",
+            log_position=position,
+            **({} if b is None else _around(b)),
         )
 
     def finish(self, valid_bytes: int, end_offset: int | None) -> None:
@@ -620,13 +574,14 @@ class _OffsetIndexChecker(_Checker):
             self._append_mismatch(i, offset, position, None)
         for position, i, offset in reversed(self.pending):
             self._problem(
-                i,
-                "past-end",
-                f"offset {offset} position {position}: beyond the last batch of the log (it ends at byte "
-                f"{valid_bytes}" + ("" if end_offset is None else f", offset {end_offset}") + ")",
-                offset,
+                i, "past-end", offset, log_position=position, log_end=valid_bytes, end_offset=end_offset
             )
         self.pending = []
+
+
+def _around(b: _Batch) -> dict[str, int]:
+    """The data of a problem that names the batch ``b`` (where it is, its offsets)."""
+    return {"batch_position": b.position, "base_offset": b.base_offset, "last_offset": b.last_offset}
 
 
 def _names(b: _Batch, offset: int) -> bool:
@@ -642,35 +597,44 @@ def _names(b: _Batch, offset: int) -> bool:
 class _TimeIndexChecker(_Checker):
     """Streams the log's batches past the time-index entries sorted by offset."""
 
-    def __init__(self, index: TimeIndex, problems: list[IndexProblem], rules: dict[str, int]) -> None:
+    def __init__(self, index: TimeIndex, problems: list[Problem], rules: dict[str, int]) -> None:
         self.path = index.path or "<memory>"
         self.problems = problems
         self.rules = rules
         self.max_so_far = NO_TIMESTAMP
         self.offset_of_max: int | None = None
-        entries = _without_zero_tail(index, TIME_ENTRY_SIZE, self.path, problems)
-        timestamps = [e[0] for e in entries]
-        offsets = [e[1] for e in entries]
+        columns = _columns(index, _TIME_SLOT, 1)
+        if columns is None:
+            entries = _without_zero_tail(index, TIME_ENTRY_SIZE, self.path, problems)
+            timestamps = [e[0] for e in entries]
+            offsets = [e[1] for e in entries]
+        else:
+            timestamps, offsets = columns
         if all(map(lt, timestamps, timestamps[1:])) and all(map(le, offsets, offsets[1:])):
             # in order (a broker's index): no problem, and sorted by offset already
-            self.pending = list(zip(offsets, range(len(entries)), timestamps, strict=True))
+            self.pending = list(zip(offsets, range(len(offsets)), timestamps, strict=True))
             self.pending.reverse()
             return
+        if columns is not None:
+            entries = _without_zero_tail(index, TIME_ENTRY_SIZE, self.path, problems)
         for i in range(1, len(entries)):
             prev, cur = entries[i - 1], entries[i]
             if cur.timestamp <= prev.timestamp or cur.offset < prev.offset:
-                what = "timestamp" if cur.timestamp <= prev.timestamp else "offset"
                 self._problem(
                     i,
                     "out-of-order",
-                    f"{what} does not increase: timestamp {cur.timestamp} offset {cur.offset} follows entry {i - 1} "
-                    f"(timestamp {prev.timestamp} offset {prev.offset})",
+                    cur.timestamp,
                     cur.offset,
+                    what="timestamp" if cur.timestamp <= prev.timestamp else "offset",
+                    previous_timestamp=prev.timestamp,
+                    previous_offset=prev.offset,
                 )
         self.pending = sorted(((e.offset, i, e.timestamp) for i, e in enumerate(entries)), reverse=True)
 
-    def _problem(self, i: int, kind: str, message: str, offset: int | None) -> None:
-        self.problems.append(IndexProblem(self.path, kind, message, i, i * TIME_ENTRY_SIZE, offset))
+    def _problem(self, i: int, kind: str, timestamp: int, offset: int, **data: Any) -> None:
+        self.problems.append(
+            problem(kind, self.path, i * TIME_ENTRY_SIZE, entry=i, offset=offset, timestamp=timestamp, **data)
+        )
 
     runs = True
 
@@ -701,28 +665,29 @@ class _TimeIndexChecker(_Checker):
                     continue
             if rule is None and offset == b.last_offset:
                 self._problem(
-                    i,
-                    "timestamp-mismatch",
-                    f"timestamp {timestamp} offset {offset}: the batch's max timestamp is {b.max_timestamp}",
-                    offset,
+                    i, "timestamp-mismatch", timestamp, offset, case="batch", max_timestamp=b.max_timestamp
                 )
-            elif rule is None:
+            elif rule is None and offset >= b.base_offset:
                 self._problem(
                     i,
                     "offset-mismatch",
-                    f"timestamp {timestamp} offset {offset}: not the last offset of a batch (the batch holding it "
-                    f"has offsets {b.base_offset}..{b.last_offset} and max timestamp {b.max_timestamp})"
-                    if offset >= b.base_offset
-                    else f"timestamp {timestamp} offset {offset}: no batch holds this offset",
+                    timestamp,
                     offset,
+                    case="not-last",
+                    max_timestamp=b.max_timestamp,
+                    **_around(b),
                 )
+            elif rule is None:
+                self._problem(i, "offset-mismatch", timestamp, offset, case="no-batch")
             elif self.max_so_far > timestamp:
                 self._problem(
                     i,
                     "timestamp-mismatch",
-                    f"timestamp {timestamp} offset {offset}: an earlier batch (last offset {self.offset_of_max}) "
-                    f"has the later timestamp {self.max_so_far}",
+                    timestamp,
                     offset,
+                    case="earlier",
+                    max_timestamp=self.max_so_far,
+                    earlier_last_offset=self.offset_of_max,
                 )
             elif b.last_offset > b.base_offset:
                 self.rules[rule] = self.rules.get(rule, 0) + 1
@@ -736,32 +701,17 @@ class _TimeIndexChecker(_Checker):
             first = first_record_with_timestamp(b.records(), timestamp)
         except KdumpError as e:
             self._problem(
-                i,
-                "offset-mismatch",
-                f"timestamp {timestamp} offset {offset}: inside the batch at position {b.position} (offsets "
-                f"{b.base_offset}..{b.last_offset}), whose records cannot be decoded to check it: {e.message}",
-                offset,
+                i, "offset-mismatch", timestamp, offset, case="undecodable", message=e.message, **_around(b)
             )
             return None
         if first == offset:
             return RULE_MAX_TIMESTAMP_RECORD
         self._problem(
-            i,
-            "offset-mismatch",
-            f"timestamp {timestamp} offset {offset}: neither the last offset of its batch (offsets "
-            f"{b.base_offset}..{b.last_offset}) nor the first record holding the batch's max timestamp "
-            + ("(no record holds it)" if first is None else f"(offset {first})"),
-            offset,
+            i, "offset-mismatch", timestamp, offset, case="not-first-record", first_record=first, **_around(b)
         )
         return None
 
     def finish(self, valid_bytes: int, end_offset: int | None) -> None:
         for offset, i, timestamp in reversed(self.pending):
-            self._problem(
-                i,
-                "past-end",
-                f"timestamp {timestamp} offset {offset}: beyond the last batch of the log"
-                + ("" if end_offset is None else f" (last offset {end_offset})"),
-                offset,
-            )
+            self._problem(i, "past-end", timestamp, offset, end_offset=end_offset)
         self.pending = []

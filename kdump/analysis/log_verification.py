@@ -15,8 +15,8 @@ tasks:
   (recovery point, high watermark, log start, cleaner) against the log end, ``leader-epoch-checkpoint``
   against the batches' epochs, and KRaft snapshots (``.checkpoint``) batch by batch.
 
-Every finding is an :class:`~kdump.analysis.index_verification.IndexProblem` (the one problem type); what could
-not be checked is an :class:`Unchecked`.  Nothing here prints.
+Every finding is a :class:`~kdump.problem.Problem` (kind, file, byte position, the kind's data; its words are
+:mod:`kdump.render.problem_text`'s); what could not be checked is an :class:`Unchecked`.  Nothing here prints.
 """
 
 from __future__ import annotations
@@ -27,9 +27,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
 from kdump.analysis.header_run import HeaderRun, RunLimits
-from kdump.analysis.index_verification import IndexProblem, SegmentVerification, verify_segment
+from kdump.analysis.index_verification import SegmentVerification, verify_segment
 from kdump.analysis.segment_walk import SegmentVisitor
 from kdump.errors import KdumpError
+from kdump.problem import UNREADABLE, Problem, problem
 from kdump.storage import locations, naming
 from kdump.storage.checksum import crc32c
 from kdump.storage.control_record import ControlRecordType, parse_type_id
@@ -47,6 +48,7 @@ from kdump.storage.record_batch import (
     TRANSACTIONAL_FLAG_MASK,
     DefaultRecordBatch,
 )
+from kdump.storage.transaction_index import ENTRY_SIZE as TXN_ENTRY_SIZE
 from kdump.storage.transaction_index import AbortedTxn, TransactionIndex
 
 if TYPE_CHECKING:  # read only where a log directory has them (kdump verify loads them then)
@@ -60,6 +62,7 @@ PROBLEM_KINDS = {
     "offset-order": "a batch whose offsets do not follow the previous batch's, in its segment or across segments",
     "segment-name": "a batch outside its segment's offsets: below the base offset in the file name, or at or "
     "beyond the next segment's",
+    "segment-size": "a .log larger than any segment Kafka writes (2147483647 bytes): only that much is checked",
     "offset-gap": "offsets missing between batches of a topic that is not compacted (or with --gaps)",
     "decode": "a batch whose records cannot be decoded (with --deep)",
     "producer-snapshot": "a producer snapshot that cannot be read, lies beyond the log end, or names a batch the "
@@ -80,23 +83,68 @@ PROBLEM_KINDS = {
 #: ``{file name: {(topic, partition): offset}}``: a log directory's offset checkpoints, as read.
 LogDirCheckpoints: TypeAlias = "Mapping[str, CheckpointOffsets]"
 
-#: Log-directory checkpoints compared with a partition's log end offset, and what their value is called.
-LOG_DIR_CHECKPOINTS = {
-    "recovery-point-offset-checkpoint": "recovery point",
-    "replication-offset-checkpoint": "high watermark",
-    "log-start-offset-checkpoint": "log start offset",
-    "cleaner-offset-checkpoint": "cleaner checkpoint",
-}
+#: Log-directory checkpoints compared with a partition's log end offset (what their values are called:
+#: ``kdump.render.problem_text.CHECKPOINT_VALUES``).
+LOG_DIR_CHECKPOINTS = (
+    "recovery-point-offset-checkpoint",
+    "replication-offset-checkpoint",
+    "log-start-offset-checkpoint",
+    "cleaner-offset-checkpoint",
+)
 #: Topics Kafka creates compacted.
 COMPACTED_INTERNAL_TOPICS = ("__consumer_offsets", "__transaction_state", "__share_group_state")
 
 
-@dataclass(frozen=True)
-class Unchecked:
-    """Something that could not be checked, and why."""
+@dataclass(frozen=True, slots=True)
+class Unchecked(Problem):
+    """Something that could not be checked: ``file`` (a partition or log directory), ``kind`` why (the
+    constants below), ``data`` the kind's values.  A :class:`~kdump.problem.Problem` in form, not one in meaning:
+    verify counts it apart and its sinks say ``not checked``."""
 
-    path: str
-    message: str
+
+def unchecked(kind: str, path: str, **data: Any) -> Unchecked:
+    return Unchecked(kind, path, None, tuple(data.items()))
+
+
+# Why something was not checked (the kinds of Unchecked):
+#: Only some segments of the partition were given.
+SOME_SEGMENTS = "some-segments"
+#: A ``-delete`` directory: its leader-epoch-checkpoint is not compared.
+PENDING_DELETION = "pending-deletion"
+#: Offset gaps not judged.  Data: count, gaps (the first three, (first, last) missing), policy, compacted.
+GAPS_NOT_JUDGED = "gaps-not-judged"
+#: The last segment has index files but no ``.log``.  Data: base_offset.
+NO_LAST_LOG = "no-last-log"
+#: ``.log`` files that could not be read.  Data: count.
+UNREAD_LOGS = "unread-logs"
+#: Producer-snapshot entries whose batches are gone.  Data: count, log_start (None when not known).
+SNAPSHOT_BATCHES_GONE = "snapshot-batches-gone"
+#: ``.txnindex`` entries whose ABORT markers are outside the segments read.  Data: count.
+TXN_MARKERS_GONE = "txn-markers-gone"
+#: ABORT markers without an entry whose transaction's start is gone.  Data: count, log_start.
+ABORTS_NOT_JUDGED = "aborts-not-judged"
+#: No log directory above the partition.
+NO_LOG_DIR = "no-log-dir"
+#: A directory name that is not ``<topic>-<partition>``.
+NO_PARTITION_NAME = "no-partition-name"
+#: Checkpoint entries of partitions without a directory in a log directory holding none.  Data: count, entries
+#: (the first three: (topic, partition, checkpoint file name, value)).
+STALE_CHECKPOINT_ENTRIES = "stale-checkpoint-entries"
+UNCHECKED_KINDS = frozenset(
+    {
+        SOME_SEGMENTS,
+        PENDING_DELETION,
+        GAPS_NOT_JUDGED,
+        NO_LAST_LOG,
+        UNREAD_LOGS,
+        SNAPSHOT_BATCHES_GONE,
+        TXN_MARKERS_GONE,
+        ABORTS_NOT_JUDGED,
+        NO_LOG_DIR,
+        NO_PARTITION_NAME,
+        STALE_CHECKPOINT_ENTRIES,
+    }
+)
 
 
 #: What :attr:`SegmentFacts.txn_events` records.
@@ -111,9 +159,9 @@ class SegmentFacts:
     directory: str
     base_offset: int
     has_log: bool
-    problems: list[IndexProblem] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
     #: Findings that are not damage: the active segment's preallocated index files, records newer than kdump knows.
-    notes: list[IndexProblem] = field(default_factory=list)
+    notes: list[Problem] = field(default_factory=list)
     #: Records of an internal topic newer than kdump knows (``--deep``; each kind is one of ``notes``).
     newer_records: int = 0
     index_files: int = 0
@@ -214,10 +262,8 @@ class _LogChecker:
         self.facts.batches += run.batches
         self.previous_last = self.facts.last_offset = run.last_offset
 
-    def _problem(self, kind: str, message: str, batch: RecordBatch) -> None:
-        self.facts.problems.append(
-            IndexProblem(self.path, kind, message, position=batch.position, offset=batch.base_offset)
-        )
+    def _problem(self, kind: str, batch: RecordBatch, **data: Any) -> None:
+        self.facts.problems.append(problem(kind, self.path, batch.position, offset=batch.base_offset, **data))
 
     def __call__(self, batch: RecordBatch) -> None:
         facts = self.facts
@@ -243,24 +289,14 @@ class _LogChecker:
             # not known without decompressing, so no gap is judged before it.
             inexact = batch.is_compressed
         else:
-            self._problem(
-                "magic", f"magic {magic} (Kafka knows 0, 1 and 2); the batch is not checked further", batch
-            )
+            self._problem("magic", batch, magic=magic)
             return
         if base < self.base:
-            self._problem(
-                "segment-name",
-                f"offsets {base}..{last}: below the segment's base offset {self.base} (its file name)",
-                batch,
-            )
+            self._problem("segment-name", batch, case="below", last_offset=last, segment_base=self.base)
         previous = self.previous_last
         if previous is not None:
             if base <= previous:
-                self._problem(
-                    "offset-order",
-                    f"offsets {base}..{last} do not follow the previous batch's last offset {previous}",
-                    batch,
-                )
+                self._problem("offset-order", batch, case="batch", last_offset=last, previous=previous)
             elif base > previous + 1 and not inexact:
                 facts.gaps.append((previous + 1, base - 1))
         elif facts.first_offset is None:
@@ -293,7 +329,7 @@ class _LogChecker:
                 else:
                     facts.records += sum(1 for _ in batch.records())
             except KdumpError as e:
-                self._problem("decode", e.message, batch)
+                self._problem("decode", batch, message=e.message)
 
     def _decode_internal(self, batch: RecordBatch) -> int:
         """Decode an internal topic's records with the newest schemas; count those newer than kdump knows
@@ -320,22 +356,15 @@ class _LogChecker:
         number in all."""
         self.facts.newer_records = sum(count for count, _, _ in self.newer.values())
         self.facts.notes = [
-            IndexProblem(
-                self.path,
-                "newer-record",
-                f"{count} record{'s' if count != 1 else ''} not decoded: {message} (first at offset {offset})",
-                position=position,
-                offset=offset,
-            )
+            problem("newer-record", self.path, position, offset=offset, count=count, message=message)
             for message, (count, offset, position) in self.newer.items()
         ]
 
     def _crc(self, batch: RecordBatch) -> None:
         if batch.size_in_bytes < RECORD_BATCH_OVERHEAD:
-            message = f"{batch.size_in_bytes} bytes is shorter than a batch header ({RECORD_BATCH_OVERHEAD})"
+            self._problem("crc", batch, case="short", size=batch.size_in_bytes, header=RECORD_BATCH_OVERHEAD)
         else:
-            message = f"stored CRC {batch.checksum}, computed {batch.compute_checksum()} over the batch"
-        self._problem("crc", message, batch)
+            self._problem("crc", batch, stored=batch.checksum, computed=batch.compute_checksum())
 
     def _control(self, batch: RecordBatch) -> None:
         try:
@@ -350,7 +379,7 @@ class _LogChecker:
                     continue
                 self.open_producers.discard(batch.producer_id)
         except KdumpError as e:
-            self._problem("decode", f"control batch: {e.message}", batch)
+            self._problem("decode", batch, case="control", message=e.message)
 
 
 def verify_log_segment(
@@ -401,14 +430,7 @@ def with_index_checks(facts: SegmentFacts, result: SegmentVerification) -> Segme
     facts.unreadable_log = result.unreadable_log
     segment = result.segment
     if facts.has_log and segment.log_size > INT_MAX:
-        facts.problems.append(
-            IndexProblem(
-                segment.log_path,
-                "segment-size",
-                f"{segment.log_size} bytes: larger than any segment Kafka writes (segment.bytes is an int); "
-                f"only the first {INT_MAX} bytes were checked, as Kafka reads them",
-            )
-        )
+        facts.problems.append(problem("segment-size", segment.log_path, size=segment.log_size, read=INT_MAX))
     return facts
 
 
@@ -417,7 +439,7 @@ class PartitionFacts:
     """What :func:`check_partition` found, with the counts of what it checked."""
 
     directory: str
-    problems: list[IndexProblem] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
     unchecked: list[Unchecked] = field(default_factory=list)
     log_end_offset: int | None = None
     producer_snapshots: int = 0
@@ -475,13 +497,7 @@ def check_partition(
     out = PartitionFacts(log.directory)
     with_log = [s for s in segments if s.has_log]
     if not whole:
-        out.unchecked.append(
-            Unchecked(
-                log.directory,
-                "only some segments were given: the checks across segments and of the "
-                "partition's state files were not made",
-            )
-        )
+        out.unchecked.append(unchecked(SOME_SEGMENTS, log.directory))
         return out
     gap_list = _check_segment_order(log, with_log, out)
     out.log_end_offset = _log_end_offset(with_log)
@@ -496,13 +512,7 @@ def check_partition(
     if log.name is not None and log.name.kind == "delete":
         # LogManager.loadLog loads a directory renamed for deletion only to delete it (addLogToBeDeleted): its
         # leader-epoch cache, emptied when the partition was deleted, is never used again.
-        out.unchecked.append(
-            Unchecked(
-                log.directory,
-                "pending deletion (a -delete directory: a broker loads it only to delete it): its "
-                "leader-epoch-checkpoint was not compared with the batches",
-            )
-        )
+        out.unchecked.append(unchecked(PENDING_DELETION, log.directory))
     else:
         _check_leader_epochs(log, with_log, leo, _log_start_offset(log, log_dir_checkpoints), out)
     _check_kraft_snapshots(log, out)
@@ -524,12 +534,12 @@ def _check_segment_order(
         if previous is not None and previous.last_offset is not None:
             if s.first_offset <= previous.last_offset:
                 out.problems.append(
-                    IndexProblem(
-                        path,
+                    problem(
                         "offset-order",
-                        f"first offset {s.first_offset} does not follow the previous segment's last offset "
-                        f"{previous.last_offset}",
+                        path,
+                        case="segment",
                         offset=s.first_offset,
+                        previous=previous.last_offset,
                     )
                 )
             elif s.first_offset > previous.last_offset + 1 and s.first_offset_exact:
@@ -537,12 +547,7 @@ def _check_segment_order(
         nxt = next((n for n in with_log[i + 1 :]), None)
         if nxt is not None and s.last_offset is not None and s.last_offset >= nxt.base_offset:
             out.problems.append(
-                IndexProblem(
-                    path,
-                    "segment-name",
-                    f"last offset {s.last_offset} is at or beyond the next segment's base offset {nxt.base_offset}",
-                    offset=s.last_offset,
-                )
+                problem("segment-name", path, case="next", offset=s.last_offset, next_base=nxt.base_offset)
             )
         previous = s
     return gap_list
@@ -573,26 +578,23 @@ def _judge_gaps(
     if gaps or (policy is not None and not compacted):
         for s, (a, b) in gap_list:
             out.problems.append(
-                IndexProblem(
-                    os.path.join(log.directory, naming.offset_to_filename(s.base_offset)),
+                problem(
                     "offset-gap",
-                    f"offsets {a}..{b} are missing"
-                    + ("" if policy is None else f" (cleanup.policy={policy})"),
+                    os.path.join(log.directory, naming.offset_to_filename(s.base_offset)),
                     offset=a,
+                    last_offset=b,
+                    policy=policy,
                 )
             )
         return
-    first = ", ".join(f"{a}..{b}" for _, (a, b) in gap_list[:3]) + (", ..." if len(gap_list) > 3 else "")
-    why = (
-        f"the topic is compacted (cleanup.policy={policy})"
-        if compacted and policy is not None
-        else "the log cleaner has been here (compaction leaves gaps)"
-        if compacted
-        else "the topic's cleanup.policy is not known (compaction leaves gaps)"
-    )
     out.unchecked.append(
-        Unchecked(
-            log.directory, f"{len(gap_list)} offset gaps ({first}) not judged: {why}; --gaps reports them"
+        unchecked(
+            GAPS_NOT_JUDGED,
+            log.directory,
+            count=len(gap_list),
+            gaps=tuple(g for _, g in gap_list[:3]),
+            policy=policy,
+            compacted=compacted,
         )
     )
 
@@ -605,23 +607,11 @@ def _log_end_is_known(
     known = True
     orphans = [s.base_offset for s in segments if not s.has_log]
     if orphans and (not with_log or max(orphans) > with_log[-1].base_offset):
-        out.unchecked.append(
-            Unchecked(
-                log.directory,
-                f"the last segment ({naming.offset_to_filename(max(orphans))}) has index files but no .log: the log "
-                "end offset is not known, so checkpoints and epochs were not compared with it",
-            )
-        )
+        out.unchecked.append(unchecked(NO_LAST_LOG, log.directory, base_offset=max(orphans)))
         known = False
     unread = [s for s in segments if s.unreadable_log]
     if unread:
-        out.unchecked.append(
-            Unchecked(
-                log.directory,
-                f"{len(unread)} .log file(s) could not be read: the log end offset is not known, so checkpoints, "
-                "producer snapshots and epochs were not compared with it",
-            )
-        )
+        out.unchecked.append(unchecked(UNREAD_LOGS, log.directory, count=len(unread)))
         known = False
     return known
 
@@ -660,20 +650,14 @@ def _check_producer_snapshots(
         try:
             snapshot = read_producer_snapshot(path)
         except KdumpError as e:
-            out.problems.append(IndexProblem(path, "producer-snapshot", e.message, position=e.position))
+            out.problems.append(problem("producer-snapshot", path, e.position, message=e.message))
             continue
         except OSError as e:
-            out.problems.append(IndexProblem(path, "unreadable", e.strerror or str(e)))
+            out.problems.append(problem(UNREADABLE, path, reason=e.strerror or str(e)))
             continue
         if leo is not None and offset > leo:
             out.problems.append(
-                IndexProblem(
-                    path,
-                    "producer-snapshot",
-                    f"taken at offset {offset}, beyond the log end offset {leo} (the log was truncated after it; a "
-                    "broker deletes it on start-up)",
-                    offset=offset,
-                )
+                problem("producer-snapshot", path, case="beyond-end", offset=offset, log_end_offset=leo)
             )
             continue
         for i, entry in enumerate(snapshot.entries):
@@ -681,13 +665,14 @@ def _check_producer_snapshots(
                 continue
             if entry.last_offset >= offset:
                 out.problems.append(
-                    IndexProblem(
-                        path,
+                    problem(
                         "producer-snapshot",
-                        f"producer {entry.producer_id}: last offset {entry.last_offset} is not below the snapshot's "
-                        f"offset {offset}",
+                        path,
+                        case="not-below",
                         entry=i,
                         offset=entry.last_offset,
+                        producer_id=entry.producer_id,
+                        snapshot_offset=offset,
                     )
                 )
                 continue
@@ -699,24 +684,23 @@ def _check_producer_snapshots(
             expected = (entry.producer_id, entry.producer_epoch, entry.last_sequence)
             if (pid, epoch, last_sequence) != expected:
                 out.problems.append(
-                    IndexProblem(
-                        path,
+                    problem(
                         "producer-snapshot",
-                        f"producer {entry.producer_id} epoch {entry.producer_epoch} last sequence "
-                        f"{entry.last_sequence} at offset {entry.last_offset}: the log's batch ending there has "
-                        f"producer {pid} epoch {epoch} last sequence {last_sequence}",
+                        path,
+                        case="mismatch",
                         entry=i,
                         offset=entry.last_offset,
+                        producer_id=entry.producer_id,
+                        producer_epoch=entry.producer_epoch,
+                        last_sequence=entry.last_sequence,
+                        log_producer_id=pid,
+                        log_producer_epoch=epoch,
+                        log_last_sequence=last_sequence,
                     )
                 )
     if missing:
         out.unchecked.append(
-            Unchecked(
-                log.directory,
-                f"{missing} producer-snapshot entries name batches no longer in the log (removed by retention or "
-                "compaction)"
-                + ("" if first_offset is None else f"; the log starts at offset {first_offset}"),
-            )
+            unchecked(SNAPSHOT_BATCHES_GONE, log.directory, count=missing, log_start=first_offset)
         )
 
 
@@ -743,24 +727,19 @@ def _check_txn_indexes(log: LocalLog, segments: list[SegmentFacts], out: Partiti
         pid = aborts.get(entry.last_offset)
         if pid != entry.producer_id:
             out.problems.append(
-                IndexProblem(
-                    path,
+                problem(
                     "txn-index-mismatch",
-                    f"{entry}: no ABORT marker of producer {entry.producer_id} at offset {entry.last_offset} in the "
-                    "log" + ("" if pid is None else f" (the marker there is producer {pid}'s)"),
+                    path,
+                    i * TXN_ENTRY_SIZE,
+                    case="entry",
                     entry=i,
-                    position=i * 34,
                     offset=entry.last_offset,
+                    aborted=entry,
+                    marker_producer_id=pid,
                 )
             )
     if skipped:
-        out.unchecked.append(
-            Unchecked(
-                log.directory,
-                f"{skipped} .txnindex entries name ABORT markers outside the segments read (deleted by retention, "
-                "or their .log is missing)",
-            )
-        )
+        out.unchecked.append(unchecked(TXN_MARKERS_GONE, log.directory, count=skipped))
     # An ABORT marker needs an entry only when its transaction wrote to this partition: Kafka's
     # ProducerAppendInfo.appendEndTxnMarker completes (and LogSegment.updateTxnIndex indexes) only a transaction
     # with a first offset, and the log cleaner (LogCleaner's CleanedTransactionMetadata.onControlBatchRead) keeps
@@ -787,22 +766,11 @@ def _check_txn_indexes(log: LocalLog, segments: list[SegmentFacts], out: Partiti
         holder = log.segment_for(offset)
         path = holder.txn_index_path if holder is not None else log.directory
         out.problems.append(
-            IndexProblem(
-                path,
-                "txn-index-mismatch",
-                f"the ABORT marker of producer {pid} at offset {offset} has no .txnindex entry, and its transaction "
-                "wrote to this partition (consumers reading committed data would see the aborted records)",
-                offset=offset,
-            )
+            problem("txn-index-mismatch", path, case="marker", offset=offset, producer_id=pid)
         )
     if not_judged:
         out.unchecked.append(
-            Unchecked(
-                log.directory,
-                f"{not_judged} ABORT marker{'s' if not_judged != 1 else ''} without a .txnindex entry not judged: "
-                f"no batch of the producer is left before it (the log starts at offset {log_first}), so whether "
-                "its transaction wrote here, and needed an entry, is not known",
-            )
+            unchecked(ABORTS_NOT_JUDGED, log.directory, count=not_judged, log_start=log_first)
         )
 
 
@@ -814,37 +782,29 @@ def _check_log_dir_checkpoints(
     out: PartitionFacts,
 ) -> None:
     if checkpoints is None or log_dir is None:
-        out.unchecked.append(
-            Unchecked(
-                log.directory,
-                "no log directory above it (no meta.properties or checkpoint files): the "
-                "recovery point, high watermark and log start offset were not compared with the log",
-            )
-        )
+        out.unchecked.append(unchecked(NO_LOG_DIR, log.directory))
         return
     if log.name is None:
-        out.unchecked.append(
-            Unchecked(
-                log.directory,
-                "its name is not <topic>-<partition>: its log directory's checkpoints do not name it",
-            )
-        )
+        out.unchecked.append(unchecked(NO_PARTITION_NAME, log.directory))
         return
     if leo is None:
         return
     key = (log.name.topic, log.name.partition)
-    for name, what in LOG_DIR_CHECKPOINTS.items():
+    for name in LOG_DIR_CHECKPOINTS:
         value = checkpoints.get(name, {}).get(key)
         if value is None:
             continue
         out.checkpoint_values += 1
         if value > leo:
             out.problems.append(
-                IndexProblem(
-                    os.path.join(log_dir, name),
+                problem(
                     "checkpoint",
-                    f"{log.name.topic}-{log.name.partition}: {what} {value} is beyond the log end offset {leo}",
+                    os.path.join(log_dir, name),
                     offset=value,
+                    topic=log.name.topic,
+                    partition=log.name.partition,
+                    checkpoint=name,
+                    log_end_offset=leo,
                 )
             )
 
@@ -861,34 +821,37 @@ def _check_leader_epochs(
     try:
         cache = read_leader_epoch_checkpoint(path)
     except KdumpError as e:
-        out.problems.append(IndexProblem(path, "leader-epoch", e.message, position=e.position))
+        out.problems.append(problem("leader-epoch", path, e.position, message=e.message))
         return
     except OSError as e:
-        out.problems.append(IndexProblem(path, "unreadable", e.strerror or str(e)))
+        out.problems.append(problem(UNREADABLE, path, reason=e.strerror or str(e)))
         return
     entries = cache.entries
     out.leader_epochs = len(entries)
     for i, entry in enumerate(entries):
         if i and (entry.epoch <= entries[i - 1].epoch or entry.start_offset < entries[i - 1].start_offset):
             out.problems.append(
-                IndexProblem(
-                    path,
+                problem(
                     "leader-epoch",
-                    f"entry {i} (epoch {entry.epoch}, start offset {entry.start_offset}) does not follow entry {i - 1} "
-                    f"(epoch {entries[i - 1].epoch}, start offset {entries[i - 1].start_offset}): epochs must increase "
-                    "and start offsets never decrease",
+                    path,
+                    case="order",
                     entry=i,
                     offset=entry.start_offset,
+                    epoch=entry.epoch,
+                    previous_epoch=entries[i - 1].epoch,
+                    previous_start_offset=entries[i - 1].start_offset,
                 )
             )
         if leo is not None and entry.start_offset > leo:
             out.problems.append(
-                IndexProblem(
-                    path,
+                problem(
                     "leader-epoch",
-                    f"epoch {entry.epoch} starts at offset {entry.start_offset}, beyond the log end offset {leo}",
+                    path,
+                    case="beyond-end",
                     entry=i,
                     offset=entry.start_offset,
+                    epoch=entry.epoch,
+                    log_end_offset=leo,
                 )
             )
     starts = {e.epoch: e.start_offset for e in entries}
@@ -902,22 +865,10 @@ def _check_leader_epochs(
         if start is None:
             if entries and epoch < entries[0].epoch:
                 continue  # an epoch from before the cache's first entry (its start was truncated away)
-            out.problems.append(
-                IndexProblem(
-                    path,
-                    "leader-epoch",
-                    f"batches carry leader epoch {epoch} (from offset {offset}), which the file does not list",
-                    offset=offset,
-                )
-            )
+            out.problems.append(problem("leader-epoch", path, case="unlisted", offset=offset, epoch=epoch))
         elif start > offset:
             out.problems.append(
-                IndexProblem(
-                    path,
-                    "leader-epoch",
-                    f"epoch {epoch} starts at offset {start}, but a batch of that epoch is at offset {offset}",
-                    offset=offset,
-                )
+                problem("leader-epoch", path, case="late", offset=offset, epoch=epoch, start_offset=start)
             )
 
 
@@ -927,7 +878,7 @@ def _check_kraft_snapshots(log: LocalLog, out: PartitionFacts) -> None:
         _check_snapshot_file(path, "kraft-snapshot", out.problems)
 
 
-def _check_snapshot_file(path: str, kind: str, problems: list[IndexProblem]) -> None:
+def _check_snapshot_file(path: str, kind: str, problems: list[Problem]) -> None:
     """A KRaft snapshot or ``bootstrap.checkpoint`` (the same format, ``BatchFileReader``): every batch's CRC,
     and whole batches to the end."""
     valid = 0
@@ -938,31 +889,26 @@ def _check_snapshot_file(path: str, kind: str, problems: list[IndexProblem]) -> 
                 position = batch.position
                 if not batch.is_valid():
                     problems.append(
-                        IndexProblem(
-                            path,
+                        problem(
                             kind,
-                            f"stored CRC {batch.checksum}, computed {batch.compute_checksum()}",
-                            position=batch.position,
+                            path,
+                            batch.position,
+                            case="crc",
                             offset=batch.base_offset,
+                            stored=batch.checksum,
+                            computed=batch.compute_checksum(),
                         )
                     )
                 valid = batch.position + batch.size_in_bytes
             invalid = records.invalid_bytes(valid)
     except KdumpError as e:
-        problems.append(IndexProblem(path, kind, e.message, position=e.position or position))
+        problems.append(problem(kind, path, e.position or position, message=e.message))
         return
     except OSError as e:
-        problems.append(IndexProblem(path, "unreadable", e.strerror or str(e)))
+        problems.append(problem(UNREADABLE, path, reason=e.strerror or str(e)))
         return
     if invalid > 0:
-        problems.append(
-            IndexProblem(
-                path,
-                kind,
-                f"the last {invalid} bytes are not a whole batch (a torn or truncated file)",
-                position=valid,
-            )
-        )
+        problems.append(problem(kind, path, valid, case="torn", bytes=invalid))
 
 
 #: The file ``kafka-storage format`` writes in the metadata log directory (``BootstrapDirectory``).
@@ -980,7 +926,7 @@ class LogDirFacts:
     """What :func:`check_log_dir` found in a log directory's own files."""
 
     directory: str
-    problems: list[IndexProblem] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
     unchecked: list[Unchecked] = field(default_factory=list)
     bootstrap_checkpoints: int = 0
 
@@ -1008,32 +954,27 @@ def check_log_dir(log_dir: str, checkpoints: LogDirCheckpoints | None) -> LogDir
             held.add((parsed.topic, parsed.partition))
     # the partitions ReplicaManager and the cleaner know (the metadata log is the raft layer's own)
     replicated = any(topic != "__cluster_metadata" for topic, _ in held)
-    stale: list[str] = []
-    for file_name, what in LOG_DIR_CHECKPOINTS.items():
+    stale: list[tuple[str, int, str, int]] = []
+    for file_name in LOG_DIR_CHECKPOINTS:
         for (topic, partition), value in sorted(checkpoints.get(file_name, {}).items()):
             if (topic, partition) in held:
                 continue
             if file_name in REWRITTEN_CHECKPOINTS or replicated:
                 out.problems.append(
-                    IndexProblem(
-                        os.path.join(log_dir, file_name),
+                    problem(
                         "absent-partition",
-                        f"{topic}-{partition}: {what} {value}, but the log directory has no {topic}-{partition} "
-                        "directory (a broker ignores the entry: its data are gone)",
+                        os.path.join(log_dir, file_name),
                         offset=value,
+                        topic=topic,
+                        partition=partition,
+                        checkpoint=file_name,
                     )
                 )
             else:
-                stale.append(f"{topic}-{partition} ({what} {value}, {file_name})")
+                stale.append((topic, partition, file_name, value))
     if stale:
         out.unchecked.append(
-            Unchecked(
-                log_dir,
-                f"{len(stale)} checkpoint entr{'ies' if len(stale) != 1 else 'y'} for partitions without a directory "
-                f"not judged: {', '.join(stale[:3])}{', ...' if len(stale) > 3 else ''}; Kafka rewrites the high "
-                "watermark and cleaner checkpoints only while the log directory holds partitions (this one holds "
-                "none), so an entry there may outlive a deleted partition",
-            )
+            unchecked(STALE_CHECKPOINT_ENTRIES, log_dir, count=len(stale), entries=tuple(stale[:3]))
         )
     return out
 

@@ -7,6 +7,7 @@ import sys
 import click
 
 from kdump.cli.path_args import LocalOutput, Location
+from kdump.cli.time_options import max_timeout_option, now_option
 
 
 @click.command("report")
@@ -22,12 +23,8 @@ from kdump.cli.path_args import LocalOutput, Location
 @click.option(
     "--json", "as_json", is_flag=True, help="Write the report's facts as JSON lines instead of the page."
 )
-@click.option(
-    "--now",
-    "now_text",
-    metavar="T",
-    help="Ages and retention's prediction at T (epoch milliseconds or ISO-8601) [default: the current time].",
-)
+@now_option("Ages and retention's prediction at", "the current time")
+@max_timeout_option()
 @click.option(
     "--config",
     "config_items",
@@ -46,7 +43,8 @@ def command(
     paths: tuple[str, ...],
     output: str | None,
     as_json: bool,
-    now_text: str | None,
+    now: int | None,
+    max_timeout_ms: int,
     config_items: tuple[str, ...],
     max_partitions: int,
 ) -> None:
@@ -62,19 +60,14 @@ def command(
     from kdump.commands.report import ReportCommand
     from kdump.commands.retention import parse_config_overrides
     from kdump.facts.output import Output
-    from kdump.storage.timestamp_type import parse_timestamp
 
     if output is None and not as_json:
         raise click.UsageError("the page needs a file: -o report.html (or --json for the facts)")
-    now = None
-    if now_text is not None:
-        try:
-            now = parse_timestamp(now_text)
-        except ValueError as e:
-            raise click.BadParameter(str(e), param_hint="'--now'") from None
     dirs = directory_arguments(paths)
     try:
-        cmd = ReportCommand(dirs, now=now, config=parse_config_overrides(list(config_items)))
+        cmd = ReportCommand(
+            dirs, now=now, config=parse_config_overrides(list(config_items)), max_timeout_ms=max_timeout_ms
+        )
     except ValueError as e:
         raise click.UsageError(str(e)) from None
 

@@ -5,16 +5,12 @@ from __future__ import annotations
 import click
 
 from kdump.cli.path_args import Location
+from kdump.cli.time_options import now_option
 
 
 @click.command("retention")
 @click.argument("paths", nargs=-1, type=Location(exists=True, file_okay=True, dir_okay=True))
-@click.option(
-    "--now",
-    "now_text",
-    metavar="T",
-    help="Predict at time T (epoch milliseconds or ISO-8601) [default: the current time].",
-)
+@now_option("Predict at", "the current time")
 @click.option(
     "--config",
     "config_items",
@@ -32,7 +28,7 @@ from kdump.cli.path_args import Location
 @click.option("--wide", is_flag=True, help="On a terminal, every column, however wide the table gets.")
 def command(
     paths: tuple[str, ...],
-    now_text: str | None,
+    now: int | None,
     config_items: tuple[str, ...],
     as_json: bool,
     show_all: bool,
@@ -46,14 +42,7 @@ def command(
     from kdump.cli import directory_arguments, run_report
     from kdump.commands.retention import RetentionCommand, parse_config_overrides
     from kdump.render import retention as render
-    from kdump.storage.timestamp_type import parse_timestamp
 
-    now = None
-    if now_text is not None:
-        try:
-            now = parse_timestamp(now_text)
-        except ValueError as e:
-            raise click.BadParameter(str(e), param_hint="'--now'") from None
     try:
         cmd = RetentionCommand(
             directory_arguments(paths), now=now, overrides=parse_config_overrides(list(config_items))

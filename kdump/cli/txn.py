@@ -6,24 +6,13 @@ import click
 
 from kdump.cli.path_args import Location
 from kdump.cli.remote_options import remote_checks, remote_options
+from kdump.cli.time_options import max_timeout_option, now_option
 
 
 @click.command("txn")
 @click.argument("paths", nargs=-1, type=Location(exists=True, file_okay=True, dir_okay=True))
-@click.option(
-    "--now",
-    "now_text",
-    metavar="T",
-    help="Measure ages against T (epoch milliseconds or ISO-8601) [default: the newest record's timestamp].",
-)
-@click.option(
-    "--max-timeout-ms",
-    type=click.IntRange(min=0),
-    default=900_000,
-    show_default=True,
-    help="transaction.max.timeout.ms: without a __transaction_state partition, an open transaction older than "
-    "this is hanging.",
-)
+@now_option("Measure ages against", "the newest record's timestamp")
+@max_timeout_option()
 @click.option(
     "--bootstrap-server",
     default="BROKER:9092",
@@ -38,7 +27,7 @@ from kdump.cli.remote_options import remote_checks, remote_options
 )
 def command(
     paths: tuple[str, ...],
-    now_text: str | None,
+    now: int | None,
     max_timeout_ms: int,
     bootstrap_server: str,
     as_json: bool,
@@ -60,15 +49,8 @@ def command(
     from kdump.cli import directory_arguments, run_report
     from kdump.commands.txn import TxnCommand
     from kdump.render import txn as render
-    from kdump.storage.timestamp_type import parse_timestamp
 
     remote = remote_checks(remote_root, metadata, metadata_partitions)
-    now = None
-    if now_text is not None:
-        try:
-            now = parse_timestamp(now_text)
-        except ValueError as e:
-            raise click.BadParameter(str(e), param_hint="'--now'") from None
     try:
         cmd = TxnCommand(
             directory_arguments(paths),

@@ -270,7 +270,7 @@ class RebuildIndex:
             if not soundness:
                 from kdump.analysis.index_verification import verify_segment
 
-                problems = {p.path for p in verify_segment(segment, active=active).problems}
+                problems = {p.file for p in verify_segment(segment, active=active).problems}
                 for name in (segment.index_path, segment.time_index_path):
                     soundness[name] = name not in problems
             return soundness.get(path, False)

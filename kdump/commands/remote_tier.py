@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from kdump.analysis.index_verification import IndexProblem
 from kdump.analysis.remote_log_metadata import (
     COPY_SEGMENT_FINISHED,
     DEFAULT_METADATA_PARTITIONS,
@@ -22,6 +21,7 @@ from kdump.analysis.remote_log_metadata import (
     read_remote_log_metadata,
 )
 from kdump.analysis.tiered import TieredFacts, TieredProblem
+from kdump.problem import UNREADABLE, Problem, problem
 from kdump.storage import locations, naming
 from kdump.storage.local_log import LocalLog
 from kdump.storage.log_segment import SEGMENT_SUFFIXES, LogSegment
@@ -68,7 +68,7 @@ class RemoteResult:
     """The remote checks of one tiered partition."""
 
     segments: int
-    problems: list[IndexProblem] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
 
 
 class RemoteChecks:
@@ -144,5 +144,8 @@ class RemoteChecks:
         return one, len(one.log_segments) - len(log.log_segments)
 
 
-def _as_verify(p: TieredProblem, directory: str) -> IndexProblem:
-    return IndexProblem(p.path or os.path.normpath(directory), verify_kind(p.kind), p.message)
+def _as_verify(p: TieredProblem, directory: str) -> Problem:
+    path = p.path or os.path.normpath(directory)
+    if p.kind == UNREADABLE:
+        return problem(UNREADABLE, path, reason=p.message)
+    return problem(verify_kind(p.kind), path, message=p.message)

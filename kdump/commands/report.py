@@ -16,16 +16,15 @@ import time
 from collections.abc import Iterator
 
 from kdump.analysis.compression_sample import CompressionSampler
-from kdump.analysis.index_verification import IndexProblem
 from kdump.analysis.log_summary import partition_scan, read_log_dir_checkpoints
 from kdump.analysis.log_verification import SegmentFacts, Unchecked, verify_log_segment
 from kdump.analysis.segment_walk import SegmentVisitor, started, walk_segments
 from kdump.analysis.timeline import Timeline
-from kdump.commands.coordinator import CONSUMER_OFFSETS, TRANSACTION_STATE, read_group_states
+from kdump.commands.coordinator import CONSUMER_OFFSETS, TRANSACTION_STATE, GroupState, read_group_states
 from kdump.commands.ls import ListPartitions, is_internal
 from kdump.commands.parallel import MIN_PARALLEL_BYTES
 from kdump.commands.retention import METADATA_TOPIC, RetentionCommand
-from kdump.commands.txn import TxnCommand
+from kdump.commands.txn import DEFAULT_MAX_TIMEOUT_MS, TxnCommand
 from kdump.commands.verify import PartitionTarget, SegmentTask, Verify, default_workers, select
 from kdump.errors import KdumpError
 from kdump.exit_status import ExitStatus
@@ -81,10 +80,10 @@ class _Findings:
                 return self.known[candidate]
         return None
 
-    def problem(self, problem: IndexProblem) -> None:
-        finding = Finding(problem.path, problem.kind, problem.message, problem.position, problem.offset)
-        self.files.add(problem.path)
-        d = self._directory(problem.path)
+    def problem(self, problem: Problem) -> None:
+        finding = Finding(problem)
+        self.files.add(finding.path)
+        d = self._directory(finding.path)
         if d is None:
             if len(self.log_dir) < MAX_LOG_DIR_FINDINGS:
                 self.log_dir.append(finding)
@@ -98,9 +97,9 @@ class _Findings:
     def unchecked(self, item: Unchecked) -> None:
         self.unchecked_total += 1
         if len(self.not_checked) < MAX_LOG_DIR_FINDINGS:
-            self.not_checked.append(Finding(item.path, "not-checked", item.message))
+            self.not_checked.append(Finding(item))
 
-    def note(self, note: RuleNote | IndexProblem) -> None:
+    def note(self, note: RuleNote | Problem) -> None:
         pass  # notes are not problems (a running broker's preallocated index, a pre-3.8 time index)
 
     def summary(self, summary: Summary) -> None:
@@ -142,9 +141,11 @@ class ReportCommand:
         now: int | None = None,
         config: dict[str, str] | None = None,
         workers: int | None = None,
+        max_timeout_ms: int = DEFAULT_MAX_TIMEOUT_MS,
     ) -> None:
         """``now``: ages and retention's prediction at this time (epoch ms; default the current time);
         ``config``: topic configuration overrides for the prediction (``kdump retention --config``);
+        ``max_timeout_ms``: ``transaction.max.timeout.ms``, as ``kdump txn --max-timeout-ms``;
         ``workers``: processes that read partitions side by side (default: the usable cores, or
         ``KDUMP_WORKERS``)."""
         self.paths = paths
@@ -154,7 +155,7 @@ class ReportCommand:
         self.now = int(time.time() * 1000) if now is None else now
         self.now_given = now is not None
         # ages as kdump txn measures them: against --now when given, else the partition's newest record
-        self.txn = TxnCommand(paths, now=now)
+        self.txn = TxnCommand(paths, now=now, max_timeout_ms=max_timeout_ms)
         self.retention = RetentionCommand(paths, now=self.now, overrides=config or {})
         self.status = ExitStatus.OK
         self.workers = workers if workers is not None else default_workers()
@@ -172,6 +173,7 @@ class ReportCommand:
 
     def units(self) -> Iterator[ReportUnit]:
         self._select()
+        committed = self._read_groups()
         findings = _Findings(self.known)
         ends: dict[tuple[str, int], int | None] = {}
         consumer_offsets: list[str] = []
@@ -190,6 +192,9 @@ class ReportCommand:
                 if end is not None:  # copies of a partition on several brokers: the furthest (the leader's)
                     key = (s.topic, s.partition)
                     ends[key] = max(end, ends.get(key) or end)
+                    offsets = committed.get(key)
+                    if offsets:
+                        report.lag = max(end - min(offsets), 0)
             if s.unreadable or any(p.unreadable for p in report.problems):
                 self.status = ExitStatus.PROBLEMS
             if report.txn is not None and report.txn.hanging:
@@ -228,7 +233,7 @@ class ReportCommand:
         self.known = {locations.realpath(d): d for d in self.directories}
         self.targets: dict[str, PartitionTarget] = {}
         self.verify_log_dirs: list[str] = []
-        self.verify_unreadable: list[IndexProblem] = []
+        self.verify_unreadable: list[Problem] = []
         self.log_dir_states: dict = {}
         self.checkpoints: dict[str, dict] = {}
         try:
@@ -374,9 +379,31 @@ class ReportCommand:
         states = read_transaction_states(directory, problems)
         return sorted(states.values(), key=lambda m: m.transactional_id)
 
+    def _read_groups(self) -> dict[tuple[str, int], list[int]]:
+        """Every ``__consumer_offsets`` partition's groups, read before the partitions (kept for
+        :meth:`_groups`), and the offsets committed of each partition: a partition's lag is known when its
+        report is made (the page draws lagging partitions first)."""
+        self.group_states: dict[str, tuple[list[GroupState], list[Problem]]] = {}
+        committed: dict[tuple[str, int], list[int]] = {}
+        for d in self.directories:
+            name = parse_partition_dir(os.path.basename(os.path.normpath(d)))
+            if name is None or name.topic != CONSUMER_OFFSETS:
+                continue
+            problems: list[Problem] = []
+            groups = read_group_states(d, problems)
+            self.group_states[d] = (groups, problems)
+            for g in groups:
+                for c in g.offsets:
+                    committed.setdefault((c.topic, c.partition), []).append(c.offset)
+        return committed
+
     def _groups(self, directory: str, ends: dict[tuple[str, int], int | None]) -> GroupsReport:
-        problems: list[Problem] = []
-        groups = read_group_states(directory, problems)
+        read = self.group_states.pop(directory, None)
+        if read is None:
+            problems: list[Problem] = []
+            groups = read_group_states(directory, problems)
+        else:
+            groups, problems = read
         lags = {
             g.group: [
                 GroupLag(c.topic, c.partition, c.offset, c.commit_timestamp, ends.get((c.topic, c.partition)))

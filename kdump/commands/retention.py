@@ -35,6 +35,7 @@ from collections.abc import Callable
 from kdump import problem as pk
 from kdump.analysis.cleaning import MAP_ENTRY_BYTES, predict_cleaning
 from kdump.analysis.consumer_view import ongoing_transactions
+from kdump.analysis.digest_map import DIGESTS, DigestCensus, batch_entries, flags_of
 from kdump.analysis.header_run import HeaderRun, RunLimits
 from kdump.analysis.log_summary import read_log_dir_checkpoints
 from kdump.analysis.segment_walk import SegmentVisitor, walk_segments
@@ -420,7 +421,7 @@ class RetentionCommand:
         facts = CompactionFacts(
             first_dirty, uncleanable, clean, cleanable, ratio, min_ratio, total > 0 and ratio > min_ratio
         )
-        self._keys(log, facts, problems)
+        counted = self._keys(log, facts, problems)
         facts.cleaning = predict_cleaning(
             log,
             first_dirty,
@@ -429,10 +430,18 @@ class RetentionCommand:
             _int(config["delete.retention.ms"], problems, "delete.retention.ms"),
             problems,
             BUDGET_BYTES // MAP_ENTRY_BYTES,
+            counted,
         )
         return facts
 
-    def _keys(self, log: LocalLog, facts: CompactionFacts, problems: list[Problem]) -> None:
+    def _keys(
+        self, log: LocalLog, facts: CompactionFacts, problems: list[Problem]
+    ) -> dict[int, tuple[int, int]] | None:
+        """The census of the keys into ``facts``; with the C accelerator, each segment read whole (by base
+        offset): its data records and their tombstones with a key, which a cleaning keeps where it does not
+        clean (``predict_cleaning`` then need not read it again)."""
+        if DIGESTS is not None:
+            return self._key_digests(log, facts, problems)
         census = KeyCensus()  # bounded: spills to temporary files past a few tens of MiB of keys
         parts = census.parts  # key -> latest value is a tombstone, in dicts by the key's hash
         mask = census.mask
@@ -476,6 +485,56 @@ class RetentionCommand:
                 problems.append(problem_of(e.located(segment.log_path, position)))
         facts.distinct_keys, facts.live_tombstones = census.counts()
         facts.superseded = keyed - facts.distinct_keys  # every keyed record but each key's first
+        return None
+
+    def _key_digests(
+        self, log: LocalLog, facts: CompactionFacts, problems: list[Problem]
+    ) -> dict[int, tuple[int, int]]:
+        """:meth:`_keys` with the C accelerator: the keys by their MD5 digest, as Kafka's cleaner holds them
+        (``SkimpyOffsetMap``: keys of one digest are one key), a batch's records counted at once from its
+        entries' flags (``analysis.digest_map``)."""
+        census = DigestCensus(BUDGET_BYTES)  # bounded: spills to temporary files past the budget
+        keyed = 0
+        counted: dict[int, tuple[int, int]] = {}
+        for segment in log.log_segments:
+            position = None
+            records_before, tombstones_before = facts.records, facts.tombstones
+            try:
+                with segment.open_log() as records:
+                    for batch in records.batches():
+                        if batch.is_control_batch:
+                            continue
+                        position = batch.position
+                        entries, error = batch_entries(batch)
+                        flags = flags_of(entries)
+                        values, tombs = flags.count(1), flags.count(3)
+                        facts.records += len(flags)
+                        facts.records_without_key += len(flags) - values - tombs
+                        keyed += values + tombs
+                        census.add(entries)
+                        if tombs:
+                            facts.tombstones += tombs
+                            horizon = batch.delete_horizon_ms
+                            if horizon is not None:
+                                facts.tombstones_with_horizon += tombs
+                                if (
+                                    facts.latest_delete_horizon is None
+                                    or horizon > facts.latest_delete_horizon
+                                ):
+                                    facts.latest_delete_horizon = horizon
+                                if horizon <= self.now:
+                                    facts.tombstones_past_horizon += tombs
+                        if error is not None:
+                            raise error
+                counted[segment.base_offset] = (
+                    facts.records - records_before,
+                    facts.tombstones - tombstones_before,
+                )
+            except KdumpError as e:
+                problems.append(problem_of(e.located(segment.log_path, position)))
+        facts.distinct_keys, facts.live_tombstones = census.counts()
+        facts.superseded = keyed - facts.distinct_keys
+        return counted
 
 
 class _Fates(SegmentVisitor):

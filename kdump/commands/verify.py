@@ -6,7 +6,7 @@ indexes and log in one pass) -- over a pool of processes when there is enough to
 then each partition as a whole (:func:`kdump.analysis.log_verification.check_partition`), and hands the facts to
 a sink (:mod:`kdump.render.verify_report`) partition by partition, in argument and name order.
 
-The facts: :class:`~kdump.analysis.index_verification.IndexProblem` (one per problem),
+The facts: :class:`~kdump.problem.Problem` (one per problem),
 :class:`~kdump.analysis.log_verification.Unchecked` (what could not be checked, and why), :class:`RuleNote` (a
 time index written by the pre-3.8 rule) and one :class:`Summary`.  ``--indexes-only`` is ``kdump verify-index``
 (:mod:`kdump.verify`), unchanged.
@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from kdump.analysis.index_verification import IndexProblem, verify_segment
+from kdump.analysis.index_verification import verify_segment
 from kdump.analysis.log_verification import (
     LogDirCheckpoints,
     SegmentFacts,
@@ -37,6 +37,7 @@ from kdump.exit_status import ExitStatus
 from kdump.facts.progress import ProgressFactory
 from kdump.facts.verify import Summary, VerifySink
 from kdump.facts.verify_index import RuleNote
+from kdump.problem import UNREADABLE, Problem, problem
 from kdump.storage import locations, naming
 from kdump.storage.local_log import (
     LOG_DIR_FILES,
@@ -70,9 +71,7 @@ class PartitionTarget:
         return [s for s in self.log.segments if s.base_offset in self.base_offsets]
 
 
-def select_partitions(
-    paths: Iterable[str], problems: list[IndexProblem] | None = None
-) -> list[PartitionTarget]:
+def select_partitions(paths: Iterable[str], problems: list[Problem] | None = None) -> list[PartitionTarget]:
     """The partitions named by ``paths`` (a directory: every partition directory at or below it; a segment
     file: that segment of its partition), each once, in argument order.  ValueError when a path holds no Kafka
     data or names no segment."""
@@ -80,7 +79,7 @@ def select_partitions(
 
 
 def select(
-    paths: Iterable[str], unreadable: list[IndexProblem] | None = None
+    paths: Iterable[str], unreadable: list[Problem] | None = None
 ) -> tuple[list[PartitionTarget], list[str]]:
     """:func:`select_partitions`' partitions, and the log directories given whole (a path at or above them):
     their own files are checked too (:func:`kdump.analysis.log_verification.check_log_dir`).  A log directory
@@ -92,9 +91,7 @@ def select(
 
     def on_error(path: str, error: OSError) -> None:
         if unreadable is not None:
-            unreadable.append(
-                IndexProblem(path, "unreadable", f"cannot read the directory: {walk_error(error)}")
-            )
+            unreadable.append(problem(UNREADABLE, path, case="directory", reason=walk_error(error)))
 
     for path in paths:
         if locations.isdir(path):
@@ -200,7 +197,7 @@ class Verify:
         workers: int | None = None,
         mapper: SegmentMapper | None = None,
         log_dirs: Iterable[str] = (),
-        unreadable: Iterable[IndexProblem] = (),
+        unreadable: Iterable[Problem] = (),
         progress: ProgressFactory | None = None,
         remote: RemoteChecks | None = None,
         log_dir_states: dict[str, tuple[LogDirCheckpoints | None, ClusterConfig | None]] | None = None,
@@ -235,7 +232,7 @@ class Verify:
 
     def run(self) -> ExitStatus:
         summary = Summary(deep=self.deep, remote=self.remote is not None)
-        files: set[str] = set()
+        files: set[str | None] = set()
         log_dirs = self.log_dir_states
         for target, facts in self._checked_segments():
             log = target.log
@@ -297,8 +294,8 @@ class Verify:
             summary.checkpoint_values += partition.checkpoint_values
             summary.leader_epochs += partition.leader_epochs
             summary.kraft_snapshots += partition.kraft_snapshots
-        for problem in self.unreadable:
-            self._problem(problem, summary, files)
+        for p in self.unreadable:
+            self._problem(p, summary, files)
         for log_dir in self.log_dirs:
             key = os.path.dirname(os.path.join(locations.abspath(log_dir), ""))
             if key not in log_dirs:
@@ -314,11 +311,11 @@ class Verify:
         self.sink.summary(summary)
         return ExitStatus.PROBLEMS if summary.problems else ExitStatus.OK
 
-    def _problem(self, problem: IndexProblem, summary: Summary, files: set[str]) -> None:
+    def _problem(self, p: Problem, summary: Summary, files: set[str | None]) -> None:
         summary.problems += 1
-        summary.kinds[problem.kind] = summary.kinds.get(problem.kind, 0) + 1
-        files.add(problem.path)
-        self.sink.problem(problem)
+        summary.kinds[p.kind] = summary.kinds.get(p.kind, 0) + 1
+        files.add(p.file)
+        self.sink.problem(p)
 
     def _checked_segments(self) -> Iterator[tuple[PartitionTarget, list[SegmentFacts]]]:
         """Each target with its segments' facts, in order; segments are checked ahead over a process pool

@@ -1,7 +1,7 @@
 """``kdump verify-index``: which segments to check, checking them, and the facts found.
 
 The checks themselves are :func:`kdump.analysis.index_verification.verify_segment`.  The facts: one
-:class:`~kdump.analysis.index_verification.IndexProblem` per problem (and per note on an active segment's
+:class:`~kdump.problem.Problem` per problem (and per note on an active segment's
 preallocated index files), a :class:`RuleNote` per time index written by the pre-3.8 rule and one
 :class:`IndexSummary`, handed to a :class:`IndexSink` (:mod:`kdump.render.problems`: text lines or JSON lines).
 """
@@ -12,10 +12,11 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from kdump.analysis.index_verification import IndexProblem, verify_segment
+from kdump.analysis.index_verification import verify_segment
 from kdump.exit_status import ExitStatus
 from kdump.facts.progress import ProgressFactory
 from kdump.facts.verify_index import IndexSink, IndexSummary, RuleNote
+from kdump.problem import UNREADABLE, Problem, problem
 from kdump.storage import locations, naming
 from kdump.storage.local_log import LocalLog, find_partition_dirs, no_kafka_data
 from kdump.storage.log_segment import LogSegment
@@ -35,9 +36,7 @@ class Target:
     active: bool = False
 
 
-def select_segments(
-    paths: Iterable[str], problems: list[IndexProblem] | None = None
-) -> tuple[list[Target], int]:
+def select_segments(paths: Iterable[str], problems: list[Problem] | None = None) -> tuple[list[Target], int]:
     """Resolve the command's arguments to segments, in argument order (directories: partitions in name order,
     segments by base offset), and count the partition directories involved.  A segment named twice is checked
     once.  ValueError when a directory argument holds no partition directory at all.  Directories the walk
@@ -45,9 +44,7 @@ def select_segments(
 
     def unreadable(path: str, error: OSError) -> None:
         if problems is not None:
-            problems.append(
-                IndexProblem(path, "unreadable", f"cannot read the directory: {walk_error(error)}")
-            )
+            problems.append(problem(UNREADABLE, path, case="directory", reason=walk_error(error)))
 
     targets: list[Target] = []
     partitions: set[str] = set()
@@ -97,7 +94,7 @@ class VerifyIndex:
         partitions: int,
         sink: IndexSink,
         progress: ProgressFactory | None = None,
-        walk_problems: list[IndexProblem] | None = None,
+        walk_problems: list[Problem] | None = None,
     ) -> None:
         #: What the walk that found ``targets`` could not read (reported first, counted as problems).
         self.walk_problems = walk_problems or []
@@ -108,11 +105,11 @@ class VerifyIndex:
 
     def run(self) -> ExitStatus:
         summary = IndexSummary(partitions=self.partitions, segments=len(self.targets))
-        files_with_problems: set[str] = set()
-        for problem in self.walk_problems:
+        files_with_problems: set[str | None] = set()
+        for p in self.walk_problems:
             summary.problems += 1
-            files_with_problems.add(problem.path)
-            self.sink.problem(problem)
+            files_with_problems.add(p.file)
+            self.sink.problem(p)
         total = sum(t.segment.log_size for t in self.targets)
         bar = (
             self.progress("verifying", total)
@@ -134,10 +131,10 @@ class VerifyIndex:
                 summary.index_files += result.index_files
                 summary.entries += result.entries
                 summary.log_bytes += result.log_bytes
-                for problem in result.problems:
+                for p in result.problems:
                     summary.problems += 1
-                    files_with_problems.add(problem.path)
-                    self.sink.problem(problem)
+                    files_with_problems.add(p.file)
+                    self.sink.problem(p)
                 for active_note in result.notes:
                     summary.active_segment_notes += 1
                     self.sink.note(active_note)

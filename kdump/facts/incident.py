@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from kdump.analysis.compression_sample import CompressionSample
 from kdump.analysis.log_summary import PartitionSummary
+from kdump.analysis.log_verification import Unchecked
 from kdump.analysis.timeline import Timeline
 from kdump.facts.coordinator import GroupState, TransactionMetadata
 from kdump.facts.ls import LogDir
@@ -33,14 +34,26 @@ MAX_PROBLEMS_PER_PARTITION = 50
 
 @dataclass(frozen=True)
 class Finding:
-    """One ``verify`` problem (or what could not be checked: kind ``not-checked``): the file, its kind, the
-    message, and the byte position and offset when it has them."""
+    """One ``verify`` problem (a :class:`~kdump.problem.Problem`, put into words by the sinks) or what could not be
+    checked (an :class:`~kdump.analysis.log_verification.Unchecked`: kind ``not-checked``)."""
 
-    path: str
-    kind: str
-    message: str
-    position: int | None = None
-    offset: int | None = None
+    fact: Problem | Unchecked
+
+    @property
+    def path(self) -> str:
+        return str(self.fact.file)
+
+    @property
+    def kind(self) -> str:
+        return "not-checked" if isinstance(self.fact, Unchecked) else self.fact.kind
+
+    @property
+    def position(self) -> int | None:
+        return None if isinstance(self.fact, Unchecked) else self.fact.position
+
+    @property
+    def offset(self) -> int | None:
+        return None if isinstance(self.fact, Unchecked) else self.fact.get("offset")
 
 
 @dataclass(frozen=True)
@@ -74,6 +87,10 @@ class PartitionReport:
     quorum_state: QuorumState | None = None
     #: The compression ratio measured on a sample of its compressed batches (None: no compressed batch).
     compression: CompressionSample | None = None
+    #: The largest lag of a consumer group on this partition (its end against the group's committed offset,
+    #: as :class:`GroupLag`; None: no group committed an offset of it): what the page draws lagging partitions
+    #: first by.  Not in the JSON: each group's lags are, in its ``reportGroups``.
+    lag: int | None = None
 
     @property
     def directory(self) -> str:

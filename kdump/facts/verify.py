@@ -1,4 +1,4 @@
-"""The facts of ``kdump verify`` (a partition's problems come as :class:`~kdump.analysis.index_verification.IndexProblem`
+"""The facts of ``kdump verify`` (a partition's problems come as :class:`~kdump.problem.Problem`
 and :class:`~kdump.facts.verify_index.RuleNote`; what could not be checked as
 :class:`~kdump.analysis.log_verification.Unchecked`; the run's :class:`Summary`) and :class:`VerifySink`, where
 they go (:mod:`kdump.render.verify_report`)."""
@@ -8,11 +8,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
-from kdump.analysis.index_verification import IndexProblem
 from kdump.analysis.log_verification import (
     Unchecked,
 )
 from kdump.facts.verify_index import RuleNote
+from kdump.problem import Problem
 
 if TYPE_CHECKING:  # loaded only when a log directory has the cluster metadata
     pass
@@ -52,7 +52,7 @@ class Summary:
 class VerifySink(Protocol):
     """Where the facts of a run go (:mod:`kdump.render.verify_report`)."""
 
-    def problem(self, problem: IndexProblem) -> None: ...
+    def problem(self, problem: Problem) -> None: ...
     def unchecked(self, item: Unchecked) -> None: ...
-    def note(self, note: RuleNote | IndexProblem) -> None: ...
+    def note(self, note: RuleNote | Problem) -> None: ...
     def summary(self, summary: Summary) -> None: ...

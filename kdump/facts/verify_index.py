@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from kdump.analysis.index_verification import IndexProblem
+from kdump.problem import Problem
 
 
 @dataclass(frozen=True)
@@ -38,8 +38,8 @@ class IndexSummary:
 class IndexSink(Protocol):
     """Where the facts of a run go (:mod:`kdump.render.problems`)."""
 
-    def problem(self, problem: IndexProblem) -> None: ...
+    def problem(self, problem: Problem) -> None: ...
 
-    def note(self, note: RuleNote | IndexProblem) -> None: ...
+    def note(self, note: RuleNote | Problem) -> None: ...
 
     def summary(self, summary: IndexSummary) -> None: ...

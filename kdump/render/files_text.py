@@ -23,20 +23,11 @@ from kdump.render.decoders import MessageParser, message_parser
 from kdump.storage import record_batch
 from kdump.storage.file_records import FileRecords, RecordBatch, located
 from kdump.storage.record import Record
-from kdump.storage.record_batch import (
-    COMPRESSION_CODEC_MASK,
-    CONTROL_FLAG_MASK,
-    RECORD_BATCH_OVERHEAD,
-    TIMESTAMP_TYPE_MASK,
-    DefaultRecordBatch,
-)
+from kdump.storage.record_batch import DefaultRecordBatch
 
 if TYPE_CHECKING:
     from kdump.storage.producer_snapshot import ProducerSnapshotEntry
     from kdump.storage.transaction_index import AbortedTxn
-
-
-_COMPRESSED_OR_CONTROL = COMPRESSION_CODEC_MASK | CONTROL_FLAG_MASK
 
 
 class KafkaTextSink:
@@ -208,9 +199,9 @@ class TextLog:
             out.write(text)
             plain_end = next_position
 
-        # deep: the record lines of an uncompressed data batch come whole from the C accelerator where it is
-        # built, else from its pure-Python twin, when the lines are the fused renderer's
-        # (kafka_text.record_renderer); both decline anything unusual
+        # deep: the record lines of a data batch (uncompressed, or compressed and decompressed whole) come whole
+        # from the C accelerator where it is built, else from its pure-Python twin, when the lines are the fused
+        # renderer's (kafka_text.record_renderer); both decline anything unusual (kafka_text.batch_record_lines)
         record_lines = (
             (record_batch.RECORD_LINES or kafka_text.record_lines)
             if deep and not skip_metadata and parser.is_string_parser and payload_extra is None
@@ -223,30 +214,12 @@ class TextLog:
                     valid_bytes = batch.position
                 out.write(kafka_text.batch_line_head(batch))
                 out.write(kafka_text.batch_line_tail(batch, valid_bytes))
-                if (
-                    record_lines is not None
-                    and type(batch) is DefaultRecordBatch
-                    and not batch.attributes & _COMPRESSED_OR_CONTROL
-                    and 0 < batch.records_count <= STREAM_LINES
-                    and batch.size_in_bytes >= RECORD_BATCH_OVERHEAD
-                ):
-                    position = batch.position
-                    run = record_lines(
-                        batch.buf,
-                        position + RECORD_BATCH_OVERHEAD,
-                        position + batch.size_in_bytes,
-                        batch.records_count,
-                        batch.base_offset,
-                        batch.base_timestamp,
-                        batch.base_sequence,
-                        batch.max_timestamp if batch.attributes & TIMESTAMP_TYPE_MASK else None,
-                        f" {batch.timestamp_type}: ",
-                        print_contents,
-                    )
+                if record_lines is not None:
+                    run = kafka_text.batch_record_lines(batch, record_lines, print_contents, STREAM_LINES)
                     if run is not None:
                         lines_text, first, last = run
                         gaps.see_run(first, last)
-                        records.check_unchanged(position)  # print nothing read from a vanished page
+                        records.check_unchanged(batch.position)  # print nothing read from a vanished page
                         out.write(lines_text)
                         valid_bytes += batch.size_in_bytes
                         continue

@@ -10,11 +10,11 @@ Each section carries its facts as JSON (``<script type="application/json" class=
 
 from __future__ import annotations
 
+import heapq
 import json
 import os
-import tempfile
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import Any
 
 from kdump import __version__
 from kdump.analysis.compression_sample import SAMPLES
@@ -23,6 +23,7 @@ from kdump.facts.output import Output
 from kdump.problem import Problem
 from kdump.render import incident
 from kdump.render import txn as txn_render
+from kdump.render.incident import finding_message
 from kdump.render.log_summary import human_size
 from kdump.render.problem_text import sentences
 from kdump.render.svg import Chart, escape, iso, short_number
@@ -33,6 +34,8 @@ from kdump.storage import locations
 DEFAULT_MAX_PARTITIONS = 200
 #: Producers (rows) of a transactions chart; topics of an overview chart; partitions of a group's lag chart.
 MAX_ROWS = 30
+#: A group's table of committed partitions longer than this is folded (a <details>), lagging most first.
+MAX_TABLE_ROWS = 50
 
 
 def _json_script(obj: dict[str, Any], unit: str) -> str:
@@ -82,6 +85,9 @@ class _Row:
     compression_exact: bool = True
     #: Its place among the report's partitions (its table row is ``#r<index>``).
     index: int = -1
+    #: The largest lag of a consumer group on it (0: none), and its offset jumps when not compacted.
+    lag: int = 0
+    gaps: int = 0
 
     @property
     def href(self) -> str:
@@ -95,6 +101,48 @@ class _Row:
         else:
             name = f"{self.topic}-{self.partition}"
         return f"{name} ({self.log_dir_label})" if self.log_dir_label else name
+
+
+def _interest(r: _Row) -> tuple[bool, bool, bool, bool, bool, bool, int]:
+    """How interesting a partition is to draw, in the order the page says: problems (or unreadable), hanging
+    transactions, open ones, a lagging consumer group, retention's pending deletions, offset gaps, then size."""
+    return (
+        bool(r.problems) or r.unreadable,
+        r.hanging > 0,
+        r.open_txns > 0,
+        r.lag > 0,
+        r.deleted_segments > 0,
+        r.gaps > 0,
+        r.size,
+    )
+
+
+#: What the page says of the order it draws partitions in.
+_INTEREST_ORDER = (
+    "problems first, then hanging and open transactions, consumer lag, retention's pending deletions, "
+    "offset gaps, then the largest"
+)
+
+#: Where a drawn section says why it was chosen (filled in once the choice is made).
+_WHY_SLOT = "<!--kdump:why-->"
+
+
+def _why(r: _Row) -> str:
+    reasons = []
+    if r.problems or r.unreadable:
+        reasons.append(f"{r.problems:,} problem(s)" if r.problems else "unreadable")
+    if r.hanging:
+        reasons.append(f"{r.hanging} hanging transaction(s)")
+    elif r.open_txns:
+        reasons.append(f"{r.open_txns} open transaction(s)")
+    if r.lag:
+        reasons.append(f"consumer lag {r.lag:,}")
+    if r.deleted_segments:
+        reasons.append(f"retention would delete {r.deleted_segments} segment(s)")
+    if r.gaps:
+        reasons.append(f"{r.gaps:,} offset gap(s)")
+    reasons.append(f"{human_size(r.size)}")
+    return f'<p class="why">drawn for: {", ".join(reasons)}</p>'
 
 
 @dataclass
@@ -127,10 +175,8 @@ class HtmlSink:
         self.paths = paths
         self.max_partitions = max_partitions
         self.rows: list[_Row] = []
-        self.sections: IO[str] = tempfile.TemporaryFile("w+", encoding="utf-8")
-        #: Internal topics' sections, written after the others.
-        self.internal_sections: IO[str] = tempfile.TemporaryFile("w+", encoding="utf-8")
-        self.detailed = 0
+        #: The sections kept (see :meth:`_candidate`): (interest, row index, html), least interesting first.
+        self.drawn: list[tuple[tuple[Any, ...], int, str]] = []
         self.groups: list[GroupsReport] = []
         self.group_data: list[dict[str, Any]] = []
         self.coordinators: list[CoordinatorReport] = []
@@ -166,16 +212,13 @@ class HtmlSink:
         w(self._groups())
         w(self._coordinators())
         w('<section id="partitions"><h2>Partitions</h2>\n')
-        if self.detailed < sum(1 for r in self.rows if r.records):
-            w(
-                f'<p class="note">{self.detailed} of {len(self.rows)} partitions are drawn below (--max-partitions '
-                f"{self.max_partitions}); the others are rows of the table above.</p>\n"
-            )
-        for spool in (self.sections, self.internal_sections):
-            spool.seek(0)
-            while chunk := spool.read(1 << 20):
-                w(chunk)
-            spool.close()
+        w(self._drawn_note())
+        # the topics' partitions, then the internal topics'; each the most interesting first
+        drawn = sorted(self.drawn, key=lambda d: d[0], reverse=True)
+        drawn.sort(key=lambda d: self.rows[d[1]].internal)
+        for _, i, html in drawn:
+            w(html.replace(_WHY_SLOT, _why(self.rows[i]), 1))
+        self.drawn = []
         w("</section>\n")
         if self.overview is not None:
             w(_json_script(incident.overview_object(self.overview), "reportOverview"))
@@ -188,11 +231,9 @@ class HtmlSink:
     def _partition(self, r: PartitionReport) -> None:
         s = r.summary
         internal = s.topic is not None and s.topic.startswith("__")
-        draw = s.records > 0 and self.detailed < self.max_partitions and not s.unreadable
-        anchor = f"p{len(self.rows)}" if draw else None
         ret = r.retention
         row = _Row(
-            anchor,
+            None,
             s.topic,
             s.partition,
             s.directory,
@@ -219,10 +260,76 @@ class HtmlSink:
             row.uncompressed_bytes = r.compression.uncompressed_bytes
             row.compression_exact = r.compression.exact
         row.index = len(self.rows)
+        row.lag = r.lag or 0
+        row.gaps = r.timeline.offset_jumps if ret is None or ret.compaction is None else 0
         self.rows.append(row)
-        if draw:
-            self.detailed += 1
-            (self.internal_sections if internal else self.sections).write(_partition_section(r, row))
+        if s.records > 0 and not s.unreadable and self.max_partitions > 0:
+            self._candidate(r, row)
+
+    def _candidate(self, r: PartitionReport, row: _Row) -> None:
+        """Keep ``r``'s section if it is among the :attr:`max_partitions` most interesting so far: a heap of at
+        most that many rendered sections (a partition less interesting than all of them is never rendered; one
+        pushed out is dropped, its links then go to its table row)."""
+        key = (*_interest(row), -row.index)
+        drawn = self.drawn
+        if len(drawn) >= self.max_partitions and key <= drawn[0][0]:
+            return
+        row.anchor = f"p{row.index}"
+        entry = (key, row.index, _partition_section(r, row))
+        if len(drawn) < self.max_partitions:
+            heapq.heappush(drawn, entry)
+        else:
+            dropped = heapq.heapreplace(drawn, entry)
+            self.rows[dropped[1]].anchor = None
+
+    def _drawn_note(self) -> str:
+        """How the partitions drawn were chosen, and what the others are (aggregated, with the way to each)."""
+        with_records = [r for r in self.rows if r.records and not r.unreadable]
+        drawn = {i for _, i, _ in self.drawn}
+        rest = [r for r in with_records if r.index not in drawn]
+        if not rest:
+            return (
+                f'<p class="note">{len(drawn):,} partition(s) drawn below, {_INTEREST_ORDER} (the topics\' '
+                "partitions before the internal topics').</p>\n"
+            )
+        counts = [
+            (sum(1 for r in rest if r.problems), "with problems"),
+            (sum(1 for r in rest if r.open_txns), "with open transactions"),
+            (sum(1 for r in rest if r.lag), "with consumer lag"),
+            (sum(1 for r in rest if r.deleted_segments), "with retention's pending deletions"),
+            (sum(1 for r in rest if r.gaps), "with offset gaps"),
+        ]
+        some = ", ".join(f"{n:,} {what}" for n, what in counts if n)
+        by_topic: dict[str, list[_Row]] = {}
+        for r in rest:
+            by_topic.setdefault(r.topic or "-", []).append(r)
+        biggest = sorted(by_topic.items(), key=lambda kv: -sum(r.size for r in kv[1]))
+        rows = "".join(
+            f'<tr><td><a href="#t-{_slug(name)}">{escape(name)}</a></td><td>{len(rs):,}</td>'
+            f"<td>{human_size(sum(r.size for r in rs))}</td><td>{sum(r.records for r in rs):,}</td>"
+            f"<td>{sum(1 for r in rs if r.problems or r.open_txns or r.lag or r.deleted_segments or r.gaps):,}</td>"
+            f"<td>{_link(max(rs, key=lambda r: r.size), 'largest')}</td></tr>"
+            for name, rs in biggest[:MAX_ROWS]
+        )
+        more = (
+            f"<tr><td>{len(biggest) - MAX_ROWS:,} more topics</td><td>"
+            f"{sum(len(rs) for _, rs in biggest[MAX_ROWS:]):,}</td><td>"
+            f"{human_size(sum(r.size for _, rs in biggest[MAX_ROWS:] for r in rs))}</td><td></td><td></td><td></td></tr>"
+            if len(biggest) > MAX_ROWS
+            else ""
+        )
+        return (
+            f'<p class="note">{len(drawn):,} of {len(with_records):,} partitions with records are drawn below, '
+            f"{_INTEREST_ORDER} (--max-partitions {self.max_partitions}). The other {len(rest):,} "
+            f"({human_size(sum(r.size for r in rest))}, {sum(r.records for r in rest):,} records"
+            + (f"; {some}" if some else "")
+            + ") are rows of their topic's table above, each with its figures. To draw one, run "
+            "<code>kdump report PARTITION-DIRECTORY -o FILE</code> on its directory (its path is the tooltip of its name in the table), "
+            "or raise --max-partitions.</p>\n"
+            '<details class="rest"><summary>The partitions not drawn, by topic</summary><table><tr><th>topic</th>'
+            "<th>partitions not drawn</th><th>size</th><th>records</th><th>with something to see</th>"
+            "<th>its largest</th></tr>" + rows + more + "</table></details>\n"
+        )
 
     def _header(self) -> str:
         o = self.overview
@@ -359,7 +466,9 @@ class HtmlSink:
         out.append("<h3>What could not be checked</h3>")
         if o.unchecked or self.unreadables:
             out.append("<ul>")
-            out.extend(f"<li><code>{escape(f.path)}</code>: {escape(f.message)}</li>" for f in o.unchecked)
+            out.extend(
+                f"<li><code>{escape(f.path)}</code>: {escape(finding_message(f))}</li>" for f in o.unchecked
+            )
             out.extend(f'<li class="bad">{escape(p)}</li>' for p in sentences(self.unreadables))
             out.append("</ul>")
             if o.unchecked_total > len(o.unchecked):
@@ -413,7 +522,7 @@ class HtmlSink:
             for r in t.rows:
                 flag = "bad" if r.hanging or r.problems or r.unreadable else ("warn" if r.open_txns else "")
                 out.append(
-                    f'<tr id="r{r.index}" class="{flag}"><td>{_link(r)}</td><td>{r.segments}</td><td>{human_size(r.size)}</td>'
+                    f'<tr id="r{r.index}" class="{flag}"><td title="{escape(r.directory)}">{_link(r)}</td><td>{r.segments}</td><td>{human_size(r.size)}</td>'
                     f"<td>{_num(r.log_start)}</td><td>{_num(r.log_end)}</td><td>{_num(r.high_watermark)}</td>"
                     f"<td>{r.records:,}</td><td>{iso(r.min_ts)}</td><td>{iso(r.max_ts)}</td>"
                     f"<td>{r.open_txns}{f' ({r.hanging} hanging)' if r.hanging else ''}</td><td>{r.problems}</td>"
@@ -432,6 +541,13 @@ class HtmlSink:
                 "<p>No consumer group in the data directories (no committed offsets in __consumer_offsets).</p>"
             )
         rows_by_name = {(r.topic, r.partition): r for r in self.rows}
+        totals = [
+            (state.group, sum(x.lag or 0 for x in g.lags.get(state.group, [])))
+            for g in self.groups
+            for state in g.groups
+        ]
+        if len(totals) > 1 and any(n for _, n in totals):
+            out.append(_groups_lag_chart(totals))
         for g in self.groups:
             out.append(f"<h3>{escape(os.path.basename(g.directory))}</h3>")
             for state in g.groups:
@@ -451,6 +567,11 @@ class HtmlSink:
                 )
                 if any(x.lag is not None for x in lags):
                     out.append(_lag_chart(state.group, lags))
+                if len(lags) > MAX_TABLE_ROWS:  # thousands of partitions: the table folded, lagging first
+                    lags = sorted(lags, key=lambda x: -(x.lag or 0))
+                    out.append(
+                        f"<details><summary>all {len(lags):,} committed partitions, lagging most first</summary>"
+                    )
                 out.append(
                     "<table><tr><th>topic</th><th>partition</th><th>committed offset</th><th>log end offset "
                     "(high watermark)</th><th>lag</th><th>committed at</th></tr>"
@@ -462,7 +583,7 @@ class HtmlSink:
                         f'<tr class="{"warn" if x.lag else ""}"><td>{name}</td><td>{x.partition}</td><td>{x.offset:,}</td>'
                         f"<td>{_num(x.log_end_offset)}</td><td>{_num(x.lag)}</td><td>{iso(x.commit_timestamp)}</td></tr>"
                     )
-                out.append("</table></div>")
+                out.append("</table></details></div>" if len(lags) > MAX_TABLE_ROWS else "</table></div>")
             out.extend(f'<p class="bad">problem: {escape(p)}</p>' for p in sentences(g.problems))
             out.append(_json_script(incident.groups_object(g), "reportGroups"))
         out.append("</section>\n")
@@ -509,7 +630,7 @@ def _finding_html(f: Any) -> str:
     if f.offset is not None:
         where.append(f"offset {f.offset}")
     at = f" ({', '.join(where)})" if where else ""
-    return f"<code>{escape(f.path)}</code>{at}: <b>{escape(f.kind)}</b>: {escape(f.message)}"
+    return f"<code>{escape(f.path)}</code>{at}: <b>{escape(f.kind)}</b>: {escape(finding_message(f))}"
 
 
 # --- overview charts -----------------------------------------------------------------------------------------
@@ -708,7 +829,41 @@ def _kinds_chart(kinds: dict[str, int]) -> str:
 
 
 def _lag_chart(group: str, lags: list[Any]) -> str:
-    shown = sorted((x for x in lags if x.lag is not None), key=lambda x: -(x.lag or 0))[:MAX_ROWS]
+    """A group's partitions by lag: each one's committed offset and lag against its log end offset when they fit
+    (at most :data:`MAX_ROWS`); past that the :data:`MAX_ROWS` - 1 lagging most, then the others summed in one
+    bar (their lags added: offsets of different partitions do not add up, lags do)."""
+    known = sorted((x for x in lags if x.lag is not None), key=lambda x: -(x.lag or 0))
+    if len(known) <= MAX_ROWS:
+        shown, rest = known, []
+    else:
+        shown, rest = known[: MAX_ROWS - 1], known[MAX_ROWS - 1 :]
+    rows = len(shown) + (1 if rest else 0)
+    if rest:
+        rest_lag = sum(x.lag or 0 for x in rest)
+        top = max(max((x.lag or 0) for x in shown), rest_lag, 1)
+        c = _rows_chart(
+            f"group {group}: lag of the {len(shown)} partitions lagging most, and of the other {len(rest):,} summed",
+            0,
+            top,
+            rows,
+            x_label="lag (records)",
+        )
+        for i, x in enumerate(shown):
+            y = _row_y(rows, i)
+            name = f"{x.topic}-{x.partition}"
+            c.bar(0, x.lag or 0, y - 0.35, y + 0.35, "lag", f"{name}: lag {x.lag:,} (committed {x.offset:,})")
+            c.row_label(y, name)
+        y = _row_y(rows, rows - 1)
+        c.bar(
+            0,
+            rest_lag,
+            y - 0.35,
+            y + 0.35,
+            "rest",
+            f"{len(rest):,} other partitions: lag {rest_lag:,} in all",
+        )
+        c.row_label(y, f"{len(rest):,} others (sum)")
+        return c.svg()
     top = max(max((x.log_end_offset or 0) for x in shown), 1)
     c = _rows_chart(
         f"group {group}: committed offset (blue) and lag (orange) against the log end offset",
@@ -731,6 +886,34 @@ def _lag_chart(group: str, lags: list[Any]) -> str:
                 f"{name}: lag {x.lag:,} (log end offset {x.log_end_offset:,})",
             )
         c.row_label(y, name)
+    return c.svg()
+
+
+def _groups_lag_chart(totals: list[tuple[str, int]]) -> str:
+    """Every group's total lag: the :data:`MAX_ROWS` - 1 lagging most, the others summed in one bar."""
+    ranked = sorted(totals, key=lambda t: -t[1])
+    shown, rest = (
+        (ranked, []) if len(ranked) <= MAX_ROWS else (ranked[: MAX_ROWS - 1], ranked[MAX_ROWS - 1 :])
+    )
+    rows = len(shown) + (1 if rest else 0)
+    rest_lag = sum(n for _, n in rest)
+    c = _rows_chart(
+        f"total lag of the {len(ranked):,} groups"
+        + (f" (the {len(shown)} lagging most, the other {len(rest):,} summed)" if rest else ""),
+        0,
+        max(max((n for _, n in shown), default=0), rest_lag, 1),
+        rows,
+        x_label="lag (records)",
+        chart_id="chart-groups-lag",
+    )
+    for i, (group, n) in enumerate(shown):
+        y = _row_y(rows, i)
+        c.bar(0, n, y - 0.35, y + 0.35, "lag", f"group {group}: lag {n:,}")
+        c.row_label(y, group)
+    if rest:
+        y = _row_y(rows, rows - 1)
+        c.bar(0, rest_lag, y - 0.35, y + 0.35, "rest", f"{len(rest):,} other groups: lag {rest_lag:,} in all")
+        c.row_label(y, f"{len(rest):,} others (sum)")
     return c.svg()
 
 
@@ -757,6 +940,7 @@ def _partition_section(r: PartitionReport, row: _Row) -> str:
     s = r.summary
     out = [
         f'<section class="partition" id="{row.anchor}"><h3>{escape(row.name)} <small><code>{escape(s.directory)}</code></small></h3>'
+        + _WHY_SLOT
     ]
     out.append(
         '<dl class="facts">'
@@ -1398,7 +1582,8 @@ svg .lso { stroke: #f79009; stroke-width: 1.5; stroke-dasharray: 6 3; } svg text
 svg .now { stroke: #101828; stroke-dasharray: 2 2; } svg text.now { fill: #101828; stroke: none; }
 svg .rate { fill: #53b1fd; } svg .batch { fill: #84adff; } svg .batch-max { fill: #1d2939; }
 svg .size { fill: #84adff; } svg .span { fill: #84adff; } svg .span-end { fill: #2563eb; } svg .internal { fill: #d0d5dd; } svg .problem { fill: #f97066; }
-svg .committed { fill: #84adff; } svg .lag { fill: #fdb022; }
+svg .committed { fill: #84adff; } svg .lag { fill: #fdb022; } svg .rest { fill: #fec84b; opacity: .6; }
+p.why { color: var(--muted); margin: 0 0 4px; font-size: 12.5px; }
 svg .seg0 { fill: #d0d5dd; } svg .seg1 { fill: #98a2b3; } svg .gone { fill: #eaecf0; } svg .live { fill: #a6f4c5; }
 svg .ep0 { fill: #d6bbfb; } svg .ep1 { fill: #b692f6; } svg .ep2 { fill: #e9d7fe; } svg .ep3 { fill: #9e77ed; } svg .epx { fill: #eaecf0; }
 svg .checkpoint { fill: #53389e; } svg .in-bar { fill: #1d2939; font-size: 10px; }

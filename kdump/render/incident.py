@@ -9,6 +9,7 @@ import os
 from typing import Any
 
 from kdump.analysis.compression_sample import CompressionSample
+from kdump.analysis.log_verification import Unchecked
 from kdump.analysis.timeline import Timeline
 from kdump.facts.incident import (
     CoordinatorReport,
@@ -23,14 +24,25 @@ from kdump.render import retention as retention_render
 from kdump.render import txn as txn_render
 from kdump.render.coordinator import member_ids, transaction_object
 from kdump.render.json_lines import head, line
-from kdump.render.problem_text import details, sentences
+from kdump.render.problem_text import details, sentences, unchecked_message, verify_message
 from kdump.render.verify_report import summary_object
 from kdump.storage import locations
 from kdump.storage.naming import parse_partition_dir
 
 
+def finding_message(f: Finding) -> str:
+    """A finding's words: a problem's (as ``kdump verify`` says it), or why something was not checked."""
+    return unchecked_message(f.fact) if isinstance(f.fact, Unchecked) else verify_message(f.fact)
+
+
 def _finding(f: Finding) -> dict[str, Any]:
-    return {"file": f.path, "kind": f.kind, "message": f.message, "position": f.position, "offset": f.offset}
+    return {
+        "file": f.path,
+        "kind": f.kind,
+        "message": finding_message(f),
+        "position": f.position,
+        "offset": f.offset,
+    }
 
 
 def timeline_object(t: Timeline) -> dict[str, Any]:

@@ -15,6 +15,13 @@ from kdump.jdk.text import decode_utf8_jdk, decode_utf8_jdk_pieces
 from kdump.render.decoders import MessageParser
 from kdump.storage.file_records import RecordBatch, release_view_pages
 from kdump.storage.record import LazyHeaders, Record
+from kdump.storage.record_batch import (
+    COMPRESSION_CODEC_MASK,
+    CONTROL_FLAG_MASK,
+    RECORD_BATCH_OVERHEAD,
+    TIMESTAMP_TYPE_MASK,
+    DefaultRecordBatch,
+)
 from kdump.storage.varint import VarintError, read_varint, read_varlong
 
 if TYPE_CHECKING:
@@ -596,3 +603,48 @@ def record_lines(
     if pos != end or not lines:
         return None
     return "".join(lines), first, last
+
+
+RecordLines = Callable[..., "tuple[str, int, int] | None"]
+
+
+def batch_record_lines(
+    batch: RecordBatch, lines: RecordLines, print_contents: bool, most: int
+) -> tuple[str, int, int] | None:
+    """The fused renderer's record lines of a v2 data batch of 1 to ``most`` records, whole, with its first and
+    last offsets, from ``lines`` (the C accelerator's ``record_lines`` or :func:`record_lines`): an uncompressed
+    batch's records are read where they lie, a compressed batch's from its decompressed stream
+    (:meth:`DefaultRecordBatch.plain_records`: within the decompression bound, at most
+    ``record_batch.STREAMED_RECORDS_BYTES``).  None for anything else -- a control batch, a legacy batch, a
+    stream that does not decompress, and whatever ``lines`` declines: the caller renders the batch record by
+    record (:func:`record_renderer`), which gives Kafka's text and errors.  Kafka's tool decodes a compressed
+    batch whole before printing any of its records (``DefaultRecordBatch.iterator``), so lines made from the
+    whole stream print what it prints."""
+    if (
+        type(batch) is not DefaultRecordBatch
+        or batch.attributes & CONTROL_FLAG_MASK
+        or not 0 < batch.records_count <= most
+        or batch.size_in_bytes < RECORD_BATCH_OVERHEAD
+    ):
+        return None
+    if batch.attributes & COMPRESSION_CODEC_MASK:
+        buf = batch.plain_records()
+        if buf is None:
+            return None
+        pos, end = 0, len(buf)
+    else:
+        buf = batch.buf
+        pos = batch.position + RECORD_BATCH_OVERHEAD
+        end = batch.position + batch.size_in_bytes
+    return lines(
+        buf,
+        pos,
+        end,
+        batch.records_count,
+        batch.base_offset,
+        batch.base_timestamp,
+        batch.base_sequence,
+        batch.max_timestamp if batch.attributes & TIMESTAMP_TYPE_MASK else None,
+        f" {batch.timestamp_type}: ",
+        print_contents,
+    )

@@ -5,47 +5,52 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Protocol
 
-from kdump.analysis.index_verification import IndexProblem
+from kdump.problem import Problem
 from kdump.render import plural
 from kdump.render.json_lines import head, line
+from kdump.render.problem_text import verify_message
 from kdump.render.safe_text import safe_text
 
 if TYPE_CHECKING:
     from kdump.facts.verify_index import IndexSummary, RuleNote
 
 
-def problem_line(problem: IndexProblem, label: str = "") -> str:
+def problem_line(problem: Problem, label: str = "") -> str:
     """``<file>: entry <n> (byte <p>): <kind>: <message>``; the entry part, or ``byte <p>`` alone, when known.
     ``label`` (``"note: "``) goes before the kind."""
-    where = [problem.path]
-    if problem.entry is not None:
-        where.append(
-            f"entry {problem.entry}" + ("" if problem.position is None else f" (byte {problem.position})")
-        )
+    where = [str(problem.file)]
+    entry = problem.get("entry")
+    if entry is not None:
+        where.append(f"entry {entry}" + ("" if problem.position is None else f" (byte {problem.position})"))
     elif problem.position is not None:
         where.append(f"byte {problem.position}")
-    return safe_text(f"{': '.join(where)}: {label}{problem.kind}: {problem.message}") + "\n"
+    return safe_text(f"{': '.join(where)}: {label}{problem.kind}: {verify_message(problem)}") + "\n"
 
 
-def note_line(note: IndexProblem) -> str:
+def note_line(note: Problem) -> str:
     """A finding that is not damage (the active segment's preallocated index files): ``... note: <kind>: ...``."""
     return problem_line(note, "note: ")
 
 
-def problem_json(problem: IndexProblem, type_: str = "problem") -> str:
-    obj: dict[str, Any] = {
+def problem_object(problem: Problem, type_: str = "problem") -> dict[str, Any]:
+    """A problem's JSON object: its kind and place (``entry`` and ``offset`` null when it has none) and its
+    words."""
+    return {
         "type": type_,
         "kind": problem.kind,
-        "file": problem.path,
-        "entry": problem.entry,
+        "file": problem.file,
+        "entry": problem.get("entry"),
         "position": problem.position,
-        "offset": problem.offset,
-        "message": problem.message,
+        "offset": problem.get("offset"),
+        "message": verify_message(problem),
     }
-    return line(obj)
 
 
-def note_json(note: IndexProblem) -> str:
+def problem_json(problem: Problem, type_: str = "problem") -> str:
+    return line(problem_object(problem, type_))
+
+
+def note_json(note: Problem) -> str:
     return problem_json(note, "note")
 
 
@@ -126,11 +131,11 @@ class TextSink:
     def __init__(self, out: Writer) -> None:
         self.out = out
 
-    def problem(self, problem: IndexProblem) -> None:
+    def problem(self, problem: Problem) -> None:
         self.out.write(problem_line(problem))
 
-    def note(self, note: RuleNote | IndexProblem) -> None:
-        if isinstance(note, IndexProblem):
+    def note(self, note: RuleNote | Problem) -> None:
+        if isinstance(note, Problem):
             self.out.write(note_line(note))
         else:
             self.out.write(rule_note_line(note.path, note.rule))
@@ -145,11 +150,11 @@ class JsonSink:
     def __init__(self, out: Writer) -> None:
         self.out = out
 
-    def problem(self, problem: IndexProblem) -> None:
+    def problem(self, problem: Problem) -> None:
         self.out.write(problem_json(problem))
 
-    def note(self, note: RuleNote | IndexProblem) -> None:
-        if isinstance(note, IndexProblem):
+    def note(self, note: RuleNote | Problem) -> None:
+        if isinstance(note, Problem):
             self.out.write(note_json(note))
         else:
             self.out.write(rule_note_json(note.path, note.rule))

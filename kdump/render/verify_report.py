@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from kdump.analysis.index_verification import IndexProblem
 from kdump.analysis.log_verification import Unchecked
 from kdump.facts.verify import Summary
 from kdump.facts.verify_index import RuleNote
+from kdump.problem import Problem
 from kdump.render import plural
 from kdump.render import problems as index_report
 from kdump.render.json_lines import head, line
+from kdump.render.problem_text import unchecked_message
 from kdump.render.safe_text import safe_text
 
 
@@ -24,14 +25,14 @@ class TextSink:
     def __init__(self, out: index_report.Writer) -> None:
         self.out = out
 
-    def problem(self, problem: IndexProblem) -> None:
+    def problem(self, problem: Problem) -> None:
         self.out.write(index_report.problem_line(problem))
 
     def unchecked(self, item: Unchecked) -> None:
-        self.out.write(safe_text(f"{item.path}: not checked: {item.message}") + "\n")
+        self.out.write(safe_text(f"{item.file}: not checked: {unchecked_message(item)}") + "\n")
 
-    def note(self, note: RuleNote | IndexProblem) -> None:
-        if isinstance(note, IndexProblem):
+    def note(self, note: RuleNote | Problem) -> None:
+        if isinstance(note, Problem):
             self.out.write(index_report.note_line(note))
         else:
             self.out.write(index_report.rule_note_line(note.path, note.rule))
@@ -79,14 +80,14 @@ class JsonSink:
     def _write(self, obj: dict[str, Any]) -> None:
         self.out.write(line(obj))
 
-    def problem(self, problem: IndexProblem) -> None:
+    def problem(self, problem: Problem) -> None:
         self.out.write(index_report.problem_json(problem))
 
     def unchecked(self, item: Unchecked) -> None:
-        self._write({"type": "unchecked", "file": item.path, "message": item.message})
+        self._write({"type": "unchecked", "file": item.file, "message": unchecked_message(item)})
 
-    def note(self, note: RuleNote | IndexProblem) -> None:
-        if isinstance(note, IndexProblem):
+    def note(self, note: RuleNote | Problem) -> None:
+        if isinstance(note, Problem):
             self.out.write(index_report.note_json(note))
         else:
             self.out.write(index_report.rule_note_json(note.path, note.rule))
@@ -130,7 +131,7 @@ class TeeSink:
     def __init__(self, *sinks: TextSink | JsonSink) -> None:
         self.sinks = sinks
 
-    def problem(self, problem: IndexProblem) -> None:
+    def problem(self, problem: Problem) -> None:
         for s in self.sinks:
             s.problem(problem)
 
@@ -138,7 +139,7 @@ class TeeSink:
         for s in self.sinks:
             s.unchecked(item)
 
-    def note(self, note: RuleNote | IndexProblem) -> None:
+    def note(self, note: RuleNote | Problem) -> None:
         for s in self.sinks:
             s.note(note)
 

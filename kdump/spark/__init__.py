@@ -19,10 +19,32 @@ DATA_SOURCE_NAME = "kafka-log"
 
 
 def register(spark: Any) -> None:
-    """Register the ``kafka-log`` data source with ``spark`` (a SparkSession)."""
-    from kdump.spark.source import KafkaLogDataSource
+    """Register the ``kafka-log`` data source with ``spark`` (a SparkSession): with ``pushFilters`` on by
+    default when :func:`pushdown_plan_per_scan` says this Spark keeps a pushed-down plan per scan, off (opt-in)
+    otherwise (PySpark 4.3, see :class:`kdump.spark.source.KafkaLogFilteringReader`)."""
+    from kdump.spark.source import KafkaLogDataSource, KafkaLogDataSourcePushing
 
-    spark.dataSource.register(KafkaLogDataSource)
+    spark.dataSource.register(
+        KafkaLogDataSourcePushing if pushdown_plan_per_scan(spark) else KafkaLogDataSource
+    )
+
+
+#: The JVM class whose fields tell whether a pushed-down plan stays with its scan.
+SCAN_BUILDER_CLASS = "org.apache.spark.sql.execution.datasources.v2.python.PythonScanBuilder"
+
+
+def pushdown_plan_per_scan(spark: Any) -> bool:
+    """Whether this Spark keeps the plan a Python data source's ``pushFilters`` produced with the one scan
+    that pushed it: its ``PythonScanBuilder`` has a ``readInfo`` field (Spark's master after SPARK-58551, for
+    5.0), rather than storing it in the DataFrame's ``PythonDataSourceV2`` (``setReadInfo``), where PySpark 4.3
+    hands it to every later scan of that DataFrame.  False when it cannot be told (no JVM: Spark Connect)."""
+    try:
+        jvm = spark.sparkContext._jvm
+        loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
+        builder = jvm.java.lang.Class.forName(SCAN_BUILDER_CLASS, False, loader)
+        return any(f.getName() == "readInfo" for f in builder.getDeclaredFields())
+    except Exception:  # noqa: BLE001 -- any failure means: not known to be safe
+        return False
 
 
 def prepare_environment(master: str | None) -> None:
@@ -69,4 +91,4 @@ def session(
     return spark
 
 
-__all__ = ["DATA_SOURCE_NAME", "prepare_environment", "register", "session"]
+__all__ = ["DATA_SOURCE_NAME", "prepare_environment", "pushdown_plan_per_scan", "register", "session"]

@@ -81,7 +81,8 @@ OPTIONS: dict[str, str] = {
     "metadataPartitions": "with remoteRoot: remote.log.metadata.topic.num.partitions (default 50)",
     "pushFilters": "true: Spark's filters on topic, partition, offset and timestamp (from below) narrow what is "
     "read, with spark.sql.python.filterPushdown.enabled (kdump.spark.session sets it); load a DataFrame for each "
-    "query: PySpark 4.3 reuses a DataFrame's last pushed-down plan for its later queries without such filters",
+    "query: PySpark 4.3 reuses a DataFrame's last pushed-down plan for its later queries without such filters "
+    "(default false there; true on a Spark that keeps the plan per scan, see kdump.spark.pushdown_plan_per_scan)",
 }
 
 
@@ -525,9 +526,11 @@ def selected_columns(options: Mapping[str, str]) -> tuple[str, ...] | None:
     return tuple(dict.fromkeys(c.strip() for c in text.split(",") if c.strip()))
 
 
-def push_filters_wanted(options: Mapping[str, str]) -> bool:
-    """Just the ``pushFilters`` option (whether the data source narrows a read by Spark's filters)."""
-    return _bool(_get(options, "pushFilters"), "pushFilters")
+def push_filters_wanted(options: Mapping[str, str], default: bool = False) -> bool:
+    """Just the ``pushFilters`` option (whether the data source narrows a read by Spark's filters);
+    ``default`` when it is not given (see :func:`kdump.spark.pushdown_plan_per_scan`)."""
+    text = _get(options, "pushFilters")
+    return default if text is None else _bool(text, "pushFilters")
 
 
 def include_headers(options: Mapping[str, str]) -> bool:

@@ -101,6 +101,9 @@ def _pushing_filters() -> bool:
 class KafkaLogDataSource(DataSource):
     """Kafka log directories as a table: spark-sql-kafka's columns plus forensic ones."""
 
+    #: ``pushFilters`` when the option is not given: off, because of PySpark 4.3 (:class:`KafkaLogFilteringReader`)
+    push_filters_default = False
+
     @classmethod
     def name(cls) -> str:
         return NAME
@@ -122,6 +125,15 @@ class KafkaLogDataSource(DataSource):
         return StructType([schema[c] for c in columns])
 
     def reader(self, schema: Any) -> DataSourceReader:
-        if push_filters_wanted(dict(self.options)) and _pushing_filters():
+        if push_filters_wanted(dict(self.options), self.push_filters_default) and _pushing_filters():
             return KafkaLogFilteringReader(self.options)
         return KafkaLogReader(self.options)
+
+
+class KafkaLogDataSourcePushing(KafkaLogDataSource):
+    """The same source with ``pushFilters`` on unless the option says false: what :func:`kdump.spark.register`
+    registers on a Spark whose ``PythonScanBuilder`` keeps a pushed-down plan with its own scan
+    (:func:`kdump.spark.pushdown_plan_per_scan`), where the reuse described in :class:`KafkaLogFilteringReader`
+    cannot happen."""
+
+    push_filters_default = True

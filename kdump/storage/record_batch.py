@@ -352,6 +352,29 @@ class DefaultRecordBatch:
             return _decode(self.buf, start, end, count, *args, stream=False, views=views)
         return self._compressed_records(self.buf[start:end], count, args, views)
 
+    def plain_records(self) -> bytes | None:
+        """The decompressed record stream of this compressed batch, whole, for callers that decode it in one
+        pass (``kafka_text.batch_record_lines``); None when :meth:`records` would take another road: the batch
+        is not compressed, its codec id is unknown, decompressing it fails (a damaged stream, the decompression
+        bound) or it decompresses to more than :data:`STREAMED_RECORDS_BYTES` (read a window at a time).  The
+        caller then takes :meth:`records`, which gives Kafka's errors.  The stream is read as
+        :meth:`_compressed_records` reads it, so a stream accepted here is the one :meth:`records` decodes."""
+        codec = self.attributes & COMPRESSION_CODEC_MASK
+        if not codec or codec not in compression.CODEC_NAMES or self.size_in_bytes < RECORD_BATCH_OVERHEAD:
+            return None
+        start = self.position + RECORD_BATCH_OVERHEAD
+        try:
+            reader = compression.open_eager_decompressor(
+                codec,
+                self.buf[start : self.position + self.size_in_bytes],
+                magic=self.magic,
+                limit=self.decompression_limit,
+            )
+            plain = reader.read_up_to(STREAMED_RECORDS_BYTES + 1)
+        except DecompressionError:
+            return None
+        return plain if len(plain) <= STREAMED_RECORDS_BYTES else None
+
     def timestamps(self) -> Iterator[int]:
         """The records' timestamps (Kafka's time-index dump reads ``record.timestamp``; v2 records are decoded
         whole, as ``DefaultRecord.readFrom`` does)."""
