@@ -26,8 +26,8 @@ class EditableWheel(editable_wheel):
 
 setup(
     ext_modules=[
-        Extension("kdump._speedups", ["kdump/_speedups.c"], optional=True),
-        Extension("kdump._columns", ["kdump/_columns.c"], optional=True),
+        Extension("kdump._speedups", ["kdump/_speedups.c"], depends=["kdump/_varint.h"], optional=True),
+        Extension("kdump._columns", ["kdump/_columns.c"], depends=["kdump/_varint.h"], optional=True),
         Extension("kdump._digests", ["kdump/_digests.c"], optional=True),
     ],
     cmdclass={"editable_wheel": EditableWheel},

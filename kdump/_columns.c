@@ -36,6 +36,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "_varint.h"
+
 /* kdump.storage.record.MAX_OBJECT_HEADERS: a record with more headers is the storage core's to report. */
 #define MAX_OBJECT_HEADERS 100000
 #define INT32_LIMIT 2147483647LL
@@ -366,53 +368,6 @@ static int add_header_key(Builder *s, const unsigned char *p, Py_ssize_t n)
         PyErr_SetString(PyExc_TypeError, "decode_key must return a str");
     Py_DECREF(text);
     return r;
-}
-
-/* Zigzag varint of at most 5 bytes, 32 bits kept (Kafka's ByteUtils.readVarint); 0 on any problem. */
-static inline int read_varint(const unsigned char *b, Py_ssize_t *pos, Py_ssize_t limit, int64_t *out)
-{
-    if (*pos < limit && b[*pos] < 0x80) {
-        unsigned v = b[(*pos)++];
-        *out = (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
-        return 1;
-    }
-    uint64_t value = 0;
-    int shift = 0;
-    for (;;) {
-        if (*pos >= limit)
-            return 0;
-        unsigned char c = b[(*pos)++];
-        value |= (uint64_t)(c & 0x7F) << shift;
-        if (c < 0x80)
-            break;
-        shift += 7;
-        if (shift > 28)
-            return 0;
-    }
-    uint32_t v = (uint32_t)(value & 0xFFFFFFFFu);
-    *out = (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
-    return 1;
-}
-
-/* Zigzag varlong of at most 10 bytes, 64 bits kept (ByteUtils.readVarlong); 0 on any problem. */
-static inline int read_varlong(const unsigned char *b, Py_ssize_t *pos, Py_ssize_t limit, int64_t *out)
-{
-    uint64_t value = 0;
-    int shift = 0;
-    for (;;) {
-        if (*pos >= limit)
-            return 0;
-        unsigned char c = b[(*pos)++];
-        if (shift < 64)
-            value |= (uint64_t)(c & 0x7F) << shift;
-        if (c < 0x80)
-            break;
-        shift += 7;
-        if (shift > 63)
-            return 0;
-    }
-    *out = (int64_t)(value >> 1) ^ -(int64_t)(value & 1);
-    return 1;
 }
 
 typedef struct {

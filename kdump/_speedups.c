@@ -16,6 +16,8 @@
 #include <structmember.h>
 #include <stdint.h>
 
+#include "_varint.h"
+
 #define INT32_MAX_ 2147483647LL
 
 /* A record with more headers than this is left to the Python decoder, which keeps them encoded
@@ -25,48 +27,6 @@
 /* A key or value this big is left to the Python decoder, which hands it out as a view of the segment
    (kdump.storage.record_batch.MAX_EAGER_BYTES) instead of a copy. */
 #define MAX_EAGER_BYTES (1 << 20)
-
-/* Zigzag varint of at most 5 bytes, 32 bits kept (Kafka's ByteUtils.readVarint); 0 on any problem. */
-static int read_varint(const unsigned char *b, Py_ssize_t *pos, Py_ssize_t limit, int64_t *out)
-{
-    uint64_t value = 0;
-    int shift = 0;
-    for (;;) {
-        if (*pos >= limit)
-            return 0;
-        unsigned char c = b[(*pos)++];
-        value |= (uint64_t)(c & 0x7F) << shift;
-        if (c < 0x80)
-            break;
-        shift += 7;
-        if (shift > 28)
-            return 0;
-    }
-    uint32_t v = (uint32_t)(value & 0xFFFFFFFFu);
-    *out = (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
-    return 1;
-}
-
-/* Zigzag varlong of at most 10 bytes, 64 bits kept; 0 on any problem. */
-static int read_varlong(const unsigned char *b, Py_ssize_t *pos, Py_ssize_t limit, int64_t *out)
-{
-    uint64_t value = 0;
-    int shift = 0;
-    for (;;) {
-        if (*pos >= limit)
-            return 0;
-        unsigned char c = b[(*pos)++];
-        if (shift < 64)
-            value |= (uint64_t)(c & 0x7F) << shift;
-        if (c < 0x80)
-            break;
-        shift += 7;
-        if (shift > 63)
-            return 0;
-    }
-    *out = (int64_t)(value >> 1) ^ -(int64_t)(value & 1);
-    return 1;
-}
 
 static PyObject *bytes_or_none(const unsigned char *b, Py_ssize_t *pos, Py_ssize_t limit, int64_t size)
 {

@@ -145,6 +145,14 @@ def test_filters_pushed_down_keep_the_rows(spark) -> None:
     assert sorted(tuple(r) for r in pruned.collect()) == sorted((r[2], r[4]) for r in whole)
 
 
+def test_session_turns_arrow_java_checks_off(spark) -> None:
+    """kdump.spark.session starts its JVM with Arrow Java's bounds checks off (kdump.spark.ARROW_JAVA_OPTIONS),
+    as the JVM itself says, and rows are still exactly the oracle's (the other tests of this module)."""
+    system = spark.sparkContext._jvm.java.lang.System
+    assert system.getProperty("arrow.enable_unsafe_memory_access") == "true"
+    assert system.getProperty("arrow.enable_null_check_for_get") == "false"
+
+
 def test_pushed_plan_reuse_is_what_the_pushdown_default_says(spark) -> None:
     """kdump.spark.pushdown_plan_per_scan, which decides pushFilters's default, against what this Spark does:
     a DataFrame read with pushFilters=true, counted with an offset filter and then without one, counts every

@@ -315,3 +315,35 @@ def test_randomly_damaged_records(
     assert_same(c, py)
     kept = sum(x.num_rows for x in c[0])
     assert 0 < kept < 12 * 150
+
+
+def test_a_broken_buffer_of_the_c_builder_never_reaches_spark(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """kdump.spark.session turns Arrow Java's bounds checks off, so the reader validates what the C builder
+    wrote before handing it on: a value offset past the data (a builder bug, simulated by breaking the
+    builder's output; pyarrow's from_buffers checks only the last offset) fails the task with pyarrow's error
+    instead of letting the JVM read past the buffer."""
+    directory = write_partition(tmp_path, [encode_batch(good(20), 20)])
+    selection = parse_options({"path": str(directory), "includeHeaders": "true"})
+    (split,) = plan(selection).splits
+    assert sum(b.num_rows for b in reader.read_split(split, selection.read)) == 20
+    real = reader.BUILDER
+
+    class Broken:
+        def __init__(self, *args: Any) -> None:
+            self.inner = real(*args)
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.inner, name)
+
+        def finish(self) -> tuple:
+            n, offsets, timestamps, keys, values, *rest = self.inner.finish()
+            valid, nulls, value_offsets, data = values
+            broken = bytearray(value_offsets)
+            struct.pack_into("<i", broken, 4, len(data) + 1000)  # the first row ends past the data
+            return (n, offsets, timestamps, keys, (valid, nulls, bytes(broken), data), *rest)
+
+    monkeypatch.setattr(reader, "BUILDER", Broken)
+    with pytest.raises(pa.ArrowInvalid):
+        list(reader.read_split(split, selection.read))
