@@ -95,12 +95,13 @@ def layout_and_keyring(
     return chosen, keyring
 
 
-def remote_options(help_text: str) -> Callable[[F], F]:
-    """``--remote-root`` (with ``help_text``), ``--metadata``, ``--metadata-partitions`` and the layout
-    (:func:`layout_options`)."""
+def remote_options(help_text: str, *, layouts: bool = True) -> Callable[[F], F]:
+    """``--remote-root`` (with ``help_text``), ``--metadata``, ``--metadata-partitions`` and, with ``layouts``,
+    the layout (:func:`layout_options`); a reader of Kafka's layout only (``kdump spark``) leaves them out."""
 
     def wrap(f: F) -> F:
-        f = layout_options()(f)
+        if layouts:
+            f = layout_options()(f)
         f = click.option(
             "--metadata-partitions",
             type=click.IntRange(min=1),

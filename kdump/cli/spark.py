@@ -225,7 +225,8 @@ def command() -> None:
 @remote_options(
     "Remote storage of tiered partitions: each is read as one log, the segments __remote_log_metadata says were "
     "copied (Kafka's RemoteLogSegmentFileset layout, as `kdump tiered`), read by the tasks straight from there, "
-    "then its local ones; a local path or a URL."
+    "then its local ones; a local path or a URL.",
+    layouts=False,
 )
 @click.option("--overwrite", is_flag=True, help="Replace the output directory if it exists.")
 @click.option(
