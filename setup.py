@@ -28,7 +28,7 @@ setup(
     ext_modules=[
         Extension("kdump._speedups", ["kdump/_speedups.c"], depends=["kdump/_varint.h"], optional=True),
         Extension("kdump._columns", ["kdump/_columns.c"], depends=["kdump/_varint.h"], optional=True),
-        Extension("kdump._digests", ["kdump/_digests.c"], optional=True),
+        Extension("kdump._digests", ["kdump/_digests.c"], depends=["kdump/_varint.h"], optional=True),
     ],
     cmdclass={"editable_wheel": EditableWheel},
 )

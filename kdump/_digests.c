@@ -28,6 +28,8 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+
+#include "_varint.h"
 #include <stdint.h>
 #include <string.h>
 
@@ -153,27 +155,6 @@ static int same_digest(const unsigned char *s, const unsigned char *d)
 
 /* ---- v2 records ---------------------------------------------------------------------------------------- */
 
-/* Zigzag varint of at most 5 bytes, 32 bits kept (ByteUtils.readVarint); 0 on any problem. */
-static int varint(const unsigned char *b, Py_ssize_t *pos, Py_ssize_t limit, int64_t *out)
-{
-    uint64_t value = 0;
-    int shift = 0;
-    for (;;) {
-        if (*pos >= limit)
-            return 0;
-        unsigned char c = b[(*pos)++];
-        value |= (uint64_t)(c & 0x7F) << shift;
-        if (c < 0x80)
-            break;
-        shift += 7;
-        if (shift > 28)
-            return 0;
-    }
-    uint32_t v = (uint32_t)(value & 0xFFFFFFFFu);
-    *out = (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
-    return 1;
-}
-
 /* Skips a zigzag varlong of at most 10 bytes; 0 on any problem. */
 static int skip_varlong(const unsigned char *b, Py_ssize_t *pos, Py_ssize_t limit)
 {
@@ -189,7 +170,7 @@ static int skip_varlong(const unsigned char *b, Py_ssize_t *pos, Py_ssize_t limi
 /* A length field followed by that many bytes (none for a negative one); 0 when they run past ``limit``. */
 static int field(const unsigned char *b, Py_ssize_t *pos, Py_ssize_t limit, int64_t *size)
 {
-    if (!varint(b, pos, limit, size))
+    if (!read_varint(b, pos, limit, size))
         return 0;
     if (*size < 0)
         return 1;
@@ -235,11 +216,11 @@ static PyObject *key_digests(PyObject *self, PyObject *const *args, Py_ssize_t n
     for (Py_ssize_t i = 0; i < count; i++) {
         int64_t size, offset_delta, key_size, value_size, header_count, h_size;
         ok = 0;
-        if (!varint(b, &pos, end, &size) || size <= 0 || size > end - pos)
+        if (!read_varint(b, &pos, end, &size) || size <= 0 || size > end - pos)
             break;
         Py_ssize_t body_end = pos + (Py_ssize_t)size;
         pos++; /* attributes */
-        if (!skip_varlong(b, &pos, body_end) || !varint(b, &pos, body_end, &offset_delta))
+        if (!skip_varlong(b, &pos, body_end) || !read_varint(b, &pos, body_end, &offset_delta))
             break;
         Py_ssize_t key_at = pos;
         if (!field(b, &pos, body_end, &key_size) || key_size < -1)
@@ -247,7 +228,7 @@ static PyObject *key_digests(PyObject *self, PyObject *const *args, Py_ssize_t n
         key_at = pos - (key_size > 0 ? (Py_ssize_t)key_size : 0);
         if (!field(b, &pos, body_end, &value_size) || value_size < -1)
             break;
-        if (!varint(b, &pos, body_end, &header_count) || header_count < 0 || header_count > body_end - pos)
+        if (!read_varint(b, &pos, body_end, &header_count) || header_count < 0 || header_count > body_end - pos)
             break;
         int64_t hh;
         for (hh = 0; hh < header_count; hh++) {

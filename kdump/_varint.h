@@ -1,8 +1,8 @@
 /*
- * Kafka's zigzag varints (ByteUtils.readVarint, readVarlong) for kdump's C accelerators (_speedups.c, _columns.c):
- * one definition, included by each.  Each reads at b[*pos] without passing ``limit``, moves *pos past what it
- * read and returns 1, or returns 0 on any problem (the caller then leaves the bytes to the pure-Python decoder,
- * which says what is wrong).
+ * Kafka's zigzag varints (ByteUtils.readVarint, readVarlong) for kdump's C accelerators (_speedups.c, _columns.c,
+ * _digests.c): one definition, included by each.  Each reads at b[*pos] without passing ``limit``, moves *pos past
+ * what it read and returns 1, or returns 0 on any problem (the caller then leaves the bytes to the pure-Python
+ * decoder, which says what is wrong).
  */
 #ifndef KDUMP_VARINT_H
 #define KDUMP_VARINT_H
