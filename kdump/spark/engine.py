@@ -55,7 +55,7 @@ from kdump.spark.planning import Split, plan
 #: The JVM source's class (``format`` takes it).
 SOURCE_CLASS = "kdump.spark.jvm.KafkaLogSource"
 #: ``KafkaLogSource.REVISION`` this module agrees with.
-REVISION = 2
+REVISION = 3
 ENGINES = ("auto", "jvm", "python")
 JAVA_DIR = Path(__file__).parent / "jvm"
 #: Why the jar is not there (None: it is, or it was not asked for yet).
@@ -312,6 +312,9 @@ def _jvm_read(spark: Any, paths: list[str], opts: dict[str, str], verbose: bool)
         .option("python", os.environ.get("PYSPARK_PYTHON") or sys.executable)
         .option("pythonPath", str(Path(kdump.__file__).resolve().parent.parent))
     )
+    log = os.environ.get("KDUMP_FALLBACK_LOG")
+    if log:  # passed on: the JVM may have been started before it was set
+        reader = reader.option("fallbackLog", log)
     codecs = os.environ.get("KDUMP_JVM_CODECS")
     if codecs is not None:
         reader = reader.option("codecs", codecs)

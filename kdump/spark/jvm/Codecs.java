@@ -9,6 +9,8 @@
  */
 package kdump.spark.jvm;
 
+import com.github.luben.zstd.ZstdDecompressCtx;
+import com.github.luben.zstd.ZstdException;
 import com.github.luben.zstd.ZstdInputStreamNoFinalizer;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
@@ -68,6 +70,10 @@ final class Codecs {
         case SNAPPY:
           return drain(new SnappyInputStream(new ByteArrayInputStream(in, off, len)), most, out);
         case ZSTD:
+          if (zstdWhole(in, off, len, most, out)) {
+            return true;
+          }
+          out.length = 0;
           try (ZstdInputStreamNoFinalizer z =
               new ZstdInputStreamNoFinalizer(new ByteArrayInputStream(in, off, len))) {
             return drain(z, most, out);
@@ -78,6 +84,35 @@ final class Codecs {
           return false;
       }
     } catch (IOException | RuntimeException | LinkageError e) {
+      return false;
+    }
+  }
+
+  private static final ThreadLocal<ZstdDecompressCtx> ZSTD_CONTEXT = ThreadLocal.withInitial(ZstdDecompressCtx::new);
+
+  /**
+   * zstd in one call with this thread's context (no stream set up per batch): true when the payload is whole
+   * frames that decode to at most {@code most} bytes, which is then exactly what zstd-jni's stream gives;
+   * false for anything else (an error, a bigger result, an empty or tiny payload), and the stream decides.
+   */
+  private static boolean zstdWhole(byte[] in, int off, int len, int most, Out out) {
+    if (len < 9) {
+      return false;
+    }
+    int capacity = (int) Math.min((long) most + 1, Math.max((long) out.data.length, 8L * len));
+    if (out.data.length < capacity) {
+      out.data = new byte[capacity];
+    }
+    try {
+      ZstdDecompressCtx ctx = ZSTD_CONTEXT.get();
+      ctx.reset();
+      int n = ctx.decompressByteArray(out.data, 0, capacity, in, off, len);
+      if (n <= 0 || n > most) {
+        return false;
+      }
+      out.length = n;
+      return true;
+    } catch (ZstdException e) {
       return false;
     }
   }

@@ -38,7 +38,7 @@ import org.apache.spark.sql.vectorized.ColumnarBatch;
 /** The table provider: {@code spark.read.format("kdump.spark.jvm.KafkaLogSource")}. */
 public final class KafkaLogSource implements TableProvider {
   /** Bumped with every change of what the engine reads; kdump.spark.engine checks it. */
-  public static final int REVISION = 2;
+  public static final int REVISION = 3;
 
   @Override
   public StructType inferSchema(CaseInsensitiveStringMap options) {
@@ -255,6 +255,8 @@ public final class KafkaLogSource implements TableProvider {
     String python;
     String pythonPath;
     String readOptions;
+    /** KDUMP_FALLBACK_LOG for the Python reader (the tests' record of what was handed over), or null. */
+    String fallbackLog;
     /** Codecs this engine decodes (the others go to the Python reader), by Kafka's id. */
     boolean[] codecs;
 
@@ -269,6 +271,7 @@ public final class KafkaLogSource implements TableProvider {
       r.python = o.get("python");
       r.pythonPath = o.get("pythonPath");
       r.readOptions = o.get("readOptions");
+      r.fallbackLog = o.get("fallbackLog");
       r.codecs = new boolean[8];
       String codecs = o.getOrDefault("codecs", "none,gzip,snappy,lz4,zstd");
       for (String c : codecs.split(",")) {

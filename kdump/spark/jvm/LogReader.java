@@ -680,6 +680,9 @@ final class LogReader implements PartitionReader<ColumnarBatch> {
       pb.environment().put("PYTHONPATH",
           old == null || old.isEmpty() ? settings.pythonPath : settings.pythonPath + java.io.File.pathSeparator + old);
     }
+    if (settings.fallbackLog != null) {
+      pb.environment().put("KDUMP_FALLBACK_LOG", settings.fallbackLog);
+    }
     pb.redirectError(ProcessBuilder.Redirect.INHERIT);
     fallback = pb.start();
     fallbackFrom = at;
