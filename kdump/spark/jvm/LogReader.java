@@ -52,6 +52,12 @@ final class LogReader implements PartitionReader<ColumnarBatch> {
   private static final int MOST_RECORD_BYTES = 16 << 20;
   /** A batch declaring more records goes to the Python reader (it appends such a batch a part at a time). */
   private static final int MOST_RECORDS = 65536;
+  /**
+   * A column batch is handed to Spark once its batches' record bytes reach this (or rowsPerBatch rows), so a
+   * task holds at most this plus one batch's 16 MiB whatever the record sizes (the Python reader's
+   * _BYTES_PER_BATCH).
+   */
+  private static final long BYTES_PER_BATCH = 64L << 20;
   /** kdump.storage.record.MAX_OBJECT_HEADERS: the Python reader reports a record with more headers. */
   private static final int MAX_OBJECT_HEADERS = 100_000;
 
@@ -99,6 +105,8 @@ final class LogReader implements PartitionReader<ColumnarBatch> {
   private long end;
   private boolean splitDone = true;
   private Committed committed;
+  /** Record bytes (decompressed) of the batches appended to the column batch being filled. */
+  private long filled;
   private ColumnarBatch current;
 
   // the batch being read
@@ -248,7 +256,8 @@ final class LogReader implements PartitionReader<ColumnarBatch> {
     }
     int rows = 0;
     int target = Math.max(1, settings.rowsPerBatch);
-    while (rows < target) {
+    filled = 0;
+    while (rows < target && filled < BYTES_PER_BATCH) {
       if (position >= end) {
         splitDone = true;
         break;
@@ -371,6 +380,8 @@ final class LogReader implements PartitionReader<ColumnarBatch> {
       position += size;
       return 0;
     }
+    // a header costs about 20 bytes of column vectors (offsets, lengths, null flags) however small it is
+    filled += to - from + (settings.includeHeaders ? 32L * hdrFirst[count] : 0);
     int appended = append(data, count, baseOffset, logAppendTime ? maxTimestamp : Long.MIN_VALUE,
         baseTimestamp, attributes, position, producerId, producerEpoch, baseSequence, transactional,
         control, codec, leaderEpoch);
