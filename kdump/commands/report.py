@@ -142,12 +142,15 @@ class ReportCommand:
         config: dict[str, str] | None = None,
         workers: int | None = None,
         max_timeout_ms: int = DEFAULT_MAX_TIMEOUT_MS,
+        crc: bool = False,
     ) -> None:
         """``now``: ages and retention's prediction at this time (epoch ms; default the current time);
         ``config``: topic configuration overrides for the prediction (``kdump retention --config``);
         ``max_timeout_ms``: ``transaction.max.timeout.ms``, as ``kdump txn --max-timeout-ms``;
         ``workers``: processes that read partitions side by side (default: the usable cores, or
-        ``KDUMP_WORKERS``)."""
+        ``KDUMP_WORKERS``); ``crc``: check every batch's CRC as ``kdump verify`` does (reads every byte of the
+        logs), else the header pass reads the batch headers and the indexes only (the overview says the CRCs
+        were not checked)."""
         self.paths = paths
         self.listing = ListPartitions(paths)
         self.directories = self.listing.directories
@@ -159,6 +162,7 @@ class ReportCommand:
         self.retention = RetentionCommand(paths, now=self.now, overrides=config or {})
         self.status = ExitStatus.OK
         self.workers = workers if workers is not None else default_workers()
+        self.crc = crc
 
     def run(self, sink: ReportSink[ReportUnit]) -> ExitStatus:
         """Each unit to ``sink`` as it is made (partitions, groups, coordinators, the overview), then each
@@ -225,6 +229,7 @@ class ReportCommand:
             findings.unchecked_total,
             self.now,
             len(self.directories),
+            self.crc,
         )
 
     def _select(self) -> None:
@@ -314,7 +319,9 @@ class ReportCommand:
             def walk(tasks: list[SegmentTask]) -> Iterator[SegmentFacts]:
                 for segment, deep, wanted, active in tasks:
                     also = started(segment, visitors)
-                    facts = verify_log_segment(segment, deep=deep, wanted=wanted, active=active, also=also)
+                    facts = verify_log_segment(
+                        segment, deep=deep, wanted=wanted, active=active, also=also, crc=self.crc
+                    )
                     for v in also:
                         v.end(segment)
                     yield facts
