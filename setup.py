@@ -26,9 +26,19 @@ class EditableWheel(editable_wheel):
 
 setup(
     ext_modules=[
-        Extension("kdump._speedups", ["kdump/_speedups.c"], depends=["kdump/_varint.h"], optional=True),
+        Extension(
+            "kdump._speedups",
+            ["kdump/_speedups.c"],
+            depends=["kdump/_varint.h", "kdump/_batch_walk.h"],
+            optional=True,
+        ),
         Extension("kdump._columns", ["kdump/_columns.c"], depends=["kdump/_varint.h"], optional=True),
-        Extension("kdump._digests", ["kdump/_digests.c"], depends=["kdump/_varint.h"], optional=True),
+        Extension(
+            "kdump._digests",
+            ["kdump/_digests.c"],
+            depends=["kdump/_varint.h", "kdump/_batch_walk.h"],
+            optional=True,
+        ),
     ],
     cmdclass={"editable_wheel": EditableWheel},
 )

@@ -29,6 +29,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include "_batch_walk.h"
 #include "_varint.h"
 #include <stdint.h>
 #include <string.h>
@@ -475,21 +476,6 @@ static PyObject *table_drain(PyObject *self, PyObject *const *args, Py_ssize_t n
 
 /* ---- batch_headers: runs of plain v2 batch headers (kdump diff) ------------------------------------------- */
 
-static int64_t be64(const unsigned char *b)
-{
-    uint64_t v = 0;
-    for (int k = 0; k < 8; k++)
-        v = (v << 8) | b[k];
-    return (int64_t)v;
-}
-
-static int32_t be32(const unsigned char *b)
-{
-    return (int32_t)(((uint32_t)b[0] << 24) | ((uint32_t)b[1] << 16) | ((uint32_t)b[2] << 8) | (uint32_t)b[3]);
-}
-
-#define BIG_BATCH (8 << 20) /* record_batch._CHECKSUM_PIECE: a bigger batch's CRC is summed in pieces by Python */
-
 /*
  * batch_headers(buf, pos, end, stop, crc32c, header_type, path) -> ([header_type(base offset, last offset, leader
  *     epoch, crc, record count, path, position, valid)], new position) | None
@@ -516,41 +502,29 @@ static PyObject *batch_headers(PyObject *self, PyObject *const *args, Py_ssize_t
     Py_buffer view;
     if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0)
         return NULL;
-    if (end > view.len)
-        end = view.len;
-    const unsigned char *b = (const unsigned char *)view.buf;
+    BatchWalk walk;
+    batch_walk_init(&walk, &view, pos, end, stop);
     PyObject *list = PyList_New(0);
     if (list == NULL) {
         PyBuffer_Release(&view);
         return NULL;
     }
-    while (pos >= 0 && pos < stop && end - pos >= 61) {
-        const unsigned char *h = b + pos;
-        int32_t length = be32(h + 8);
-        if (length < 49 || length > BIG_BATCH || h[16] != 2 || (Py_ssize_t)length > end - pos - 12)
-            break;
-        int64_t base_offset = be64(h);
-        int64_t last_offset = (int64_t)((uint64_t)base_offset + (uint64_t)(int64_t)be32(h + 23)); /* Java long */
-        uint32_t crc = (uint32_t)be32(h + 17);
-        PyObject *piece = PyMemoryView_FromMemory((char *)h + 21, 12 + (Py_ssize_t)length - 21, PyBUF_READ);
-        if (piece == NULL)
-            goto fail;
-        PyObject *sum = PyObject_CallOneArg(crc_function, piece);
-        Py_DECREF(piece);
-        if (sum == NULL)
-            goto fail;
-        unsigned long computed = PyLong_AsUnsignedLong(sum);
-        Py_DECREF(sum);
-        if (computed == (unsigned long)-1 && PyErr_Occurred())
+    BatchHead head;
+    while (batch_walk_next(&walk, &head)) {
+        int64_t base_offset = head.base_offset;
+        int64_t last_offset = (int64_t)((uint64_t)base_offset + (uint64_t)(int64_t)head.last_offset_delta); /* Java long */
+        uint32_t crc = head.crc;
+        unsigned long computed;
+        if (batch_crc(crc_function, &head, &computed) < 0)
             goto fail;
         PyObject *fields[8];
         fields[0] = PyLong_FromLongLong((long long)base_offset);
         fields[1] = PyLong_FromLongLong((long long)last_offset);
-        fields[2] = PyLong_FromLong((long)be32(h + 12));
+        fields[2] = PyLong_FromLong((long)head.leader_epoch);
         fields[3] = PyLong_FromUnsignedLong((unsigned long)crc);
-        fields[4] = PyLong_FromLong((long)be32(h + 57));
+        fields[4] = PyLong_FromLong((long)head.records_count);
         fields[5] = path;
-        fields[6] = PyLong_FromSsize_t(pos);
+        fields[6] = PyLong_FromSsize_t(head.position);
         fields[7] = computed == crc ? Py_True : Py_False;
         PyObject *t = NULL;
         if (fields[0] && fields[1] && fields[2] && fields[3] && fields[4] && fields[6])
@@ -564,8 +538,9 @@ static PyObject *batch_headers(PyObject *self, PyObject *const *args, Py_ssize_t
         Py_DECREF(t);
         if (appended < 0)
             goto fail;
-        pos += 12 + (Py_ssize_t)length;
+        batch_walk_take(&walk, &head);
     }
+    pos = walk.pos;
     PyBuffer_Release(&view);
     if (PyList_GET_SIZE(list) == 0) {
         Py_DECREF(list);

@@ -16,6 +16,7 @@
 #include <structmember.h>
 #include <stdint.h>
 
+#include "_batch_walk.h"
 #include "_varint.h"
 
 #define INT32_MAX_ 2147483647LL
@@ -288,17 +289,6 @@ static char *put_s(char *o, const char *s)
     return o;
 }
 
-static int64_t be64(const unsigned char *b) {
-    uint64_t v = 0;
-    for (int k = 0; k < 8; k++)
-        v = (v << 8) | b[k];
-    return (int64_t)v;
-}
-static int32_t be32(const unsigned char *b) {
-    return (int32_t)(((uint32_t)b[0] << 24) | ((uint32_t)b[1] << 16) | ((uint32_t)b[2] << 8) | (uint32_t)b[3]);
-}
-static int16_t be16(const unsigned char *b) { return (int16_t)(((uint16_t)b[0] << 8) | (uint16_t)b[1]); }
-
 /* Java int arithmetic (wraps) */
 static int32_t jint(int64_t v) { return (int32_t)(uint32_t)(uint64_t)v; }
 
@@ -313,7 +303,6 @@ static int32_t increment_sequence(int32_t sequence, int32_t increment)
 static const char *const codec_names[5] = {"none", "gzip", "snappy", "lz4", "zstd"};
 
 #define LINE_MAX_CHARS 640 /* one line: ~40 characters of field names a field, 20 digits a number, 20 fields */
-#define BIG_BATCH (8 << 20) /* record_batch._CHECKSUM_PIECE: a bigger batch's CRC is summed in pieces by Python */
 
 /*
  * batch_lines(buf, pos, end, stop, crc32c) -> (str, new_pos) | None
@@ -341,9 +330,8 @@ static PyObject *batch_lines(PyObject *self, PyObject *const *args, Py_ssize_t n
     Py_buffer view;
     if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0)
         return NULL;
-    if (end > view.len)
-        end = view.len;
-    const unsigned char *b = (const unsigned char *)view.buf;
+    BatchWalk walk;
+    batch_walk_init(&walk, &view, pos, end, stop);
     Py_ssize_t start = pos;
     size_t capacity = 1 << 16, used = 0;
     char *text = PyMem_Malloc(capacity);
@@ -352,41 +340,25 @@ static PyObject *batch_lines(PyObject *self, PyObject *const *args, Py_ssize_t n
         return PyErr_NoMemory();
     }
     int failed = 0;
-    while (pos >= 0 && pos < stop && end - pos >= 61) {
-        const unsigned char *h = b + pos;
-        int32_t length = be32(h + 8);
-        if (length < 49 || length > BIG_BATCH || h[16] != 2 || (Py_ssize_t)length > end - pos - 12)
-            break;
-        int16_t attributes = be16(h + 21);
+    BatchHead head;
+    while (batch_walk_next(&walk, &head)) {
+        int16_t attributes = head.attributes;
         int codec = attributes & 0x07;
         if (codec > 4)
             break;
-        int64_t base_offset = be64(h);
-        int32_t leader_epoch = be32(h + 12);
-        uint32_t crc = (uint32_t)be32(h + 17);
-        int32_t last_offset_delta = be32(h + 23);
-        int64_t base_timestamp = be64(h + 27);
-        int64_t max_timestamp = be64(h + 35);
-        int64_t producer_id = be64(h + 43);
-        int16_t producer_epoch = be16(h + 51);
-        int32_t base_sequence = be32(h + 53);
-        int32_t records_count = be32(h + 57);
-        Py_ssize_t size_in_bytes = 12 + (Py_ssize_t)length;
-
-        PyObject *piece = PyMemoryView_FromMemory((char *)h + 21, size_in_bytes - 21, PyBUF_READ);
-        if (piece == NULL) {
-            failed = 1;
-            break;
-        }
-        PyObject *sum = PyObject_CallOneArg(crc_function, piece);
-        Py_DECREF(piece);
-        if (sum == NULL) {
-            failed = 1;
-            break;
-        }
-        unsigned long computed = PyLong_AsUnsignedLong(sum);
-        Py_DECREF(sum);
-        if (computed == (unsigned long)-1 && PyErr_Occurred()) {
+        int64_t base_offset = head.base_offset;
+        int32_t leader_epoch = head.leader_epoch;
+        uint32_t crc = head.crc;
+        int32_t last_offset_delta = head.last_offset_delta;
+        int64_t base_timestamp = head.base_timestamp;
+        int64_t max_timestamp = head.max_timestamp;
+        int64_t producer_id = head.producer_id;
+        int16_t producer_epoch = head.producer_epoch;
+        int32_t base_sequence = head.base_sequence;
+        int32_t records_count = head.records_count;
+        Py_ssize_t size_in_bytes = head.size;
+        unsigned long computed;  /* compared with (unsigned long)crc */
+        if (batch_crc(crc_function, &head, &computed) < 0) {
             failed = 1;
             break;
         }
@@ -428,7 +400,7 @@ static PyObject *batch_lines(PyObject *self, PyObject *const *args, Py_ssize_t n
             o = put_s(o, " deleteHorizonMs: OptionalLong.empty");
         }
         o = put_s(o, " position: ");
-        o = put_i64(o, pos);
+        o = put_i64(o, head.position);
         o = put_s(o, (attributes & 0x08) ? " LogAppendTime: " : " CreateTime: ");
         o = put_i64(o, max_timestamp);
         o = put_s(o, " size: ");
@@ -439,8 +411,9 @@ static PyObject *batch_lines(PyObject *self, PyObject *const *args, Py_ssize_t n
         o = put_i64(o, crc);
         o = put_s(o, computed == crc ? " isvalid: true\n" : " isvalid: false\n");
         used = (size_t)(o - text);
-        pos += size_in_bytes;
+        batch_walk_take(&walk, &head);
     }
+    pos = walk.pos;
     PyBuffer_Release(&view);
     PyObject *result = NULL;
     if (!failed && pos != start) {
@@ -579,9 +552,8 @@ static PyObject *header_run(PyObject *self, PyObject *const *args, Py_ssize_t na
     Py_buffer view;
     if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0)
         return NULL;
-    if (end > view.len)
-        end = view.len;
-    const unsigned char *b = (const unsigned char *)view.buf;
+    BatchWalk walk;
+    batch_walk_init(&walk, &view, pos, end, stop);
 
     int64_t batches = 0, records = 0, bytes = 0, last_base = 0, last_offset = previous, last_size = 0;
     int64_t last_max = 0, last_count = 0, codecs = 0, min_ts = -1, max_ts = INT64_MIN;
@@ -595,25 +567,23 @@ static PyObject *header_run(PyObject *self, PyObject *const *args, Py_ssize_t na
     Py_ssize_t n_buckets = 0, bucket_capacity = 0;
     int continued = fill < per_bucket, failed = 0, fold = 0;
 
-    while (pos >= 0 && pos < stop && end - pos >= 61) {
-        const unsigned char *h = b + pos;
-        int32_t length = be32(h + 8);
-        if (length < 49 || length > BIG_BATCH || h[16] != 2 || (Py_ssize_t)length > end - pos - 12)
-            break;
-        int16_t attributes = be16(h + 21);
+    BatchHead head;
+    while (batch_walk_next(&walk, &head)) {
+        pos = head.position;
+        int16_t attributes = head.attributes;
         int codec = attributes & 0x07;
         if (codec > 4 || (attributes & 0x70))
             break;
-        int32_t delta = be32(h + 23);
-        int32_t count = be32(h + 57);
-        int64_t base = be64(h);
+        int32_t delta = head.last_offset_delta;
+        int32_t count = head.records_count;
+        int64_t base = head.base_offset;
         if (delta < 0 || count < 0 || previous == INT64_MAX || base != previous + 1 || base < segment_base
-            || base > INT64_MAX - delta || be32(h + 12) != epoch)
+            || base > INT64_MAX - delta || head.leader_epoch != epoch)
             break;
         int64_t last = base + delta;
-        int64_t ts = be64(h + 35);
-        int64_t pid = be64(h + 43);
-        Py_ssize_t size = 12 + (Py_ssize_t)length;
+        int64_t ts = head.max_timestamp;
+        int64_t pid = head.producer_id;
+        Py_ssize_t size = head.size;
         if (codec != 0 && pos >= sample_at)
             break;
         if (pid >= 0) {
@@ -674,24 +644,12 @@ static PyObject *header_run(PyObject *self, PyObject *const *args, Py_ssize_t na
         if (!plain)
             break;
         if (crc_function != Py_None) { /* None: the CRC is not checked (kdump report's header pass) */
-            PyObject *piece = PyMemoryView_FromMemory((char *)h + 21, size - 21, PyBUF_READ);
-            if (piece == NULL) {
+            unsigned long computed;
+            if (batch_crc(crc_function, &head, &computed) < 0) {
                 failed = 1;
                 break;
             }
-            PyObject *sum = PyObject_CallOneArg(crc_function, piece);
-            Py_DECREF(piece);
-            if (sum == NULL) {
-                failed = 1;
-                break;
-            }
-            unsigned long computed = PyLong_AsUnsignedLong(sum);
-            Py_DECREF(sum);
-            if (computed == (unsigned long)-1 && PyErr_Occurred()) {
-                failed = 1;
-                break;
-            }
-            if (computed != (unsigned long)(uint32_t)be32(h + 17))
+            if (computed != (unsigned long)head.crc)
                 break;
         }
         /* the bucket this batch goes to */
@@ -771,7 +729,7 @@ static PyObject *header_run(PyObject *self, PyObject *const *args, Py_ssize_t na
             } else {
                 p = &producers[slot];
             }
-            p->epoch = be16(h + 51);
+            p->epoch = head.producer_epoch;
             p->last_offset = last;
             p->batches++;
             p->records += count;
@@ -804,10 +762,11 @@ static PyObject *header_run(PyObject *self, PyObject *const *args, Py_ssize_t na
         last_max = ts;
         last_count = count;
         previous = last;
-        pos += size;
+        batch_walk_take(&walk, &head);
         if (fold)
             break; /* the caller folds its buckets after this one */
     }
+    pos = walk.pos;
     PyBuffer_Release(&view);
     PyObject *result = NULL;
     if (!failed && batches > 0) {

@@ -4,7 +4,9 @@ Kafka 4.0's ``Cleaner`` (``core/.../LogCleaner.scala``; ``storage/.../Cleaner.ja
 * ``Cleaner.buildOffsetMap`` maps each key to its latest offset in the dirty section, from the first dirty
   offset to the first uncleanable segment's base offset: records of aborted transactions (the ``.txnindex``
   entries, ``CleanedTransactionMetadata.onBatchRead``) and control batches put nothing in the map; the map's
-  latest offset is the last offset of the last batch read;
+  latest offset is the last offset of each batch read, then, at the end of each segment, the next segment's base
+  offset less one (``buildOffsetMapForSegment``: "in the case of offsets gap, fast forward"; the last dirty
+  segment's next is the first uncleanable segment's base);
 * ``Cleaner.doClean`` cleans every segment from the log's first up to that latest offset (``logSegments(0,
   endOffset)``) with ``cleanInto``: an aborted transaction's batches are dropped whole; of the others,
   ``Cleaner.shouldRetainRecord`` keeps a record past the map's latest offset, drops one without a key, and keeps
@@ -146,6 +148,10 @@ def predict_cleaning(
                             )
                             return None
                     latest_offset = batch.last_offset
+            # buildOffsetMapForSegment ends with map.updateLatestOffset(nextSegmentStartOffset - 1): over a gap at
+            # a segment's end (a follower's copy of a compacted log) the map reaches the next segment's base
+            nxt = segments[i + 1].base_offset if i + 1 < len(segments) else first_uncleanable_segment
+            latest_offset = min(nxt, first_uncleanable_segment) - 1
     except KdumpError as e:
         problems.append(problem_of(e))
         problems.append(problem(pk.CLEANING_NOT_PREDICTED, reason="a segment could not be read"))

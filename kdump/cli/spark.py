@@ -313,6 +313,11 @@ def export_command(
 @click.option("--output", "-o", help="Also write the report as JSON lines (one per problem, then a summary).")
 @click.option("--deep", is_flag=True, help="Also decode every record of every batch.")
 @click.option("--gaps", is_flag=True, help="Also report offset gaps (normal in compacted topics).")
+@remote_options(
+    "Also check tiered partitions' remote segments under this root (as `kdump verify --remote-root`): each "
+    "remote segment is one Spark task reading its objects straight from there; a local path or a URL.",
+    layouts=False,
+)
 @click.option("--master", help=_MASTER_HELP)
 @click.option("-v", "--verbose", is_flag=True, help="Show Spark's own log on standard error.")
 @click.option(
@@ -323,6 +328,9 @@ def verify_command(
     output: str | None,
     deep: bool,
     gaps: bool,
+    remote_root: str | None,
+    metadata: tuple[str, ...],
+    metadata_partitions: int | None,
     master: str | None,
     verbose: bool,
     no_progress: bool,
@@ -330,8 +338,12 @@ def verify_command(
     """Run `kdump verify` on Spark: the same checks with the same code, one task per segment.
 
     Prints what `kdump verify` prints; exits 0 when nothing was found, 1 when problems were found, 2 on usage
-    errors.
+    errors. With --remote-root, tiered partitions are checked as one log, remote segments included, with the
+    remote checks of `kdump verify --remote-root`.
     """
+    from kdump.cli.remote_options import remote_checks
+
+    remote = remote_checks(remote_root, metadata, metadata_partitions)
     _preflight(paths)
     _check_spark()
     if output:
@@ -346,6 +358,7 @@ def verify_command(
                 master=_default_master(master),
                 deep=deep,
                 gaps=gaps,
+                remote=remote,
                 out=sys.stdout,
                 report=report,
                 progress=terminal if not no_progress and terminal.isatty() else None,

@@ -8,10 +8,13 @@ import os
 import shutil
 import tempfile
 from collections.abc import Mapping
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from kdump.spark import prepare_environment, session
 from kdump.spark.planning import expand_paths
+
+if TYPE_CHECKING:
+    from kdump.commands.remote_tier import RemoteChecks
 
 
 def export(
@@ -115,14 +118,17 @@ def verify(
     master: str | None = "local[*]",
     deep: bool = False,
     gaps: bool = False,
+    remote: RemoteChecks | None = None,
     out: TextIO,
     report: TextIO | None = None,
     progress: TextIO | None = None,
 ) -> int:
     """``kdump verify`` on Spark: the same checks with the same code (:class:`kdump.commands.verify.Verify`),
     each segment one Spark task (:func:`kdump.commands.verify.segment_task`), the partition-level checks on the
-    driver.  Prints what ``kdump verify`` prints (and writes its JSON lines to ``report``); returns the number
-    of problems."""
+    driver.  ``remote``: the run's :class:`kdump.commands.remote_tier.RemoteChecks` (``--remote-root``): a tiered
+    partition is then checked as one log, its remote segments tasks like the local ones, reading their objects
+    straight from the store.  Prints what ``kdump verify`` prints (and writes its JSON lines to ``report``);
+    returns the number of problems."""
     from kdump.analysis.log_verification import SegmentFacts
     from kdump.commands.verify import SegmentTask, Verify, segment_task, select
     from kdump.render.verify_report import JsonSink, TeeSink, TextSink
@@ -151,7 +157,7 @@ def verify(
                 bar.close()
 
     counted = _CountingSink(TextSink(out) if report is None else TeeSink(TextSink(out), JsonSink(report)))
-    Verify(targets, counted, deep=deep, gaps=gaps, mapper=spark_map, log_dirs=log_dirs).run()
+    Verify(targets, counted, deep=deep, gaps=gaps, mapper=spark_map, log_dirs=log_dirs, remote=remote).run()
     return counted.problems
 
 

@@ -262,31 +262,32 @@ def judge_cleaner(answers: dict[str, Any], data: Path, v: Verdict) -> Verdict:
         found = [(o["file"], o["kind"]) for o in json_lines(out) if o.get("type") == "problem"]
         v.verify_problems += len(found) if command == "verify" else 0
         v.expect(not found, f"healthy data (a live copy): kdump {command} reports {found[:5]}")
+    name = answers.get("partition", "squash-0")
     configs = [x for k, val in answers["config"].items() for x in ("--config", f"{k}={val}")]
-    _, out = run("retention", "--json", "--now", str(answers["now"]), *configs, str(data / "squash-0"))
+    _, out = run("retention", "--json", "--now", str(answers["now"]), *configs, str(data / name))
     (p,) = [o for o in json_lines(out) if o.get("type") == "retentionPartition"]
     c = p["compaction"]
     before, after = answers["recordsBefore"], answers["recordsAfter"]
     v.expect(
         c["records"] == len(before),
-        f"squash-0: kdump counts {c['records']} records, a consumer read {len(before)}",
+        f"{name}: kdump counts {c['records']} records, a consumer read {len(before)}",
     )
     cleaning = c.get("cleaning")
-    v.expect(cleaning is not None, f"squash-0: kdump predicts no cleaning: {p['problemMessages']}")
+    v.expect(cleaning is not None, f"{name}: kdump predicts no cleaning: {p['problemMessages']}")
     if cleaning is None:
         return v
     v.expect(
         cleaning["cleanedUpTo"] == answers["cleanedUpTo"],
-        f"squash-0: kdump cleans up to {cleaning['cleanedUpTo']}, the cleaner checkpointed {answers['cleanedUpTo']}",
+        f"{name}: kdump cleans up to {cleaning['cleanedUpTo']}, the cleaner checkpointed {answers['cleanedUpTo']}",
     )
     v.expect(
         cleaning["recordsKept"] == len(after),
-        f"squash-0: kdump predicts {cleaning['recordsKept']} records kept, the cleaner kept {len(after)}",
+        f"{name}: kdump predicts {cleaning['recordsKept']} records kept, the cleaner kept {len(after)}",
     )
     tombstones = sum(1 for _, tomb in after if tomb)
     v.expect(
         cleaning["tombstonesKept"] == tombstones,
-        f"squash-0: kdump predicts {cleaning['tombstonesKept']} tombstones kept, the cleaner kept {tombstones}",
+        f"{name}: kdump predicts {cleaning['tombstonesKept']} tombstones kept, the cleaner kept {tombstones}",
     )
     return v
 

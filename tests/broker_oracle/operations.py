@@ -156,7 +156,7 @@ def _cleaner_checkpoint(node: Path, topic: str) -> int | None:
     return None
 
 
-def _set_lag(cluster: Cluster, lag: str) -> None:
+def _set_lag(cluster: Cluster, lag: str, topic: str = "squash") -> None:
     out = tool(
         cluster,
         "kafka-configs.sh",
@@ -164,7 +164,7 @@ def _set_lag(cluster: Cluster, lag: str) -> None:
         "--entity-type",
         "topics",
         "--entity-name",
-        "squash",
+        topic,
         "--add-config",
         f"min.compaction.lag.ms={lag}",
     )
@@ -175,7 +175,7 @@ def _set_lag(cluster: Cluster, lag: str) -> None:
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         described = tool(
-            cluster, "kafka-configs.sh", "--describe", "--entity-type", "topics", "--entity-name", "squash"
+            cluster, "kafka-configs.sh", "--describe", "--entity-type", "topics", "--entity-name", topic
         )
         if f"min.compaction.lag.ms={lag}" in described.stdout:
             time.sleep(1)

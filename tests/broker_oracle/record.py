@@ -292,12 +292,13 @@ def recorder(version: str, out: Path, names: list[str]) -> Any:
 
 
 #: The parts of a version's run: the base cluster's scenarios, the diverged replicas, the operations.
-PARTS = ("base", "unclean", "ops")
+PARTS = ("base", "unclean", "ops", "planted")
 
 
 def run_all(version: str, work: Path, out: Path, parts: tuple[str, ...] = PARTS) -> list[str]:
     """Every scenario of ``version`` (one cluster at a time); their names."""
     from .operations import operations_scenario
+    from .planted import cleaner_gap_scenario
 
     names: list[str] = []
     if "base" in parts:
@@ -306,6 +307,8 @@ def run_all(version: str, work: Path, out: Path, parts: tuple[str, ...] = PARTS)
         names.append(unclean_scenario(version, work, out))
     if "ops" in parts:
         operations_scenario(version, work, recorder(version, out, names))
+    if "planted" in parts:
+        cleaner_gap_scenario(version, work / "planted", recorder(version, out, names))
     return names
 
 
