@@ -671,3 +671,25 @@ def test_a_large_sum_of_the_others_does_not_squash_the_top_bars() -> None:
     bars = _bars(chart)
     assert bars[0][1] == pytest.approx(plot, abs=1) and bars[-1][2] == "100 other groups: lag 40,000 in all"
     assert "40,000 in all, 80 times the scale: the bar is cut" in chart
+
+
+def test_a_partitions_result_does_not_grow_with_the_run(tmp_path: Path) -> None:
+    """What a worker sends back for one partition (its report and verify's findings in it) is the same size in
+    a run of 5 partitions and of 60: it carried the run's map of every partition (10,000 partitions pickled 5 GB
+    through the pool, most of the main process's time)."""
+    import pickle
+
+    from kdump.commands.report import ReportCommand
+    from tests.partition_builder import build_partition
+
+    sizes = []
+    for n in (5, 60):
+        root = tmp_path / ("a" if n == 5 else "b")
+        for i in range(n):
+            build_partition(str(root / f"t-{i}"), 1, batches_per_segment=2, records_per_batch=2)
+        cmd = ReportCommand([str(root)], now=0, workers=1)
+        cmd._select()
+        cmd._read_groups()
+        report, findings = cmd._partition_at(0)
+        sizes.append(len(pickle.dumps(findings)) + len(pickle.dumps(report)))
+    assert sizes[0] == sizes[1], sizes

@@ -73,6 +73,14 @@ class _Findings:
         #: Every file with a problem (verify's "files with problems", counted over the runs of every partition).
         self.files: set[str] = set()
 
+    def __getstate__(self) -> dict:
+        """Without ``known`` (every partition of the run): a worker's findings of one partition travel back to
+        the main process for each partition, and with it they grew with the run (quadratic: 10,000 partitions
+        pickled 5 GB)."""
+        state = dict(vars(self))
+        state["known"] = {}
+        return state
+
     def _directory(self, path: str) -> str | None:
         real = locations.realpath(path)
         for candidate in (real, os.path.dirname(real)):
@@ -158,8 +166,9 @@ class ReportCommand:
         self.now = int(time.time() * 1000) if now is None else now
         self.now_given = now is not None
         # ages as kdump txn measures them: against --now when given, else the partition's newest record
-        self.txn = TxnCommand(paths, now=now, max_timeout_ms=max_timeout_ms)
-        self.retention = RetentionCommand(paths, now=self.now, overrides=config or {})
+        # the partitions listed once (ls's walk) for txn's and retention's readers
+        self.txn = TxnCommand(self.directories, now=now, max_timeout_ms=max_timeout_ms, listed=True)
+        self.retention = RetentionCommand(self.directories, now=self.now, overrides=config or {}, listed=True)
         self.status = ExitStatus.OK
         self.workers = workers if workers is not None else default_workers()
         self.crc = crc
@@ -275,8 +284,10 @@ class ReportCommand:
         global _RUNNING
         _RUNNING = self
         try:
+            # many small partitions go to a worker a few at a time (one pipe round trip per task)
+            chunk = 1 if len(indexes) < 64 * self.workers else 8
             with multiprocessing.get_context("fork").Pool(self.workers) as pool:
-                yield from pool.imap(_partition_in_worker, indexes)
+                yield from pool.imap(_partition_in_worker, indexes, chunksize=chunk)
         finally:
             _RUNNING = None
 

@@ -176,7 +176,7 @@ class HtmlSink:
         self.max_partitions = max_partitions
         self.rows: list[_Row] = []
         #: The sections kept (see :meth:`_candidate`): (interest, row index, html), least interesting first.
-        self.drawn: list[tuple[tuple[Any, ...], int, str]] = []
+        self.drawn: list[tuple[tuple[Any, ...], int, PartitionReport]] = []
         self.groups: list[GroupsReport] = []
         self.group_data: list[dict[str, Any]] = []
         self.coordinators: list[CoordinatorReport] = []
@@ -216,8 +216,8 @@ class HtmlSink:
         # the topics' partitions, then the internal topics'; each the most interesting first
         drawn = sorted(self.drawn, key=lambda d: d[0], reverse=True)
         drawn.sort(key=lambda d: self.rows[d[1]].internal)
-        for _, i, html in drawn:
-            w(html.replace(_WHY_SLOT, _why(self.rows[i]), 1))
+        for _, i, r in drawn:
+            w(_partition_section(r, self.rows[i]).replace(_WHY_SLOT, _why(self.rows[i]), 1))
         self.drawn = []
         w("</section>\n")
         if self.overview is not None:
@@ -267,15 +267,16 @@ class HtmlSink:
             self._candidate(r, row)
 
     def _candidate(self, r: PartitionReport, row: _Row) -> None:
-        """Keep ``r``'s section if it is among the :attr:`max_partitions` most interesting so far: a heap of at
-        most that many rendered sections (a partition less interesting than all of them is never rendered; one
-        pushed out is dropped, its links then go to its table row)."""
+        """Keep ``r`` if it is among the :attr:`max_partitions` most interesting so far: a heap of at most that
+        many reports, rendered at the end (a report is about the size of its section: a timeline of at most 240
+        runs, at most 200 producers; rendering each as it came drew two sections for every one kept with 3,000
+        partitions); one pushed out is dropped, its links then go to its table row."""
         key = (*_interest(row), -row.index)
         drawn = self.drawn
         if len(drawn) >= self.max_partitions and key <= drawn[0][0]:
             return
         row.anchor = f"p{row.index}"
-        entry = (key, row.index, _partition_section(r, row))
+        entry = (key, row.index, r)
         if len(drawn) < self.max_partitions:
             heapq.heappush(drawn, entry)
         else:
