@@ -68,7 +68,9 @@ def build_small(root: Path, count: int, groups: int = 40) -> int:
     templates = root / ".templates"
     ends = []
     for k, segments in enumerate((1, 2, 4, 8)):
-        spans = build_partition(str(templates / f"k{k}"), segments, batches_per_segment=4, records_per_batch=5)
+        spans = build_partition(
+            str(templates / f"k{k}"), segments, batches_per_segment=4, records_per_batch=5
+        )
         ends.append(spans[-1][1])
     (root / "meta.properties").write_text("version=1\nnode.id=1\ncluster.id=K5hpkBvRSWm5NwQK1Ur9eA\n")
     commits = []
@@ -83,7 +85,9 @@ def build_small(root: Path, count: int, groups: int = 40) -> int:
     ts = 1_700_000_000_000
     batch = build_v2_batch(
         [
-            SimpleRecord(offset_commit_value(offset, 0, "", ts), key=offset_commit_key(group, topic, partition))
+            SimpleRecord(
+                offset_commit_value(offset, 0, "", ts), key=offset_commit_key(group, topic, partition)
+            )
             for group, topic, partition, offset in commits
         ],
         base_offset=0,

@@ -216,8 +216,8 @@ class HtmlSink:
         # the topics' partitions, then the internal topics'; each the most interesting first
         drawn = sorted(self.drawn, key=lambda d: d[0], reverse=True)
         drawn.sort(key=lambda d: self.rows[d[1]].internal)
-        for _, i, r in drawn:
-            w(_partition_section(r, self.rows[i]).replace(_WHY_SLOT, _why(self.rows[i]), 1))
+        for _, i, report in drawn:
+            w(_partition_section(report, self.rows[i]).replace(_WHY_SLOT, _why(self.rows[i]), 1))
         self.drawn = []
         w("</section>\n")
         if self.overview is not None:
