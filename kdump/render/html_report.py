@@ -715,7 +715,7 @@ def _topic_charts(topics: list[Any], now: int | None) -> str:
         if now is not None and lo <= now <= hi + (hi - lo) * 0.25:
             hi = max(hi, now)
         c = _rows_chart(
-            "time covered by each topic (batch max-timestamps, oldest to newest)" + of,
+            "time covered by each topic (batch max-timestamps)" + of,
             lo,
             hi,
             len(timed),
@@ -895,7 +895,7 @@ def _lag_chart(group: str, lags: list[Any]) -> str:
         top, cut = _lag_scale(max((x.lag or 0) for x in shown), rest_lag)
         c = _rows_chart(
             f"group {group}: lag of the {len(shown)} partitions lagging most, and of the other {len(rest):,} summed"
-            + (" (off the scale: its bar is cut)" if cut else ""),
+            + (" (their bar is cut)" if cut else ""),
             0,
             top,
             rows,
@@ -953,7 +953,7 @@ def _groups_lag_chart(totals: list[tuple[str, int]]) -> str:
     c = _rows_chart(
         f"total lag of the {len(ranked):,} groups"
         + (f" (the {len(shown)} lagging most, the other {len(rest):,} summed)" if rest else "")
-        + (" (the others' sum is off the scale: its bar is cut)" if cut else ""),
+        + (" (the others' bar is cut)" if cut else ""),
         0,
         top,
         rows,
