@@ -6,7 +6,8 @@ batch, once uncompressed and once zstd; built first if missing) and measures, fo
 * ``core``: the storage core alone, ``FileRecords.batches()`` + ``batch.records()`` (one core, in process);
 * ``arrow``: the data source's task code, :func:`kdump.spark.reader.read_split` over every split, producing the
   Arrow batches Spark receives (one core, in process);
-* ``spark``: ``spark.read.format("kafka-log").load(...)`` written to Spark's ``noop`` sink (every column
+* ``spark`` and ``spark-jvm``: ``spark.read.format("kafka-log").load(...)`` (``spark-jvm``: the JVM engine,
+  ``kdump.spark.read(..., engine="jvm")``; ``--engines`` picks, interleaved) written to Spark's ``noop`` sink (every column
   materialised in the JVM) on ``local[N]``; records/s per core = records / wall time / N, and records per
   CPU-second of the whole process tree (JVM and Python workers; robust when other work shares the machine),
   split into the JVM's own CPU seconds (``jvm_cpu_seconds``; of which ``jit_cpu_seconds`` the JIT compiler
@@ -121,13 +122,19 @@ def jvm_pid(spark) -> int | None:
     return None if proc is None else proc.pid
 
 
+def load(spark, directory: Path, extra: dict[str, str] | None, engine: str):
+    """The DataFrame of ``directory`` through ``engine`` (``python``: the Python data source; ``jvm``: the
+    JVM engine, :func:`kdump.spark.read`, which plans when called: counted in the figure)."""
+    from kdump.spark import read
+
+    options = {"maxBytesPerSplit": str(SPLIT_BYTES), **(extra or {})}
+    return read(spark, str(directory), options, engine=engine)
+
+
 def spark_stage(
-    spark, directory: Path, repeat: int, extra: dict[str, str] | None = None
+    spark, directory: Path, repeat: int, extra: dict[str, str] | None = None, engine: str = "python"
 ) -> tuple[int, list[float], list[float], int, list[tuple[float, float]]]:
-    reader = spark.read.format("kafka-log").option("maxBytesPerSplit", str(SPLIT_BYTES))
-    for key, value in (extra or {}).items():
-        reader = reader.option(key, value)
-    n = reader.load(str(directory)).count()  # warm-up (also the record count)
+    n = load(spark, directory, extra, engine).count()  # warm-up (also the record count)
     times = []
     cpu = []
     jvm = []
@@ -136,7 +143,7 @@ def spark_stage(
         cpu_before = tree_cpu_seconds([os.getpid()])
         jvm_before = jvm_cpu_seconds(pid)
         started = time.perf_counter()
-        reader.load(str(directory)).write.format("noop").mode("overwrite").save()
+        load(spark, directory, extra, engine).write.format("noop").mode("overwrite").save()
         times.append(time.perf_counter() - started)
         cpu.append(tree_cpu_seconds([os.getpid()]) - cpu_before)
         jvm_after = jvm_cpu_seconds(pid)
@@ -145,14 +152,12 @@ def spark_stage(
     return n, times, cpu, splits, jvm
 
 
-def warm_up(spark, data: Path, variants: tuple) -> None:
+def warm_up(spark, data: Path, variants: tuple, engines: tuple[str, ...] = ("python",)) -> None:
     """Every option set written once to the noop sink over every segment: the JIT's first compilations of
     Spark's row conversion are not measured (see the module's doc)."""
-    for name, (_, extra) in ((n, v) for v in variants for n in make_segments.LAYOUT):
-        reader = spark.read.format("kafka-log").option("maxBytesPerSplit", str(SPLIT_BYTES))
-        for key, value in extra.items():
-            reader = reader.option(key, value)
-        reader.load(str(data / name)).write.format("noop").mode("overwrite").save()
+    for engine in engines:
+        for name, (_, extra) in ((n, v) for v in variants for n in make_segments.LAYOUT):
+            load(spark, data / name, extra, engine).write.format("noop").mode("overwrite").save()
 
 
 def profile_arrow(directory: Path, top: int = 15) -> str:
@@ -175,6 +180,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--variants", action="store_true", help="also the headers, control and read_committed option sets"
     )
+    parser.add_argument(
+        "--engines",
+        default="python,jvm",
+        help="comma-separated Spark engines to measure, interleaved: python (the Python data source, stage "
+        "spark), jvm (kdump.spark.read's JVM engine, stage spark-jvm); default both",
+    )
+    parser.add_argument("--no-stages", action="store_true", help="only the Spark figures (no core/arrow)")
     args = parser.parse_args(argv)
 
     if args.profile:
@@ -185,8 +197,9 @@ def main(argv: list[str] | None = None) -> int:
     from kdump.spark import session
 
     variants = (("", {}), *VARIANTS) if args.variants else (("", {}),)
+    engines = tuple(e.strip() for e in args.engines.split(",") if e.strip())
     figures = []
-    for name in make_segments.LAYOUT:
+    for name in make_segments.LAYOUT if not args.no_stages else ():
         segment = data / name / make_segments.SEGMENT
         segment.read_bytes()  # into the page cache
         stages: list[tuple[str, Any, tuple]] = [("core", core_stage, (segment,))]
@@ -207,14 +220,20 @@ def main(argv: list[str] | None = None) -> int:
             )
     spark = session(f"local[{args.cores}]", "kdump spark bench")
     try:
-        warm_up(spark, data, variants)
-        for name, (suffix, extra) in ((n, v) for v in variants for n in make_segments.LAYOUT):
-            n, times, cpu, splits, jvm = spark_stage(spark, data / name, args.repeat, extra)
+        from kdump.spark.engine import jvm_loaded
+
+        if "jvm" in engines and not jvm_loaded(spark):
+            print("the JVM engine is not available (no javac?): its figures are the Python source's")
+        warm_up(spark, data, variants, engines)
+        runs = ((n, v, e) for v in variants for n in make_segments.LAYOUT for e in engines)
+        for name, (suffix, extra), engine in runs:
+            n, times, cpu, splits, jvm = spark_stage(spark, data / name, args.repeat, extra, engine)
             best = cpu.index(min(cpu))
+            stage = "spark" if engine == "python" else f"spark-{engine}"
             figures.append(
                 {
                     "segment": name,
-                    "stage": f"spark+{suffix}" if suffix else "spark",
+                    "stage": f"{stage}+{suffix}" if suffix else stage,
                     "records": n,
                     "seconds": times[best],
                     "cpu_seconds": round(cpu[best], 2),
@@ -247,14 +266,14 @@ def main(argv: list[str] | None = None) -> int:
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n")
     print(
-        f"\n{'segment':<10}{'stage':<16}{'records':>12}{'seconds':>10}{'cores':>7}{'rec/s/core':>14}{'rec/cpu-s':>12}"
+        f"\n{'segment':<10}{'stage':<20}{'records':>12}{'seconds':>10}{'cores':>7}{'rec/s/core':>14}{'rec/cpu-s':>12}"
         f"{'cpu-s':>8}{'jvm':>7}{'jit':>7}"
     )
     for f in figures:
         per_cpu = f.get("records_per_cpu_s")
         jvm = f"{f['jvm_cpu_seconds']:>7.2f}{f['jit_cpu_seconds']:>7.2f}" if "jvm_cpu_seconds" in f else ""
         print(
-            f"{f['segment']:<10}{f['stage']:<16}{f['records']:>12,}{f['seconds']:>10.2f}{f['cores']:>7}"
+            f"{f['segment']:<10}{f['stage']:<20}{f['records']:>12,}{f['seconds']:>10.2f}{f['cores']:>7}"
             f"{f['records_per_s_per_core']:>14,}{'' if per_cpu is None else format(per_cpu, ','):>12}"
             f"{f['cpu_seconds']:>8.2f}{jvm}"
         )

@@ -98,6 +98,11 @@ def session(
         "spark.executor.extraJavaOptions": ARROW_JAVA_OPTIONS,
     }
     settings.update(conf or {})
+    # the JVM engine's jar (kdump.spark.engine), compiled on first use; {} without javac
+    from kdump.spark.engine import session_conf
+
+    settings.update(session_conf(settings))
+    settings.pop("kdump.engine", None)
     for key, value in settings.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
@@ -106,4 +111,14 @@ def session(
     return spark
 
 
-__all__ = ["DATA_SOURCE_NAME", "prepare_environment", "pushdown_plan_per_scan", "register", "session"]
+def read(
+    spark: Any, paths: Any, options: Mapping[str, str] | None = None, *, engine: str | None = None
+) -> Any:
+    """``spark.read.format("kafka-log").options(**options).load(paths)`` through the JVM engine when it can be
+    used (:func:`kdump.spark.engine.read`: the same rows, column batches filled on the JVM)."""
+    from kdump.spark.engine import read as engine_read
+
+    return engine_read(spark, paths, options, engine=engine)
+
+
+__all__ = ["DATA_SOURCE_NAME", "read", "prepare_environment", "pushdown_plan_per_scan", "register", "session"]

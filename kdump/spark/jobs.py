@@ -10,7 +10,7 @@ import tempfile
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TextIO
 
-from kdump.spark import prepare_environment, session
+from kdump.spark import prepare_environment, read, session
 from kdump.spark.planning import expand_paths
 
 if TYPE_CHECKING:
@@ -52,7 +52,8 @@ def export(
     # the planner cannot ask Spark how many cores there are: tell it (splits are made for that many tasks)
     opts.setdefault("minPartitions", str(spark.sparkContext.defaultParallelism))
     try:
-        df = spark.read.format("kafka-log").options(**opts).load(paths)
+        # the JVM engine when it can be used (kdump.spark.engine; the same rows), else the Python source
+        df = read(spark, paths, opts)
         df.write.mode("overwrite" if overwrite else "errorifexists").format(fmt).save(output)
         if bar is not None:
             bar.close()
