@@ -28,6 +28,7 @@ from kdump.spark.options import parse_options  # noqa: E402
 from kdump.spark.planning import plan  # noqa: E402
 from kdump.spark.reader import read_split  # noqa: E402
 from kdump.storage.record_batch import RECORD_BATCH_OVERHEAD  # noqa: E402
+from tests.spark_rows import json_row  # noqa: E402
 from tests.test_object_store import moto_s3  # noqa: E402
 from tests.test_spark_storage import arrow_rows  # noqa: E402
 
@@ -201,25 +202,6 @@ def _export(source: str, out: Path, env: dict[str, str]) -> tuple[list[dict], st
     assert result.returncode == 0, result.stderr
     rows = [json.loads(line) for f in sorted(out.glob("part-*.json")) for line in f.read_text().splitlines()]
     return sorted(rows, key=lambda r: (r["topic"], r["partition"], r["offset"])), result.stderr
-
-
-def json_row(row: dict, include_headers: bool = False) -> tuple:
-    """A row of a JSON export (binary columns base64, the timestamp ISO text, null fields left out) in
-    :func:`arrow_rows`' layout."""
-    import base64
-    from datetime import datetime
-
-    from kdump.spark.schema import column_names
-
-    def binary(value: str | None) -> bytes | None:
-        return None if value is None else base64.b64decode(value)
-
-    values = dict(row)
-    values["key"], values["value"] = binary(row.get("key")), binary(row.get("value"))
-    values["timestamp"] = round(datetime.fromisoformat(row["timestamp"]).timestamp() * 1000)
-    if include_headers and row.get("headers") is not None:
-        values["headers"] = [(h.get("key"), binary(h.get("value"))) for h in row["headers"]]
-    return tuple(values.get(name) for name in column_names(include_headers))
 
 
 @pytest.mark.spark

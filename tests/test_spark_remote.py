@@ -37,6 +37,7 @@ from kdump.spark.options import OptionError, parse_options  # noqa: E402
 from kdump.spark.planning import plan  # noqa: E402
 from kdump.spark.reader import read_split  # noqa: E402
 from kdump.spark.schema import column_names  # noqa: E402
+from tests.spark_rows import json_row  # noqa: E402
 from tests.test_object_store import moto_s3  # noqa: E402
 from tests.test_spark_storage import arrow_rows  # noqa: E402
 
@@ -130,7 +131,7 @@ def dump_records() -> list[tuple[int, int, bytes | None, bytes]]:
 
 
 def test_options_refuse_metadata_without_a_remote_root() -> None:
-    with pytest.raises(OptionError, match="go with remoteRoot"):
+    with pytest.raises(OptionError, match="metadata goes with remoteRoot"):
         parse_options({"path": str(PARTITION), "metadata": str(FIXTURE / "local")})
     with pytest.raises(OptionError, match="metadataPartitions"):
         parse_options({"path": str(PARTITION), "remoteRoot": "/x", "metadataPartitions": "0"})
@@ -207,23 +208,6 @@ def test_each_task_fetches_its_own_split(store) -> None:  # noqa: ANN001
 # -- kdump spark export on a real Spark (local[2]) --------------------------------------------------------------
 
 
-def _json_row(row: dict) -> tuple:
-    """A row of the JSON export in :func:`arrow_rows`' layout (binary columns are base64, the timestamp ISO
-    text), the segment column as its start offset."""
-    import base64
-    from datetime import datetime
-
-    def binary(value: str | None) -> bytes | None:
-        return None if value is None else base64.b64decode(value)
-
-    values = dict(row)
-    values["key"], values["value"] = binary(row.get("key")), binary(row.get("value"))
-    moment = datetime.fromisoformat(row["timestamp"])
-    values["timestamp"] = round(moment.timestamp() * 1000)
-    values["segment"] = _start_offset(row["segment"])
-    return tuple(values.get(name) for name in column_names(False))
-
-
 @pytest.mark.spark
 def test_spark_export_of_the_tiered_partition_from_s3_equals_local(
     store, one_log: Path, tmp_path: Path
@@ -271,7 +255,7 @@ def test_spark_export_of_the_tiered_partition_from_s3_equals_local(
     exported = [
         json.loads(line) for f in sorted(out.glob("part-*.json")) for line in f.read_text().splitlines()
     ]
-    tiered = sorted((_json_row(r) for r in exported), key=lambda r: (r[4], r[8]))
+    tiered = sorted((json_row(r, segment_offset=True) for r in exported), key=lambda r: (r[4], r[8]))
     assert tiered == sorted(_by_start_offset(local), key=lambda r: (r[4], r[8]))
     assert len(tiered) == 825 and [r[4] for r in tiered] == list(range(EARLIEST, LATEST))
     plain = [re.sub(r"\x1b\[[0-9;]*m", "", line) for line in requests.lines]

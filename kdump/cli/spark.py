@@ -224,9 +224,8 @@ def command() -> None:
 )
 @remote_options(
     "Remote storage of tiered partitions: each is read as one log, the segments __remote_log_metadata says were "
-    "copied (Kafka's RemoteLogSegmentFileset layout, as `kdump tiered`), read by the tasks straight from there, "
-    "then its local ones; a local path or a URL.",
-    layouts=False,
+    "copied (in --layout's layout, as `kdump tiered`), read by the tasks straight from there, then its local "
+    "ones; a local path or a URL.",
 )
 @click.option("--overwrite", is_flag=True, help="Replace the output directory if it exists.")
 @click.option(
@@ -250,6 +249,10 @@ def export_command(
     remote_root: str | None,
     metadata: tuple[str, ...],
     metadata_partitions: int | None,
+    layout: str | None,
+    layout_template: str | None,
+    aiven_key_prefix: str | None,
+    private_keys: tuple[str, ...],
     overwrite: bool,
     no_progress: bool,
     master: str | None,
@@ -261,8 +264,13 @@ def export_command(
     then the forensic columns. Damaged batches are listed after the run. As a consumer sees them: no control
     records unless --include-control.
     """
-    if remote_root is None and (metadata or metadata_partitions):
-        raise click.UsageError("--metadata and --metadata-partitions go with --remote-root")
+    from kdump.cli.remote_options import remote_checks
+
+    # the usage errors of the commands (options without --remote-root, a bad template, a key file that is not a
+    # key); the source takes the options again, and only its planner, on the driver, loads the keys
+    remote_checks(
+        remote_root, metadata, metadata_partitions, layout, layout_template, aiven_key_prefix, private_keys
+    )
     _preflight(paths, output=output, overwrite=overwrite, topics=topics, topic_pattern=topic_pattern)
     _check_spark()
     make_parents(output)
@@ -282,6 +290,10 @@ def export_command(
         ("remoteRoot", remote_root),
         ("metadata", ",".join(locations.abspath(m) for m in metadata) or None),
         ("metadataPartitions", None if metadata_partitions is None else str(metadata_partitions)),
+        ("layout", layout),
+        ("layoutTemplate", layout_template),
+        ("aivenKeyPrefix", aiven_key_prefix),
+        ("aivenPrivateKey", ",".join(_key_spec(k) for k in private_keys) or None),
     ):
         if value is not None:
             options[name] = value
@@ -316,7 +328,6 @@ def export_command(
 @remote_options(
     "Also check tiered partitions' remote segments under this root (as `kdump verify --remote-root`): each "
     "remote segment is one Spark task reading its objects straight from there; a local path or a URL.",
-    layouts=False,
 )
 @click.option("--master", help=_MASTER_HELP)
 @click.option("-v", "--verbose", is_flag=True, help="Show Spark's own log on standard error.")
@@ -331,6 +342,10 @@ def verify_command(
     remote_root: str | None,
     metadata: tuple[str, ...],
     metadata_partitions: int | None,
+    layout: str | None,
+    layout_template: str | None,
+    aiven_key_prefix: str | None,
+    private_keys: tuple[str, ...],
     master: str | None,
     verbose: bool,
     no_progress: bool,
@@ -343,7 +358,9 @@ def verify_command(
     """
     from kdump.cli.remote_options import remote_checks
 
-    remote = remote_checks(remote_root, metadata, metadata_partitions)
+    remote = remote_checks(
+        remote_root, metadata, metadata_partitions, layout, layout_template, aiven_key_prefix, private_keys
+    )
     _preflight(paths)
     _check_spark()
     if output:
@@ -373,6 +390,14 @@ def verify_command(
     from kdump.exit_status import ExitStatus
 
     sys.exit(ExitStatus.PROBLEMS if found else ExitStatus.OK)
+
+
+def _key_spec(spec: str) -> str:
+    """An ``--aiven-private-key`` ``[ID=]PEM`` with the PEM path made absolute (the planner may run elsewhere)."""
+    key_id, sep, path = spec.partition("=")
+    if not sep or "/" in key_id or not key_id:
+        return os.path.abspath(spec)
+    return f"{key_id}={os.path.abspath(path)}"
 
 
 def _first_line(e: Exception) -> str:

@@ -79,6 +79,15 @@ OPTIONS: dict[str, str] = {
     "metadata": "with remoteRoot: comma-separated log directories holding __remote_log_metadata partitions, or "
     "such partitions (default: each partition's own log directory)",
     "metadataPartitions": "with remoteRoot: remote.log.metadata.topic.num.partitions (default 50)",
+    "layout": "with remoteRoot: the RemoteStorageManager's object layout, kafka (Kafka's LocalTieredStorage, "
+    "the default) or aiven (Aiven's tiered-storage plugin: .log chunks read back through the .rsm-manifest, "
+    "undone by the tasks)",
+    "layoutTemplate": "with remoteRoot: another plugin's layout, each object's key under remoteRoot (as kdump "
+    "tiered --layout-template)",
+    "aivenKeyPrefix": "with layout aiven: the plugin's key.prefix (remoteRoot is then the storage root)",
+    "aivenPrivateKey": "with layout aiven: comma-separated [ID=]PEM paths of the plugin's RSA private keys, read "
+    "on the driver only: it unwraps each encrypted segment's data key and hands a task the keys of the segments "
+    "it reads, never the private key (as kdump tiered --aiven-private-key)",
     "pushFilters": "true: Spark's filters on topic, partition, offset and timestamp (from below) narrow what is "
     "read, with spark.sql.python.filterPushdown.enabled (kdump.spark.session sets it); load a DataFrame for each "
     "query: PySpark 4.3 reuses a DataFrame's last pushed-down plan for its later queries without such filters "
@@ -282,8 +291,11 @@ class Selection:
     read: ReadOptions = field(default_factory=ReadOptions)
     #: What Spark's filters narrowed (filter pushdown).
     pushed: Pushed = field(default_factory=Pushed)
-    #: remoteRoot (with metadata, metadataPartitions): tiered partitions are read as one log.
+    #: remoteRoot (with metadata, metadataPartitions, layout...): tiered partitions are read as one log.
     remote: RemoteOptions | None = None
+    #: aivenPrivateKey: the ``[ID=]PEM`` paths of Aiven's private keys, loaded by the planner (on the driver)
+    #: only; the selection itself (which goes to the executors with the reader) carries the paths, not the keys.
+    remote_keys: tuple[str, ...] = ()
 
     def wants(self, topic: str, partition: int) -> bool:
         """Whether the partition is selected by topics, topicPattern, assign, partitions and pushed filters."""
@@ -483,26 +495,77 @@ def parse_options(options: Mapping[str, str]) -> Selection:
         ),
         read=read,
         remote=remote_options(options),
+        remote_keys=remote_keys(options),
     )
 
 
+#: The options that go with remoteRoot.
+REMOTE_ONLY = (
+    "metadata",
+    "metadataPartitions",
+    "layout",
+    "layoutTemplate",
+    "aivenKeyPrefix",
+    "aivenPrivateKey",
+)
+
+
 def remote_options(options: Mapping[str, str]) -> RemoteOptions | None:
-    """``remoteRoot``, ``metadata`` and ``metadataPartitions`` as the commands' ``--remote-root``,
-    ``--metadata`` and ``--metadata-partitions`` give them (:class:`kdump.commands.remote_tier.RemoteOptions`,
-    Kafka's layout); None without ``remoteRoot`` (the other two alone are an error, as on the command line)."""
+    """``remoteRoot``, ``metadata``, ``metadataPartitions`` and the layout (``layout``, ``layoutTemplate``,
+    ``aivenKeyPrefix``) as the commands' ``--remote-root``, ``--metadata``, ``--metadata-partitions``,
+    ``--layout``, ``--layout-template`` and ``--aiven-key-prefix`` give them
+    (:class:`kdump.commands.remote_tier.RemoteOptions`, without a keyring: :func:`remote_keys`); None without
+    ``remoteRoot`` (the others alone are an error, as on the command line)."""
     root = _get(options, "remoteRoot")
-    metadata = _get(options, "metadata")
-    partitions = _get(options, "metadataPartitions")
     if root is None or not root.strip():
-        if metadata is not None or partitions is not None:
-            raise OptionError("metadata and metadataPartitions go with remoteRoot")
+        given = [name for name in REMOTE_ONLY if _get(options, name) is not None]
+        if given:
+            raise OptionError(f"{', '.join(given)} go{'es' if len(given) == 1 else ''} with remoteRoot")
         return None
     from kdump.analysis.remote_log_metadata import DEFAULT_METADATA_PARTITIONS
     from kdump.commands.remote_tier import RemoteOptions
+    from kdump.storage.remote_layout import Layout, parse_template
 
+    metadata = _get(options, "metadata")
     dirs = tuple(p.strip() for p in (metadata or "").split(",") if p.strip())
-    count = _positive(partitions, "metadataPartitions", DEFAULT_METADATA_PARTITIONS)
-    return RemoteOptions(root.strip(), "kafka", dirs, count)
+    count = _positive(_get(options, "metadataPartitions"), "metadataPartitions", DEFAULT_METADATA_PARTITIONS)
+    kind = (_get(options, "layout") or "kafka").strip().lower()
+    if kind not in ("kafka", "aiven"):
+        raise OptionError(f"layout: kafka or aiven, not {kind!r}")
+    prefix = _get(options, "aivenKeyPrefix")
+    template = _get(options, "layoutTemplate")
+    if prefix is not None and kind != "aiven":
+        raise OptionError("aivenKeyPrefix is for layout aiven")
+    if _get(options, "aivenPrivateKey") is not None and kind != "aiven":
+        raise OptionError("aivenPrivateKey is for layout aiven")
+    layout = Layout(kind, aiven_prefix=prefix or "")
+    if template is not None:
+        if kind != "kafka":
+            raise OptionError("layoutTemplate is a layout of its own: not with layout aiven")
+        try:
+            layout = Layout("template", parse_template(template))
+        except ValueError as e:
+            raise OptionError(f"layoutTemplate: {e}") from None
+    return RemoteOptions(root.strip(), layout, dirs, count)
+
+
+def remote_keys(options: Mapping[str, str]) -> tuple[str, ...]:
+    """``aivenPrivateKey``: the ``[ID=]PEM`` specs, each checked here to be an RSA private key (an
+    :class:`OptionError` naming the file otherwise) and then dropped: the planner loads them again
+    (:func:`kdump.spark.planning.plan`), on the driver, and nothing but the paths is kept in the selection."""
+    text = _get(options, "aivenPrivateKey")
+    if text is None:
+        return ()
+    specs = tuple(p.strip() for p in text.split(",") if p.strip())
+    if not specs:
+        return ()
+    from kdump.storage.aiven_segment import KEY_OPTION, Keyring
+
+    try:
+        Keyring.load(specs)
+    except ValueError as e:
+        raise OptionError(str(e).replace(KEY_OPTION, "aivenPrivateKey")) from None
+    return specs
 
 
 def decoder(options: Mapping[str, str]) -> str | None:

@@ -11,7 +11,12 @@ With ``remoteRoot`` (:func:`kdump.spark.options.remote_options`) a tiered partit
 ``kdump ls``/``txn``/``files --remote-root`` read it (:meth:`kdump.commands.remote_tier.RemoteChecks.one_log`,
 the same code): the segments ``__remote_log_metadata`` says were copied, below the first local one, then the
 local ones.  A remote segment's split names its ``.log`` object (a URL, or a path under a local remote root):
-the task that reads it fetches it straight from the store.
+the task that reads it fetches it straight from the store.  In Aiven's layout the ``.log`` object is chunks
+(zstd, AES-256-GCM): the split also carries the segment's reader
+(:class:`kdump.storage.aiven_segment.SegmentLog`, the commands' own), which the task uses to fetch and undo the
+chunks of its byte range.  The driver reads each such segment's ``.rsm-manifest`` and unwraps its data key with
+the private key (``aivenPrivateKey``); a task gets the manifest and data key of the segments it reads, never the
+private key (:func:`_remote`).
 
 Planning reads directory listings, index files and a few batch headers; it runs on the Spark driver.
 """
@@ -30,10 +35,11 @@ from kdump.errors import KdumpError, UnreadableFileError
 from kdump.render.problem_text import sentence
 from kdump.spark.options import EARLIEST, LATEST, Selection
 from kdump.storage import locations, object_store
+from kdump.storage.byte_source import ByteSource
 from kdump.storage.file_records import FileRecords
 from kdump.storage.local_log import LocalLog, find_partition_dirs
 from kdump.storage.log_segment import LogSegment
-from kdump.storage.naming import parse_partition_dir
+from kdump.storage.naming import LOG_FILE_SUFFIX, parse_partition_dir
 from kdump.storage.regular_file import open_regular
 from kdump.storage.transaction_index import AbortedTxn
 
@@ -65,6 +71,10 @@ class Split:
     #: read_committed only: the partition's last stable offset (None: no open transaction).
     last_stable_offset: int | None = None
     size: int = 0
+    #: Where the ``.log``'s bytes come from when they are not ``path``'s bytes (a remote segment in Aiven's
+    #: layout: its chunks read back through the manifest, which holds the segment's data key when it is
+    #: encrypted; never shown).
+    source: ByteSource | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass
@@ -196,10 +206,23 @@ class _Segment:
     size: int
 
 
-def _check_readable(path: str) -> None:
+def _log_source(segment: LogSegment) -> ByteSource | None:
+    """The segment's ``.log`` source when its bytes are not its path's (an Aiven remote segment), else None."""
+    source = segment.source(LOG_FILE_SUFFIX)
+    return None if isinstance(source, str) else source
+
+
+def _check_readable(segment: LogSegment) -> None:
     """Raise what :class:`FileRecords` would for a ``.log`` it cannot open (without mapping it: planning ten
     thousand partitions opens every segment).  An object in a store was in its prefix's listing: its reader
-    says whether it can be read."""
+    says whether it can be read.  An Aiven segment's manifest is read here, on the driver, and its data key
+    unwrapped (:meth:`kdump.storage.aiven_segment.SegmentLog.check`): the error of a segment without its key is
+    the planner's, not each task's."""
+    source = _log_source(segment)
+    check = getattr(source, "check", None)
+    if check is not None:
+        check()
+    path = segment.log_path
     if locations.is_url(path):
         return
     try:
@@ -275,7 +298,7 @@ def plan(selection: Selection) -> Plan:
                     with _open(segment) as records:
                         first = offset_start_position(segment, records, start)
                 else:
-                    _check_readable(segment.log_path)
+                    _check_readable(segment)
             except KdumpError as e:
                 problems.append(e.describe())
                 continue
@@ -293,7 +316,7 @@ def plan(selection: Selection) -> Plan:
                 with _open(c.segment) as records:
                     # without a usable offset index an object is not walked header by header (that would
                     # fetch all of it where the planning runs): one split per segment
-                    walk = not locations.is_url(c.segment.log_path)
+                    walk = not locations.is_url(c.segment.log_path) and _log_source(c.segment) is None
                     cuts = [x for x in cut_positions(c.segment, target, records, walk=walk) if x > c.first]
             except KdumpError as e:
                 problems.append(e.describe())
@@ -313,6 +336,7 @@ def plan(selection: Selection) -> Plan:
                     aborted=c.aborted,
                     last_stable_offset=c.last_stable_offset,
                     size=(c.size if hi is None else hi) - lo,
+                    source=_log_source(c.segment),
                 )
             )
     return Plan(splits, matched, problems, pack(splits, target, open_cost), target)
@@ -321,13 +345,25 @@ def plan(selection: Selection) -> Plan:
 def _remote(selection: Selection) -> RemoteChecks | None:
     """The tiered partitions' remote part (``remoteRoot``): the commands' :class:`RemoteChecks`, which reads
     each set of metadata partitions once per plan.  A local remote root is made absolute (the tasks run
-    elsewhere)."""
+    elsewhere).
+
+    Aiven's private keys (``aivenPrivateKey``) are loaded here, on the driver, into the planner's keyring: each
+    encrypted segment's data key is unwrapped with it when its manifest is read, and a split carries the
+    segment's reader with that manifest and data key but without the keyring
+    (:meth:`kdump.storage.aiven_segment.SegmentObjects.__getstate__`).  So a task can undo the chunks of the
+    segments it reads and nothing else: the private key, which opens every segment the plugin ever wrote,
+    stays on the driver, and the executors need no copy of the PEM file."""
     options = selection.remote
     if options is None:
         return None
     from kdump.commands.remote_tier import RemoteChecks  # only for a tiered read
 
-    return RemoteChecks(replace(options, root=locations.abspath(options.root)))
+    keyring = None
+    if selection.remote_keys:
+        from kdump.storage.aiven_segment import Keyring
+
+        keyring = Keyring.load(selection.remote_keys)
+    return RemoteChecks(replace(options, root=locations.abspath(options.root), keyring=keyring))
 
 
 def target_split_bytes(total: int, min_partitions: int, max_split_bytes: int, open_cost: int) -> int:

@@ -39,7 +39,7 @@ from kdump.spark.options import ReadOptions
 from kdump.spark.planning import Split
 from kdump.spark.schema import arrow_schema
 from kdump.storage import compression
-from kdump.storage.file_records import FileRecords, RecordBatch
+from kdump.storage.file_records import INT_MAX, FileRecords, RecordBatch
 from kdump.storage.locations import is_url
 from kdump.storage.record import Record, check_object_headers
 from kdump.storage.record_batch import (
@@ -487,7 +487,12 @@ def open_split(split: Split) -> FileRecords:
     whole (its fast path); an object in a store is fetched a read-ahead window at a time from the split's start
     and never past its end plus one batch header (a split ends where a batch starts, and the walk looks at
     most at the next batch's header before it stops), so a task fetches its own split's bytes, not the
-    8 MiB read-ahead past them that the next split's task fetches again."""
+    8 MiB read-ahead past them that the next split's task fetches again.  A split with its own source (an
+    Aiven segment: chunks undone by :class:`kdump.storage.aiven_segment.SegmentLog`) is read through it, with
+    the same bound: only the chunks that hold the split's bytes (and that header) are fetched."""
+    if split.source is not None:
+        end = INT_MAX if split.end_position is None else split.end_position + RECORD_BATCH_OVERHEAD
+        return FileRecords.open(split.source, max_bytes=end)
     if split.end_position is None or not is_url(split.path):
         return FileRecords(split.path)
     return FileRecords(split.path, max_bytes=split.end_position + RECORD_BATCH_OVERHEAD)

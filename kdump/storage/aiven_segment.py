@@ -48,7 +48,7 @@ import hashlib
 import json
 import re
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from kdump.errors import KdumpError
@@ -102,7 +102,8 @@ class Encryption:
     key_pair_id: str
     wrapped_key: bytes
     aad: bytes
-    data_key: bytes | None
+    #: never shown (a split or a task that carries it may be printed)
+    data_key: bytes | None = field(repr=False)
 
 
 #: ``SegmentEncryptionMetadataV1.IV_SIZE`` and ``AesEncryptionProvider.GCM_TAG_LENGTH`` (bits / 8).
@@ -486,7 +487,10 @@ class SegmentLog(RangedSource):
         self.objects = objects
         self._object: ByteSource | None = None
 
-    def _fetch_original(self, start: int, end: int) -> bytes:
+    def check(self) -> SegmentManifest:
+        """The manifest, once it is known that the segment can be read back: it can be read, its
+        ``originalFileSize`` is the metadata's size, and an encrypted segment's data key is unwrapped.  Raises
+        what a read would (a :class:`~kdump.errors.KdumpError` naming the object)."""
         manifest = self.objects.manifest()
         if manifest.original_file_size != self._size:
             raise UnreadableObjectError(
@@ -495,6 +499,10 @@ class SegmentLog(RangedSource):
                 path=self.objects.manifest_location,
             )
         _need_key(manifest, self.location)
+        return manifest
+
+    def _fetch_original(self, start: int, end: int) -> bytes:
+        manifest = self.check()
         if self._object is None:
             from kdump.storage.byte_source import source_of
 
