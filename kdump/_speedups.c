@@ -439,7 +439,8 @@ static PyObject *batch_lines(PyObject *self, PyObject *const *args, Py_ssize_t n
  * so that the Python readers of the one header pass (kdump.analysis.header_run) work per run, not per batch.
  * The pure-Python twin is kdump.analysis.header_run.header_run_py: the same results, tested against each other.
  * A batch is plain when it starts before ``stop`` and: magic 2, a size field of 49 to BIG_BATCH wholly before
- * ``end``, a valid CRC-32C (``crc32c`` called on a memoryview of its checksummed bytes), a known codec, neither
+ * ``end``, a valid CRC-32C (``crc32c`` called on a memoryview of its checksummed bytes; not checked when ``crc32c``
+ * is None: then no byte past the 61-byte header is read), a known codec, neither
  * control, transactional nor carrying a delete horizon, a last offset delta >= 0 and a record count >= 0, its
  * base offset the previous batch's last + 1 and at least the segment's base offset, the same partition leader
  * epoch, every offset-index entry before its end at its position naming its last offset, every time-index entry
@@ -687,13 +688,15 @@ static PyObject *header_run(PyObject *self, PyObject *const *args, Py_ssize_t na
         }
         if (!plain)
             break;
-        unsigned long computed;
-        if (batch_crc(crc_function, &head, &computed) < 0) {
-            failed = 1;
-            break;
+        if (crc_function != Py_None) { /* None: the CRC is not checked (kdump report's header pass) */
+            unsigned long computed;
+            if (batch_crc(crc_function, &head, &computed) < 0) {
+                failed = 1;
+                break;
+            }
+            if (computed != (unsigned long)head.crc)
+                break;
         }
-        if (computed != (unsigned long)head.crc)
-            break;
         /* the bucket this batch goes to */
         RunBucket *bucket;
         if (fill < per_bucket) {
@@ -1168,7 +1171,7 @@ static PyMethodDef methods[] = {
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "kdump._speedups", NULL, -1, methods};
 
 /* Bumped with every change of behaviour: kdump ignores a build whose REVISION differs (a stale build). */
-#define SPEEDUPS_REVISION 7
+#define SPEEDUPS_REVISION 8
 
 PyMODINIT_FUNC PyInit__speedups(void) {
     PyObject *m = PyModule_Create(&module);

@@ -136,6 +136,7 @@ class RunLimits:
 
     __slots__ = (
         "ok",
+        "crc",
         "segment_base",
         "previous_last",
         "epoch",
@@ -153,6 +154,9 @@ class RunLimits:
 
     def __init__(self) -> None:
         self.ok = True
+        #: Whether a run's batches must have valid CRCs (a reader that judges none, as ``kdump report``'s
+        #: header pass, says False: the run then reads the 61-byte headers only, never a record's bytes).
+        self.crc = True
         self.segment_base = -NO_LIMIT - 1
         self.previous_last: int | None = None
         self.epoch: int | None = None
@@ -188,7 +192,7 @@ def header_run_py(
     pos: int,
     end: int,
     stop: int,
-    crc: Callable[[Any], int],
+    crc: Callable[[Any], int] | None,
     limits: tuple[int, ...],
     offset_pending: tuple[array[int], array[int], int] | None,
     time_pending: tuple[array[int], array[int], int] | None,
@@ -275,7 +279,7 @@ def header_run_py(
             if last > base:
                 new_rules += 1
             time_k += 1
-        if not plain or crc(mv[pos + 21 : pos + size]) != checksum:
+        if not plain or (crc is not None and crc(mv[pos + 21 : pos + size]) != checksum):
             break
         if fill < per_bucket:
             if not buckets:
@@ -409,7 +413,7 @@ class RunWalk:
             pos,
             end,
             stop,
-            crc32c,
+            crc32c if limits.crc else None,
             (
                 limits.segment_base,
                 limits.previous_last,

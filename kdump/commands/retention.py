@@ -87,12 +87,19 @@ def parse_config_overrides(items: list[str]) -> dict[str, str]:
 
 class RetentionCommand:
     def __init__(
-        self, paths: list[str], *, now: int | None = None, overrides: dict[str, str] | None = None
+        self,
+        paths: list[str],
+        *,
+        now: int | None = None,
+        overrides: dict[str, str] | None = None,
+        listed: bool = False,
     ) -> None:
-        self.directories: list[str] = []
+        """``listed``: ``paths`` are the partition directories, already found by the caller (``kdump report``
+        walks the paths once for every command it runs), not walked again."""
+        self.directories: list[str] = list(paths) if listed else []
         #: Directories the walk could not read, with the reason (reported, and status 1).
         self.walk_errors: list[Problem] = []
-        for path in paths:
+        for path in [] if listed else paths:
             found = list(
                 find_partition_dirs(
                     [path],
