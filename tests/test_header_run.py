@@ -9,6 +9,7 @@ import json
 import os
 import random
 import shutil
+from bisect import bisect_left, bisect_right
 from pathlib import Path
 from typing import Any
 
@@ -147,8 +148,18 @@ def _compare_at_every_batch(log: Path, base_offset: int, rng: random.Random) -> 
         if batch.magic != 2:
             continue
         pos = batch.position + batch.size_in_bytes
-        offsets = None if offset_pending is None else [e for e in offset_pending if e[0] >= pos]
-        times = None if time_pending is None else [e for e in time_pending if e[0] > batch.last_offset]
+        # the entries a checker still holds after this batch: offset entries at or after the next position, time
+        # entries after the batch's last offset (keys ascending)
+        offsets = (
+            None
+            if offset_pending is None
+            else (*offset_pending.columns()[:2], bisect_left(offset_pending.keys, pos))
+        )
+        times = (
+            None
+            if time_pending is None
+            else (*time_pending.columns()[:2], bisect_right(time_pending.keys, batch.last_offset))
+        )
         limits = (
             rng.choice([base_offset, base_offset + rng.randint(0, 50)]),
             batch.last_offset,

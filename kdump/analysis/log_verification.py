@@ -40,7 +40,6 @@ from kdump.storage.checkpoint import (
 from kdump.storage.checksum import crc32c
 from kdump.storage.control_record import ControlRecordType, parse_type_id
 from kdump.storage.file_records import INT_MAX, FileRecords, RecordBatch
-from kdump.storage.internal_topics import TOPIC_DECODERS, NewerThanKdumpError, decode_key_value
 from kdump.storage.leader_epoch_checkpoint import read_leader_epoch_checkpoint
 from kdump.storage.local_log import LocalLog
 from kdump.storage.log_segment import LogSegment
@@ -245,7 +244,11 @@ class _LogChecker:
         #: ``--deep`` on an internal topic: its records are decoded with the newest schemas kdump holds, and
         #: those newer than that are counted by what they are: message -> [count, first offset, position].
         name = naming.parse_partition_dir(os.path.basename(os.path.normpath(segment.directory)))
-        self.decoder = TOPIC_DECODERS.get(name.topic) if deep and name is not None else None
+        self.decoder: str | None = None
+        if deep and name is not None:  # the schemas are imported only for a deep walk
+            from kdump.storage.internal_topics import TOPIC_DECODERS
+
+            self.decoder = TOPIC_DECODERS.get(name.topic)
         self.newer: dict[str, list[int]] = {}
         #: Producers with transactional data after their last marker in this segment.
         self.open_producers: set[int] = set()
@@ -342,6 +345,8 @@ class _LogChecker:
     def _decode_internal(self, batch: RecordBatch) -> int:
         """Decode an internal topic's records with the newest schemas; count those newer than kdump knows
         (other decoding failures are not judged here: ``kdump files`` with the topic's decoder shows them)."""
+        from kdump.storage.internal_topics import NewerThanKdumpError, decode_key_value
+
         decoder = self.decoder
         assert decoder is not None
         n = 0
