@@ -16,7 +16,10 @@ loaded machine only the CPU figure is steady.
 
 Usage::
 
-    .venv/bin/python bench/verify_bench.py [--copies 8] [--repeat 3] [--json]
+    .venv/bin/python bench/verify_bench.py [--copies 8] [--repeat 3] [--json] [--segment PATH] [--work DIR]
+
+``--segment`` links another checkout's bench segment (one copy of it in the page cache for every checkout that
+links it), ``--work`` puts the partitions elsewhere (on the segment's file system: they are hard links).
 """
 
 from __future__ import annotations
@@ -38,14 +41,14 @@ SEGMENT = BENCH / "data" / "plain-0" / "00000000000000000000.log"
 WORK = BENCH / "data" / "verify"
 
 
-def prepare(copies: int) -> tuple[Path, Path]:
-    one = WORK / "one" / "bench-0"
-    many = WORK / "many"
+def prepare(copies: int, segment: Path = SEGMENT, work: Path = WORK) -> tuple[Path, Path]:
+    one = work / "one" / "bench-0"
+    many = work / "many"
     for directory in [one] + [many / f"bench-{i}" for i in range(copies)]:
         log = directory / SEGMENT.name
         if not log.exists():
             directory.mkdir(parents=True, exist_ok=True)
-            os.link(SEGMENT, log)
+            os.link(segment, log)
         if not (directory / "00000000000000000000.index").exists():
             subprocess.run(
                 [sys.executable, "-m", "kdump", "rebuild-index", "--no-backup", str(directory)],
@@ -79,19 +82,21 @@ def main() -> None:
     parser.add_argument("--copies", type=int, default=8)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--segment", type=Path, default=SEGMENT, help="the bench segment to link")
+    parser.add_argument("--work", type=Path, default=WORK, help="where the partitions are made")
     args = parser.parse_args()
-    if not SEGMENT.exists():
-        sys.exit(f"{SEGMENT} is missing: run bench/make_segments.py first")
-    one, many = prepare(args.copies)
+    if not args.segment.exists():
+        sys.exit(f"{args.segment} is missing: run bench/make_segments.py first")
+    one, many = prepare(args.copies, args.segment, args.work)
     # Timed runs load kdump from bytecode, as an installed kdump does (see run.py): with PYTHONDONTWRITEBYTECODE
     # set, every run would otherwise recompile every module (~0.2 s of the ~0.4 s measured before this).
     subprocess.run(
         [sys.executable, "-m", "compileall", "-q", str(REPO / "kdump")], check=True, capture_output=True
     )
-    with open(SEGMENT, "rb") as f:
+    with open(args.segment, "rb") as f:
         while f.read(1 << 24):
             pass
-    size = SEGMENT.stat().st_size
+    size = args.segment.stat().st_size
     kdump = [sys.executable, "-m", "kdump", "verify"]
     figures: dict[str, float] = {}
     env1 = dict(os.environ, KDUMP_WORKERS="1")

@@ -439,7 +439,8 @@ static PyObject *batch_lines(PyObject *self, PyObject *const *args, Py_ssize_t n
  * so that the Python readers of the one header pass (kdump.analysis.header_run) work per run, not per batch.
  * The pure-Python twin is kdump.analysis.header_run.header_run_py: the same results, tested against each other.
  * A batch is plain when it starts before ``stop`` and: magic 2, a size field of 49 to BIG_BATCH wholly before
- * ``end``, a valid CRC-32C (``crc32c`` called on a memoryview of its checksummed bytes), a known codec, neither
+ * ``end``, a valid CRC-32C (``crc32c`` called on a memoryview of its checksummed bytes; not checked when ``crc32c``
+ * is None: then no byte past the 61-byte header is read), a known codec, neither
  * control, transactional nor carrying a delete horizon, a last offset delta >= 0 and a record count >= 0, its
  * base offset the previous batch's last + 1 and at least the segment's base offset, the same partition leader
  * epoch, every offset-index entry before its end at its position naming its last offset, every time-index entry
@@ -451,8 +452,9 @@ static PyObject *batch_lines(PyObject *self, PyObject *const *args, Py_ssize_t n
  * limits: (segment_base, previous_last, epoch, max_so_far, sample_at, per_bucket, fill, allowance,
  *          last_timestamp): the timeline's buckets take ``per_bucket`` batches each, the last one open has
  *          ``fill``; ``last_timestamp`` is the latest max-timestamp >= 0 before ``pos`` (-1: none).
- * offset_pending / time_pending: the index checkers' lists of (position, slot, offset) / (offset, slot,
- *          timestamp) entries, the next one last (or None).
+ * offset_pending / time_pending: the index checkers' pending entries as (keys, values, next): int64 arrays of
+ *          positions and offsets / offsets and timestamps in the order the log meets them, pending from index
+ *          ``next`` on (IndexEntries.columns), or None.
  * Returns (end, batches, records, bytes, last_base, last_offset, last_position, last_size, last_max_timestamp,
  *          last_count, codecs (bit per codec id), min_timestamp (least >= 0, -1 none), max_timestamp, offset
  *          entries used, time entries used, time entries on batches of more than one record, max_so_far,
@@ -479,26 +481,67 @@ typedef struct {
     int64_t first, last, min_ts, max_ts, batches, records, bytes, max_bytes;
 } RunBucket;
 
-/* Items 0 and 2 of the tuple ``list[len - 1 - k]`` as int64; 0 when not two ints in range. */
-static int run_entry(PyObject *list, Py_ssize_t k, int64_t *a, int64_t *c)
+/* An index checker's pending entries (kdump.analysis.header_run.IndexEntries.columns): (keys, values, next), two
+   arrays of int64 ("q") of one length, the entries from ``next`` on pending; None: no entries. */
+typedef struct {
+    Py_buffer keys, values;
+    int open;
+    const int64_t *k, *v; /* the pending entries: k[0] is the next one's key */
+    Py_ssize_t n;
+} Pending;
+
+static int pending_column(PyObject *column, Py_buffer *view)
 {
-    PyObject *t = PyList_GET_ITEM(list, PyList_GET_SIZE(list) - 1 - k);
-    if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 3)
-        return 0;
-    int overflow = 0;
-    long long x = PyLong_AsLongLongAndOverflow(PyTuple_GET_ITEM(t, 0), &overflow);
-    if (overflow || (x == -1 && PyErr_Occurred())) {
-        PyErr_Clear();
-        return 0;
+    if (PyObject_GetBuffer(column, view, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0)
+        return -1;
+    if (view->itemsize != 8 || view->format == NULL || strcmp(view->format, "q") != 0) {
+        PyBuffer_Release(view);
+        PyErr_SetString(PyExc_TypeError, "header_run: pending entries must be arrays of int64 ('q')");
+        return -1;
     }
-    long long y = PyLong_AsLongLongAndOverflow(PyTuple_GET_ITEM(t, 2), &overflow);
-    if (overflow || (y == -1 && PyErr_Occurred())) {
-        PyErr_Clear();
+    return 0;
+}
+
+/* 0 with ``p`` ready (to be closed by pending_close), -1 with an exception set. */
+static int pending_open(PyObject *entries, Pending *p)
+{
+    p->open = 0;
+    p->n = 0;
+    p->k = p->v = NULL;
+    if (entries == Py_None)
         return 0;
+    if (!PyTuple_Check(entries) || PyTuple_GET_SIZE(entries) != 3) {
+        PyErr_SetString(PyExc_TypeError, "header_run: pending entries must be (keys, values, next)");
+        return -1;
     }
-    *a = x;
-    *c = y;
-    return 1;
+    Py_ssize_t next = PyLong_AsSsize_t(PyTuple_GET_ITEM(entries, 2));
+    if (next == -1 && PyErr_Occurred())
+        return -1;
+    if (pending_column(PyTuple_GET_ITEM(entries, 0), &p->keys) < 0)
+        return -1;
+    if (pending_column(PyTuple_GET_ITEM(entries, 1), &p->values) < 0) {
+        PyBuffer_Release(&p->keys);
+        return -1;
+    }
+    p->open = 1;
+    Py_ssize_t count = p->keys.len / 8;
+    if (p->values.len / 8 < count)
+        count = p->values.len / 8;
+    if (next < 0)
+        next = 0;
+    p->n = next < count ? count - next : 0;
+    p->k = (const int64_t *)p->keys.buf + (next < count ? next : count);
+    p->v = (const int64_t *)p->values.buf + (next < count ? next : count);
+    return 0;
+}
+
+static void pending_close(Pending *p)
+{
+    if (p->open) {
+        PyBuffer_Release(&p->keys);
+        PyBuffer_Release(&p->values);
+        p->open = 0;
+    }
 }
 
 /* Whether ``value`` is in the set ``set`` (None or empty: no); -1 on an error. */
@@ -530,11 +573,9 @@ static PyObject *header_run(PyObject *self, PyObject *const *args, Py_ssize_t na
     if (PyErr_Occurred())
         return NULL;
     if (!PyTuple_Check(limits) || PyTuple_GET_SIZE(limits) != 9
-        || (offset_pending != Py_None && !PyList_Check(offset_pending))
-        || (time_pending != Py_None && !PyList_Check(time_pending))
         || (wanted_last != Py_None && !PyAnySet_Check(wanted_last))
         || (wanted_base != Py_None && !PyAnySet_Check(wanted_base))) {
-        PyErr_SetString(PyExc_TypeError, "header_run: bad limits, pending lists or wanted sets");
+        PyErr_SetString(PyExc_TypeError, "header_run: bad limits or wanted sets");
         return NULL;
     }
     int64_t lim[9];
@@ -545,12 +586,21 @@ static PyObject *header_run(PyObject *self, PyObject *const *args, Py_ssize_t na
     }
     int64_t segment_base = lim[0], previous = lim[1], epoch = lim[2], max_so_far = lim[3], sample_at = lim[4];
     int64_t per_bucket = lim[5], fill = lim[6], allowance = lim[7], last_ts = lim[8];
-    Py_ssize_t off_n = offset_pending == Py_None ? 0 : PyList_GET_SIZE(offset_pending);
-    Py_ssize_t time_n = time_pending == Py_None ? 0 : PyList_GET_SIZE(time_pending);
+    Pending off, times;
+    if (pending_open(offset_pending, &off) < 0)
+        return NULL;
+    if (pending_open(time_pending, &times) < 0) {
+        pending_close(&off);
+        return NULL;
+    }
+    Py_ssize_t off_n = off.n, time_n = times.n;
 
     Py_buffer view;
-    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0)
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0) {
+        pending_close(&off);
+        pending_close(&times);
         return NULL;
+    }
     BatchWalk walk;
     batch_walk_init(&walk, &view, pos, end, stop);
 
@@ -611,10 +661,8 @@ static PyObject *header_run(PyObject *self, PyObject *const *args, Py_ssize_t na
         int plain = 1;
         int64_t ea, ec;
         while (off_k < off_n) {
-            if (!run_entry(offset_pending, off_k, &ea, &ec)) {
-                plain = 0;
-                break;
-            }
+            ea = off.k[off_k];
+            ec = off.v[off_k];
             if (ea >= pos + size)
                 break;
             if (ea != pos || ec != last) {
@@ -626,10 +674,8 @@ static PyObject *header_run(PyObject *self, PyObject *const *args, Py_ssize_t na
         int64_t new_max = ts > max_so_far ? ts : max_so_far;
         int64_t new_rules = 0;
         while (plain && time_k < time_n) {
-            if (!run_entry(time_pending, time_k, &ea, &ec)) {
-                plain = 0;
-                break;
-            }
+            ea = times.k[time_k];
+            ec = times.v[time_k];
             if (ea > last)
                 break;
             if (ea != last || ec != ts || new_max > ec) {
@@ -642,13 +688,15 @@ static PyObject *header_run(PyObject *self, PyObject *const *args, Py_ssize_t na
         }
         if (!plain)
             break;
-        unsigned long computed;
-        if (batch_crc(crc_function, &head, &computed) < 0) {
-            failed = 1;
-            break;
+        if (crc_function != Py_None) { /* None: the CRC is not checked (kdump report's header pass) */
+            unsigned long computed;
+            if (batch_crc(crc_function, &head, &computed) < 0) {
+                failed = 1;
+                break;
+            }
+            if (computed != (unsigned long)head.crc)
+                break;
         }
-        if (computed != (unsigned long)head.crc)
-            break;
         /* the bucket this batch goes to */
         RunBucket *bucket;
         if (fill < per_bucket) {
@@ -765,6 +813,8 @@ static PyObject *header_run(PyObject *self, PyObject *const *args, Py_ssize_t na
     }
     pos = walk.pos;
     PyBuffer_Release(&view);
+    pending_close(&off);
+    pending_close(&times);
     PyObject *result = NULL;
     if (!failed && batches > 0) {
         PyObject *ps = PyList_New(n_producers);
@@ -1032,9 +1082,83 @@ static PyObject *record_lines(PyObject *self, PyObject *const *args, Py_ssize_t 
     return result;
 }
 
+/* ---- index_columns: an offset or time index read as two int64 columns (kdump verify) ---------------------- */
+/*
+ * index_columns(buf, entry_size, base_offset) -> (first, second, first_increasing, second_order) | None
+ *
+ * The whole slots of ``buf`` (an index file's bytes, big-endian) as two columns of native int64 (bytes objects
+ * for array("q").frombytes), as kdump.analysis.index_verification._columns reads them in Python (its twin):
+ * entry_size 8, an offset index (OffsetIndex: relative offset int32, position int32): first = base_offset +
+ * relative offset, second = position; entry_size 12, a time index (TimeIndex: timestamp int64, relative offset
+ * int32): first = timestamp, second = base_offset + relative offset.  first_increasing: the first column
+ * strictly increases; second_order: 2 when the second strictly increases, 1 when it never decreases, else 0.
+ * The caller keeps base_offset where no int32 added to it leaves the int64 range; None for another entry size.
+ */
+static PyObject *index_columns(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "index_columns takes 3 arguments");
+        return NULL;
+    }
+    Py_ssize_t entry = PyLong_AsSsize_t(args[1]);
+    long long base = PyLong_AsLongLong(args[2]);
+    if (PyErr_Occurred())
+        return NULL;
+    if (entry != 8 && entry != 12)
+        Py_RETURN_NONE;
+    if (base < INT64_MIN + 2147483648LL || base > INT64_MAX - 2147483648LL) {
+        PyErr_SetString(PyExc_ValueError, "index_columns: a base offset an int32 could wrap");
+        return NULL;
+    }
+    Py_buffer view;
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    Py_ssize_t n = view.len / entry;
+    PyObject *first = PyBytes_FromStringAndSize(NULL, n * 8);
+    PyObject *second = first == NULL ? NULL : PyBytes_FromStringAndSize(NULL, n * 8);
+    if (second == NULL) {
+        Py_XDECREF(first);
+        PyBuffer_Release(&view);
+        return NULL;
+    }
+    const unsigned char *b = (const unsigned char *)view.buf;
+    char *f = PyBytes_AS_STRING(first), *g = PyBytes_AS_STRING(second);
+    int first_increasing = 1, second_strict = 1, second_monotone = 1;
+    int64_t x_prev = 0, y_prev = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const unsigned char *e = b + i * entry;
+        int64_t x, y;
+        if (entry == 8) {
+            x = base + be32(e);
+            y = be32(e + 4);
+        } else {
+            x = be64(e);
+            y = base + be32(e + 8);
+        }
+        if (i > 0) {
+            if (x <= x_prev)
+                first_increasing = 0;
+            if (y <= y_prev) {
+                second_strict = 0;
+                if (y < y_prev)
+                    second_monotone = 0;
+            }
+        }
+        memcpy(f + i * 8, &x, 8);
+        memcpy(g + i * 8, &y, 8);
+        x_prev = x;
+        y_prev = y;
+    }
+    PyBuffer_Release(&view);
+    return Py_BuildValue("(NNOi)", first, second, first_increasing ? Py_True : Py_False,
+                         second_strict ? 2 : second_monotone ? 1 : 0);
+}
+
 static PyMethodDef methods[] = {
     {"header_run", (PyCFunction)(void (*)(void))header_run, METH_FASTCALL,
      "A run of plain v2 batch headers folded into aggregates (kdump.analysis.header_run), or None."},
+    {"index_columns", (PyCFunction)(void (*)(void))index_columns, METH_FASTCALL,
+     "An offset or time index's slots as two int64 columns and whether they increase, or None."},
     {"read_records", (PyCFunction)(void (*)(void))read_records, METH_FASTCALL,
      "Decode v2 records into Record objects; None when the pure-Python decoder must decide."},
     {"batch_lines", (PyCFunction)(void (*)(void))batch_lines, METH_FASTCALL,
@@ -1047,7 +1171,7 @@ static PyMethodDef methods[] = {
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "kdump._speedups", NULL, -1, methods};
 
 /* Bumped with every change of behaviour: kdump ignores a build whose REVISION differs (a stale build). */
-#define SPEEDUPS_REVISION 6
+#define SPEEDUPS_REVISION 8
 
 PyMODINIT_FUNC PyInit__speedups(void) {
     PyObject *m = PyModule_Create(&module);

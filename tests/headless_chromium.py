@@ -2,7 +2,7 @@
 (``--remote-debugging-pipe``: JSON messages ended by NUL on file descriptors 3 and 4; no websocket, no port), to
 look at a page as a person's browser shows it: what it logged to the console, what a script run in it finds,
 screenshots of elements.  Used by the ``kdump report`` tests and by ``python -m tests.headless_chromium PAGE``
-(screenshots of a report's overview and first partition)."""
+(screenshots of a report's overview, first partition and first consumer-group chart)."""
 
 from __future__ import annotations
 
@@ -211,6 +211,8 @@ def main(argv: list[str]) -> int:
         first = b.evaluate("(document.querySelector('section.partition') || {}).id")
         if first:
             b.screenshot(os.path.join(out, "partition.png"), f"#{first}")
+        if b.evaluate("!!document.querySelector('#groups svg.chart')"):
+            b.screenshot(os.path.join(out, "groups.png"), "#groups svg.chart")
     empty = [c for c in charts if not c["drawn"]]
     print(f"{len(charts)} charts, {len(empty)} without data; console errors: {len(errors)}")
     for e in errors:

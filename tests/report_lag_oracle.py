@@ -11,14 +11,11 @@ replays against ``kdump report --json``.  Run (a few minutes): ``python -m tests
 
 from __future__ import annotations
 
-import subprocess
 import sys
-import tarfile
-import tempfile
 import time
 from pathlib import Path
 
-from tests.broker_oracle import cluster as broker
+from tests.lag_broker import describe_groups, keep, lag_broker, produce
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "report_lag"
 TOPIC = "orders"
@@ -63,44 +60,18 @@ def _consume(bootstrap: str, group: str, wanted: dict[int, int]) -> dict[int, in
 
 def record(out: Path = FIXTURES) -> str:
     """Run the scenario; returns the tool's answer (also written to ``out``)."""
-    from kafka import KafkaAdminClient, KafkaProducer
-    from kafka.admin import NewTopic
-
-    broker.BASE_PORT = 19180  # node 1: 19190 (broker), 19191 (controller); not the other oracles' ranges
-    root = Path(tempfile.mkdtemp(prefix="report-lag-"))
-    c = broker.Cluster("4.0.0", root, nodes=1, extra={"offsets.topic.num.partitions": "3"})
-    c.format()
-    c.start()
-    try:
-        admin = KafkaAdminClient(bootstrap_servers=c.bootstrap)
-        admin.create_topics([NewTopic(TOPIC, len(RECORDS), 1)])
-        time.sleep(2)
-        producer = KafkaProducer(bootstrap_servers=c.bootstrap, linger_ms=5)
-        for partition, n in RECORDS.items():
-            for i in range(n):
-                producer.send(TOPIC, value=b"order %d" % i, partition=partition)
-        producer.flush()
+    # node 1: 19190 (broker), 19191 (controller); not the other oracles' ranges
+    with lag_broker(19180, "report-lag-", offsets_partitions=3) as c:
+        producer = produce(c, TOPIC, RECORDS, b"order %d")
         _consume(c.bootstrap, "billing", BILLING_READS)
         _consume(c.bootstrap, "audit", {p: n for p, n in RECORDS.items() if n})
         for i in range(LATER):
             producer.send(TOPIC, value=b"late order %d" % i, partition=1)
         producer.flush()
         producer.close()
-        admin.close()
         time.sleep(1)
-        describe = subprocess.run(
-            [str(broker.launcher("4.0.0")), "kafka-consumer-groups.sh", "--bootstrap-server", c.bootstrap,
-             "--describe", "--all-groups", "--timeout", "120000"],
-            capture_output=True, text=True, check=True, env=c._env(1),
-        ).stdout  # fmt: skip
-        if "LAG" not in describe:
-            raise RuntimeError(f"kafka-consumer-groups.sh answered: {describe}")
-    finally:
-        c.stop()
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "4.0.0-describe.txt").write_text(describe)
-    with tarfile.open(out / "4.0.0-data.tar.xz", "w:xz") as tar:
-        tar.add(c.data(1), arcname="data")
+        describe = describe_groups(c, "--all-groups")
+    keep(c, out, "4.0.0-data.tar.xz", "4.0.0-describe.txt", describe)
     return describe
 
 

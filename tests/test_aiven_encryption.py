@@ -12,19 +12,14 @@ written by hand."""
 
 from __future__ import annotations
 
-import base64
 import json
-import os
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
-import zstandard
 
 pytest.importorskip("cryptography", reason="cryptography is not installed (pip install 'kdump[aiven]')")
 
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM  # noqa: E402
 
 from kdump.errors import KdumpError  # noqa: E402
 from kdump.storage.aiven_segment import (  # noqa: E402
@@ -36,109 +31,28 @@ from kdump.storage.aiven_segment import (  # noqa: E402
     read_index,
 )
 from kdump.storage.byte_source import InMemory  # noqa: E402
-from tests.test_aiven_segment import INDEX_BYTES, AivenTiered, _kinds, _records, encode_chunk_sizes  # noqa: E402
-from tests.test_tiered import SEG_A, SEG_B, _segment  # noqa: E402
+from tests.aiven_objects import make_keys, write_encrypted  # noqa: E402
+from tests.test_aiven_segment import INDEX_BYTES, AivenTiered, _kinds, _records  # noqa: E402
+from tests.tiered_partition import SEG_A, SEG_B, segment  # noqa: E402
 
 needs_openssl = pytest.mark.skipif(
     shutil.which("openssl") is None, reason="the openssl command is not installed"
 )
 
 
-def _openssl(*args: str, data: bytes | None = None) -> bytes:
-    return subprocess.run(["openssl", *args], input=data, capture_output=True, check=True).stdout
+INDEXES = INDEX_BYTES
 
 
 @pytest.fixture(scope="module")
 def keys(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """Two RSA key pairs in PEM (PKCS#8, as the plugin's RsaKeyReader reads them), made by OpenSSL."""
     if shutil.which("openssl") is None:
         pytest.skip("the openssl command is not installed")
-    d = tmp_path_factory.mktemp("keys")
-    out = {}
-    for name in ("k1", "k2"):
-        _openssl(
-            "genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", str(d / f"{name}.pem")
-        )
-        _openssl("pkey", "-in", str(d / f"{name}.pem"), "-pubout", "-out", str(d / f"{name}.pub.pem"))
-        out[name] = d / f"{name}.pem"
-    return out
-
-
-def _wrap(data_key: bytes, pem: Path) -> bytes:
-    """``RsaEncryptionProvider.encryptDataKey``, by OpenSSL: RSA-OAEP, SHA3-512 for the hash and MGF1."""
-    pub = pem.with_name(pem.stem + ".pub.pem")
-    return _openssl(
-        "pkeyutl",
-        "-encrypt",
-        "-pubin",
-        "-inkey",
-        str(pub),
-        "-pkeyopt",
-        "rsa_padding_mode:oaep",
-        "-pkeyopt",
-        "rsa_oaep_md:sha3-512",
-        "-pkeyopt",
-        "rsa_mgf1_md:sha3-512",
-        data=data_key,
-    )
-
-
-def _encrypt(chunk: bytes, key: bytes, aad: bytes) -> bytes:
-    """``EncryptionChunkEnumeration.nextElement``: the cipher's IV, then ``doFinal`` (ciphertext and tag)."""
-    iv = os.urandom(12)
-    return iv + AESGCM(key).encrypt(iv, chunk, aad)
-
-
-def write_encrypted(
-    log: bytes,
-    chunk_size: int,
-    pem: Path,
-    key_pair: str = "k1",
-    *,
-    compression: bool,
-    indexes: dict[str, bytes],
-) -> tuple[bytes, bytes, dict]:
-    """The ``.log``, the ``.indexes`` and the manifest the plugin writes for an encrypted segment: each chunk
-    compressed (when asked) then encrypted; each index one encrypted chunk (``transformIndex``), an empty one
-    size 0; the data key and AAD two separate AES-256 keys (``createDataKeyAndAAD``)."""
-    data_key, aad = os.urandom(32), os.urandom(32)
-    chunks = [log[i : i + chunk_size] for i in range(0, len(log), chunk_size)]
-    if compression:
-        chunks = [zstandard.ZstdCompressor(write_content_size=True).compress(c) for c in chunks]
-    chunks = [_encrypt(c, data_key, aad) for c in chunks]
-    sizes = [len(c) for c in chunks]
-    if compression:
-        index = {"type": "variable", "originalChunkSize": chunk_size, "originalFileSize": len(log)}
-        frame = zstandard.ZstdCompressor(write_content_size=True).compress(encode_chunk_sizes(sizes))
-        index["transformedChunks"] = base64.b64encode(frame).decode()
-    else:  # a fixed index: every encrypted chunk IV + size + tag (the last one shorter)
-        index = {"type": "fixed", "originalChunkSize": chunk_size, "originalFileSize": len(log)}
-        index["transformedChunkSize"], index["finalTransformedChunkSize"] = sizes[0], sizes[-1]
-    blob, positions = b"", {}
-    for name in INDEX_NAMES:
-        raw = indexes.get(name, b"")
-        part = _encrypt(raw, data_key, aad) if raw else b""
-        positions[name] = {"position": len(blob), "size": len(part)}
-        blob += part
-    manifest = {
-        "version": "1",
-        "chunkIndex": index,
-        "segmentIndexes": positions,
-        "compression": compression,
-        "encryption": {
-            "dataKey": f"{key_pair}:{base64.b64encode(_wrap(data_key, pem)).decode()}",
-            "aad": base64.b64encode(aad).decode(),
-        },
-    }
-    return b"".join(chunks), blob, manifest
-
-
-INDEXES = INDEX_BYTES
+    return make_keys(tmp_path_factory.mktemp("keys"))
 
 
 @pytest.mark.parametrize("compression", [True, False])
 def test_an_encrypted_segment_reads_back(keys: dict[str, Path], compression: bool) -> None:
-    log = _segment(0, 40, {0: 0, 3: 20})
+    log = segment(0, 40, {0: 0, 3: 20})
     data, blob, manifest = write_encrypted(log, 64, keys["k1"], compression=compression, indexes=INDEXES)
     ring = Keyring.load([f"k1={keys['k1']}"])
     m = parse_manifest(json.dumps(manifest).encode(), "m", ring)
@@ -153,7 +67,7 @@ def test_an_encrypted_segment_reads_back(keys: dict[str, Path], compression: boo
 
 
 def test_the_wrong_key_a_missing_key_and_a_damaged_chunk(keys: dict[str, Path]) -> None:
-    log = _segment(0, 40, {0: 0})
+    log = segment(0, 40, {0: 0})
     data, blob, manifest = write_encrypted(log, 64, keys["k1"], compression=True, indexes=INDEXES)
     text = json.dumps(manifest).encode()
     with pytest.raises(ManifestError, match="does not unwrap"):
@@ -185,11 +99,11 @@ class EncryptedAivenTiered(AivenTiered):
 
     def __init__(self, root: Path, pem: Path) -> None:
         super().__init__(root)
-        from tests.test_tiered import A, B
+        from tests.tiered_partition import A, B
 
         for seg, (first, last, epochs) in ((SEG_A, A), (SEG_B, B)):
             data, blob, manifest = write_encrypted(
-                _segment(first, last, epochs), 100, pem, compression=True, indexes=INDEXES
+                segment(first, last, epochs), 100, pem, compression=True, indexes=INDEXES
             )
             self.file(seg, first, ".log").write_bytes(data)
             self.file(seg, first, ".indexes").write_bytes(blob)

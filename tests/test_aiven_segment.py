@@ -9,13 +9,11 @@ run here, so no object it wrote is among the tests -- said in README and man kdu
 
 from __future__ import annotations
 
-import base64
 import json
 import struct
 from pathlib import Path
 
 import pytest
-import zstandard
 
 from kdump.errors import KdumpError
 from kdump.storage.aiven_segment import (
@@ -27,17 +25,11 @@ from kdump.storage.aiven_segment import (
 )
 from kdump.storage.byte_source import InMemory
 from kdump.storage.file_records import FileRecords
+from tests.aiven_objects import INDEXES, encode_chunk_sizes, indexes_blob, write_aiven
 from tests.corpus import FIXTURE_CORPUS
-from tests.test_tiered import SEG_A, SEG_B, TOPIC_ID, Tiered
+from tests.tiered_partition import SEG_A, SEG_B, TOPIC_ID, Tiered
 
 ENCODED_CHUNKS = "KLUv/SAPeQAAAAAAAwAAAAoBAAoAAAAe"  # ChunkIndexSerializationTest: 10, 20, 30
-INDEXES = {
-    "offset": {"position": 0, "size": 1},
-    "timestamp": {"position": 1, "size": 1},
-    "producerSnapshot": {"position": 2, "size": 1},
-    "leaderEpoch": {"position": 3, "size": 1},
-    "transaction": {"position": 4, "size": 1},
-}
 
 
 def _chunks(manifest_json: str) -> list[tuple[int, int, int, int]]:
@@ -55,21 +47,6 @@ def test_the_plugins_chunk_indexes() -> None:
     variable = {"type": "variable", "originalChunkSize": 100, "originalFileSize": 250}
     doc["chunkIndex"] = {**variable, "transformedChunks": ENCODED_CHUNKS}
     assert _chunks(json.dumps(doc)) == [(0, 100, 0, 10), (100, 100, 10, 20), (200, 50, 30, 30)]
-
-
-def encode_chunk_sizes(values: list[int]) -> bytes:
-    """``ChunkSizesBinaryCodec.encode``, for the tests."""
-    if not values:
-        return struct.pack(">i", 0)
-    if len(values) == 1:
-        return struct.pack(">ii", 1, values[0])
-    base = min(values[:-1])
-    width = max(
-        1 if v - base <= 0xFF else 2 if v - base <= 0xFFFF else 3 if v - base <= 0xFFFFFF else 4
-        for v in values[:-1]
-    )
-    body = b"".join((v - base).to_bytes(4, "big")[4 - width :] for v in values[:-1])
-    return struct.pack(">iib", len(values), base, width) + body + struct.pack(">i", values[-1])
 
 
 MAX = 2**31 - 1
@@ -126,25 +103,6 @@ def test_an_encrypted_segment_is_a_clear_error() -> None:
 # -- writing the plugin's objects (from its source) and reading them back -------------------------------------
 
 
-def write_aiven(log: bytes, chunk_size: int, *, compression: bool, variable: bool) -> tuple[bytes, dict]:
-    """The ``.log`` object and the manifest the plugin writes for a segment (``KafkaRemoteStorageManager``)."""
-    chunks = [log[i : i + chunk_size] for i in range(0, len(log), chunk_size)]
-    if compression:
-        cctx = zstandard.ZstdCompressor(write_content_size=True)
-        chunks = [cctx.compress(c) for c in chunks]
-    sizes = [len(c) for c in chunks]
-    if variable:
-        index = {"type": "variable", "originalChunkSize": chunk_size, "originalFileSize": len(log)}
-        frame = zstandard.ZstdCompressor(write_content_size=True).compress(encode_chunk_sizes(sizes))
-        index["transformedChunks"] = base64.b64encode(frame).decode()
-    else:
-        index = {"type": "fixed", "originalChunkSize": chunk_size, "originalFileSize": len(log)}
-        index["transformedChunkSize"] = sizes[0] if sizes else 0
-        index["finalTransformedChunkSize"] = sizes[-1] if sizes else 0
-    manifest = {"version": "1", "chunkIndex": index, "segmentIndexes": INDEXES, "compression": compression}
-    return b"".join(chunks), manifest
-
-
 def _records(source) -> list[tuple[int, int, bytes | None]]:  # noqa: ANN001
     with FileRecords.open(source) as records:
         return [(r.offset, r.timestamp, r.value) for b in records.batches() for r in b.records()]
@@ -152,9 +110,9 @@ def _records(source) -> list[tuple[int, int, bytes | None]]:  # noqa: ANN001
 
 @pytest.mark.parametrize("read_ahead", [1, 97, 1 << 20])
 def test_a_compressed_variable_chunked_log_reads_back_as_the_segment(read_ahead: int) -> None:
-    from tests.test_tiered import _segment
+    from tests.tiered_partition import segment
 
-    log = _segment(0, 40, {0: 0, 3: 20})
+    log = segment(0, 40, {0: 0, 3: 20})
     data, manifest = write_aiven(log, 64, compression=True, variable=True)
     source = chunked_log(
         parse_manifest(json.dumps(manifest).encode(), "m"), InMemory(data, "x.log"), read_ahead=read_ahead
@@ -176,15 +134,6 @@ INDEX_BYTES = {
 }
 
 
-def indexes_blob(indexes: dict[str, bytes]) -> tuple[bytes, dict]:
-    """``uploadIndexes`` without encryption: the indexes end to end, each at its position (an absent one size 0)."""
-    blob, positions = b"", {}
-    for name in ("offset", "timestamp", "producerSnapshot", "leaderEpoch", "transaction"):
-        positions[name] = {"position": len(blob), "size": len(indexes.get(name, b""))}
-        blob += indexes.get(name, b"")
-    return blob, positions
-
-
 class AivenTiered(Tiered):
     """The partition of tests/test_tiered.py with its remote segments in the plugin's layout."""
 
@@ -193,11 +142,11 @@ class AivenTiered(Tiered):
         self.remote_root = root / "bucket-prefix"
         self.remote = self.remote_root / partition_prefix("orders", TOPIC_ID.bytes, 0)
         self.remote.mkdir(parents=True)
-        from tests.test_tiered import A, B, _segment
+        from tests.tiered_partition import A, B, segment
 
         for seg, (first, last, epochs) in ((SEG_A, A), (SEG_B, B)):
             data, manifest = write_aiven(
-                _segment(first, last, epochs), 100, compression=compression, variable=variable
+                segment(first, last, epochs), 100, compression=compression, variable=variable
             )
             blob, manifest["segmentIndexes"] = indexes_blob(INDEX_BYTES)
             (self.remote / object_name(first, seg.bytes, ".log")).write_bytes(data)

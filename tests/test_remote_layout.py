@@ -14,7 +14,7 @@ from kdump.storage.aiven_segment import object_key, parse_custom_metadata
 from kdump.storage.remote_layout import parse_template
 from tests.remote_metadata_records import FINISHED, framed
 from tests.test_aiven_segment import AivenTiered, _kinds
-from tests.test_tiered import SEG_A, SEG_B, TIP, TOPIC_ID, A, B, Tiered
+from tests.tiered_partition import SEG_A, SEG_B, TIP, TOPIC_ID, A, B, Tiered
 
 KAFKA = "{topic}-{partition}-{topicId}/{startOffset:020d}-{segmentId}{suffix}"
 

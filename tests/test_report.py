@@ -481,9 +481,9 @@ def test_the_most_interesting_partitions_are_drawn(data_dir: Path, tmp_path: Pat
     data[-1] ^= 0xFF  # a CRC problem
     (bad / "00000000000000000000.log").write_bytes(bytes(data))
     page = tmp_path / "report.html"
-    code, _ = _cli("report", "--now", NOW, "--max-partitions", "4", "-o", str(page), str(root))
+    code, _ = _cli("report", "--crc", "--now", NOW, "--max-partitions", "4", "-o", str(page), str(root))
     assert code == 1
-    objects = _json("report", "--json", "--now", NOW, str(root))
+    objects = _json("report", "--json", "--crc", "--now", NOW, str(root))
     lags: dict[tuple[str, int], int] = {}
     for g in (o for o in objects if o["type"] == "reportGroups"):
         for group in g["groups"]:
@@ -569,3 +569,127 @@ def test_a_log_directory_is_listed_once_not_once_per_partition(
     targets, log_dirs = verify.select([str(root)])
     assert len(targets) == 40 and log_dirs == [str(root)]
     assert listed.count(os.path.normpath(str(root))) <= 2, listed
+
+
+def _problems(objects: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+    """Every finding of the report's (partitions' and log directories') or of ``verify --json``'s problems, as
+    (kind, file, position, offset), sorted."""
+    found = []
+    for o in objects:
+        if o["type"] == "problem":
+            found.append((o["kind"], o["file"], o["position"], o["offset"]))
+        for f in o.get("findings") or []:
+            found.append((f["kind"], f["file"], f["position"], f["offset"]))
+        for f in o.get("logDirFindings") or []:
+            found.append((f["kind"], f["file"], f["position"], f["offset"]))
+    return sorted(found, key=repr)
+
+
+def test_the_header_pass_checks_all_but_the_crcs(tmp_path: Path) -> None:
+    """Without --crc the report reads batch headers and indexes only: on every damaged corpus case and on a
+    partition with a flipped record byte, its findings are ``kdump verify``'s (the oracle, run on its own) less
+    the ``crc`` ones (nothing more: no false alarm), it says so (``crcChecked`` false, the page's health summary
+    and what could not be checked); with --crc they are verify's, all of them."""
+    from tests.corpus import FIXTURE_CORPUS
+
+    flipped = tmp_path / "flipped" / "t-0"
+    flipped.mkdir(parents=True)
+    log = bytearray(
+        b"".join(build_v2_batch([SimpleRecord(b"v" * 40, timestamp=T0 + n)], base_offset=n) for n in range(5))
+    )
+    log[len(log) // 2] ^= 0x01  # a byte of a record in the middle batch: its header is intact
+    (flipped / "00000000000000000000.log").write_bytes(bytes(log))
+    cases = sorted(p for p in (FIXTURE_CORPUS / "damaged").iterdir() if p.is_dir()) + [flipped.parent]
+    crcs = 0
+    for case in cases:
+        verify = _problems(_json("verify", "--json", str(case)))
+        deep = _json("report", "--json", "--crc", "--now", NOW, str(case))
+        header = _json("report", "--json", "--now", NOW, str(case))
+        assert _problems(deep) == verify, case
+        assert _problems(header) == [p for p in verify if p[0] != "crc"], case
+        crcs += sum(1 for p in verify if p[0] == "crc")
+        assert [o["crcChecked"] for o in deep if o["type"] == "reportOverview"] == [True]
+        assert [o["crcChecked"] for o in header if o["type"] == "reportOverview"] == [False]
+    assert crcs >= 3  # crc-flip-compressed, crc-flip-uncompressed, the flipped record
+    page = tmp_path / "header.html"
+    _cli("report", "--now", NOW, "-o", str(page), str(flipped.parent))
+    text = page.read_text(encoding="utf-8")
+    assert "verify problems (CRCs not checked)" in text
+    health = text[text.index('<section id="health">') :]
+    assert "<li>Record CRCs were not checked" in health
+    assert "Everything found was checked" not in health
+    _cli("report", "--crc", "--now", NOW, "-o", str(page), str(flipped.parent))
+    text = page.read_text(encoding="utf-8")
+    assert "CRCs not checked" not in text and "Every batch's CRC was checked (--crc)" in text
+
+
+def _bars(chart: str) -> list[tuple[str, float, str]]:
+    """The bars of one chart's SVG: (class, width in pixels, title)."""
+    import re
+
+    return [
+        (m.group(1), float(m.group(2)), m.group(3))
+        for m in re.finditer(
+            r'<rect class="mark ([a-z-]+)" x="[^"]+" y="[^"]+" width="([^"]+)"[^>]*><title>([^<]*)', chart
+        )
+    ]
+
+
+def test_a_large_sum_of_the_others_does_not_squash_the_top_bars() -> None:
+    """When the others summed lag far more than the partitions (or groups) lagging most, their bar is cut at the
+    end of the scale, which the 29 bars shown set: the largest spans the plot, the smallest keeps its share of
+    it, the others' bar carries a break and its sum in words; when the sum is near the top bars, it is drawn to
+    scale, uncut."""
+    from kdump.facts.incident import GroupLag
+    from kdump.render import html_report
+    from kdump.render.svg import WIDTH
+
+    plot = WIDTH - 200 - 16  # the rows chart's plot: left margin 200, right 16
+    lags = [GroupLag("t", p, 0, T0, 1000 - p) for p in range(29)]  # lags 1000 down to 972
+    lags += [GroupLag("t", 100 + p, 0, T0, 50) for p in range(3000)]  # 150,000 summed
+    chart = html_report._lag_chart("g", lags)
+    bars = _bars(chart)
+    assert [b[0] for b in bars] == ["lag"] * 29 + ["rest"]
+    assert bars[0][1] == pytest.approx(plot, abs=1)  # the largest lag spans the plot
+    assert bars[28][1] == pytest.approx(plot * 972 / 1000, abs=1)  # the 29th keeps its share
+    assert bars[29][2] == "3,000 other partitions: lag 150,000 in all"
+    assert bars[29][1] <= plot + 1 and '<path class="cut"' in chart
+    assert "150,000 in all, 150 times the scale: the bar is cut" in chart
+    assert "summed (their bar is cut)" in chart
+    # near the top bars' size: to scale, no cut
+    near = [GroupLag("t", p, 0, T0, 1000) for p in range(29)] + [GroupLag("t", 99, 0, T0, 1200)]
+    near += [GroupLag("t", 100 + p, 0, T0, 1) for p in range(200)]  # 1,000 + 200 summed (the 30th row on)
+    chart = html_report._lag_chart("g", near)
+    bars = _bars(chart)
+    assert bars[-1][0] == "rest" and "cut" not in chart
+    assert bars[0][1] == pytest.approx(plot, abs=1) and bars[-1][1] == pytest.approx(
+        plot * 1200 / 1200, abs=1
+    )
+    # the groups' totals the same way
+    totals = [(f"g{i}", 500 - i) for i in range(29)] + [(f"h{i}", 400) for i in range(100)]
+    chart = html_report._groups_lag_chart(totals)
+    bars = _bars(chart)
+    assert bars[0][1] == pytest.approx(plot, abs=1) and bars[-1][2] == "100 other groups: lag 40,000 in all"
+    assert "40,000 in all, 80 times the scale: the bar is cut" in chart
+
+
+def test_a_partitions_result_does_not_grow_with_the_run(tmp_path: Path) -> None:
+    """What a worker sends back for one partition (its report and verify's findings in it) is the same size in
+    a run of 5 partitions and of 60: it carried the run's map of every partition (10,000 partitions pickled 5 GB
+    through the pool, most of the main process's time)."""
+    import pickle
+
+    from kdump.commands.report import ReportCommand
+    from tests.partition_builder import build_partition
+
+    sizes = []
+    for n in (5, 60):
+        root = tmp_path / ("a" if n == 5 else "b")
+        for i in range(n):
+            build_partition(str(root / f"t-{i}"), 1, batches_per_segment=2, records_per_batch=2)
+        cmd = ReportCommand([str(root)], now=0, workers=1)
+        cmd._select()
+        cmd._read_groups()
+        report, findings = cmd._partition_at(0)
+        sizes.append(len(pickle.dumps(findings)) + len(pickle.dumps(report)))
+    assert sizes[0] == sizes[1], sizes

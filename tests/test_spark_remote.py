@@ -342,3 +342,40 @@ def test_spark_verify_of_the_tiered_partition_from_s3_equals_verify_of_the_local
     assert report.read_text().replace(url, str(local_root)) == local_json.stdout
     plain = [re.sub(r"\x1b\[[0-9;]*m", "", line) for line in requests.lines]
     assert any('"GET /kdump-corpus/damaged/' in line and '.log HTTP/1.1" 206' in line for line in plain)
+
+
+# -- the run's fetch cache: on where a run reads objects twice ---------------------------------------------------
+
+
+@pytest.mark.parametrize("cap", [None, "0"])
+def test_tiered_verify_fetches_each_remote_segment_once(store, cap, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+    """``kdump verify --remote-root s3://...`` reads each remote ``.log`` for its checks and again for the remote
+    checks (``--deep``): it asks for the fetch cache (``object_store.keep_fetched``), so each object is fetched
+    once -- exactly its size, the sizes of the broker's own objects; with ``KDUMP_STORE_CACHE=0`` twice.  A run
+    that reads nothing twice (a plain partition) leaves the cache off."""
+    from click.testing import CliRunner
+
+    from kdump.cli import cli
+
+    if cap is not None:
+        monkeypatch.setenv("KDUMP_STORE_CACHE", cap)
+    root = store[0]
+    object_store.forget()
+    result = CliRunner().invoke(cli, ["verify", str(PARTITION), "--remote-root", root])
+    assert result.exit_code == 0, result.output
+    logs = {p.name: p.stat().st_size for p in (FIXTURE / "remote").rglob("*.log")}
+    fetched = {
+        url.rsplit("/", 1)[1]: size
+        for url, size in object_store.STATS.objects.items()
+        if url.endswith(".log")
+    }
+    assert fetched == logs  # every remote .log: the one log's four, and 723's copy (the remote checks')
+    # the four below the local log start are read by verify's checks and by the remote checks; 723 by the latter
+    twice = sum(size for name, size in logs.items() if int(name[:20]) < EARLIEST_LOCAL)
+    expected = sum(logs.values()) + (0 if cap is None else twice)
+    others = object_store.STATS.bytes_fetched - expected  # the indexes, snapshots, checkpoints (small)
+    assert 0 <= others < 2000, (object_store.STATS.bytes_fetched, expected)
+    assert object_store.CACHE.limit == 0  # off again once the run ended
+    object_store.forget()
+    CliRunner().invoke(cli, ["verify", str(PARTITION)])
+    assert object_store.CACHE.limit == 0

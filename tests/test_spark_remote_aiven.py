@@ -54,9 +54,9 @@ def copies(tmp_path_factory: pytest.TempPathFactory) -> dict[str, AivenCopy]:
         "zstd": AivenCopy(tmp_path_factory.mktemp("aiven") / "zstd", compression=True),
     }
     if shutil.which("openssl") is not None and _has_cryptography():
-        from tests.test_aiven_encryption import keys as make_keys
+        from tests.aiven_objects import make_keys
 
-        keys = make_keys.__wrapped__(tmp_path_factory)  # type: ignore[attr-defined]
+        keys = make_keys(tmp_path_factory.mktemp("keys"))
         copy = AivenCopy(tmp_path_factory.mktemp("aiven") / "encrypted", compression=True, pem=keys["k1"])
         copy.pem = keys["k1"]  # type: ignore[attr-defined]
         copy.other_pem = keys["k2"]  # type: ignore[attr-defined]

@@ -15,121 +15,10 @@ import uuid
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from kdump.analysis.remote_log_metadata import metadata_partition
-from kdump.cli.commands import cli
-from kdump.storage.partition_metadata import encode_partition_metadata
-from kdump.storage.remote_log_segment import fileset_name, partition_dir_name
-from tests.builder import SimpleRecord, build_segment, build_v2_batch
-from tests.remote_metadata_records import DELETE_FINISHED, DELETE_STARTED, FINISHED, STARTED
-from tests.remote_metadata_records import framed as _framed
-
-TOPIC_ID = uuid.UUID(int=0x5A5A_0123_4567_89AB_CDEF_0011_2233_4455)
-SEG_A = uuid.UUID(int=0xA)
-SEG_B = uuid.UUID(int=0xB)
-SEG_C = uuid.UUID(int=0xC)
-
-
-def _segment(first: int, last: int, epochs: dict[int, int]) -> bytes:
-    """One batch per offset, each in the leader epoch in force at its offset (``epochs``: epoch -> first offset)."""
-    batches = []
-    for offset in range(first, last + 1):
-        epoch = max(e for e, start in epochs.items() if start <= offset)
-        batches.append(
-            build_v2_batch(
-                [SimpleRecord(value=b"v%d" % offset, timestamp=1_700_000_000_000 + offset)],
-                base_offset=offset,
-                partition_leader_epoch=epoch,
-            )
-        )
-    return build_segment(batches)
-
-
-TIP = {"Name": "orders", "Id": TOPIC_ID, "Partition": 0}
-
-
-def _added(seg: uuid.UUID, start: int, end: int, epochs: dict[int, int], size: int) -> bytes:
-    return _framed(
-        "RemoteLogSegmentMetadataRecord",
-        {
-            "RemoteLogSegmentId": {"TopicIdPartition": TIP, "Id": seg},
-            "StartOffset": start,
-            "EndOffset": end,
-            "BrokerId": 1,
-            "MaxTimestampMs": 1_700_000_000_000 + end,
-            "EventTimestampMs": 1_800_000_000_000,
-            "SegmentLeaderEpochs": [{"LeaderEpoch": e, "Offset": o} for e, o in sorted(epochs.items())],
-            "SegmentSizeInBytes": size,
-            "CustomMetadata": None,
-            "RemoteLogSegmentState": STARTED,
-        },
-    )
-
-
-def _update(seg: uuid.UUID, state: int) -> bytes:
-    return _framed(
-        "RemoteLogSegmentMetadataUpdateRecord",
-        {
-            "RemoteLogSegmentId": {"TopicIdPartition": TIP, "Id": seg},
-            "BrokerId": 1,
-            "EventTimestampMs": 1_800_000_000_001,
-            "CustomMetadata": None,
-            "RemoteLogSegmentState": state,
-        },
-    )
-
-
-A = (0, 9, {0: 0})
-B = (10, 19, {0: 10, 1: 15})
-C = (20, 29, {1: 20})
-
-
-class Tiered:
-    """The files of one tiered partition, to damage before a run."""
-
-    def __init__(self, root: Path) -> None:
-        self.logs = root / "logs"
-        self.partition = self.logs / "orders-0"
-        self.partition.mkdir(parents=True)
-        (self.partition / "partition.metadata").write_bytes(encode_partition_metadata(_kafka_id(TOPIC_ID)))
-        # local: B (still local: local retention has not deleted it) and C, the active segment
-        for first, last, epochs in (B, C):
-            (self.partition / f"{first:020d}.log").write_bytes(_segment(first, last, epochs))
-        self.remote_root = root / "tiered"
-        self.remote = self.remote_root / "kafka-tiered-storage" / partition_dir_name("orders", 0, TOPIC_ID)
-        self.remote.mkdir(parents=True)
-        self.events: list[bytes] = []
-        for seg, (first, last, epochs) in ((SEG_A, A), (SEG_B, B)):
-            data = _segment(first, last, epochs)
-            for suffix in (".log", ".index", ".timeindex", ".leader_epoch_checkpoint", ".snapshot"):
-                (self.remote / fileset_name(first, seg, suffix)).write_bytes(
-                    data if suffix == ".log" else b""
-                )
-            self.events += [_added(seg, first, last, epochs, len(data)), _update(seg, FINISHED)]
-
-    def file(self, seg: uuid.UUID, first: int, suffix: str) -> Path:
-        return self.remote / fileset_name(first, seg, suffix)
-
-    def write_metadata(self) -> None:
-        directory = self.logs / f"__remote_log_metadata-{metadata_partition(TOPIC_ID, 0)}"
-        directory.mkdir(exist_ok=True)
-        batches = [build_v2_batch([SimpleRecord(value=v)], base_offset=i) for i, v in enumerate(self.events)]
-        (directory / "00000000000000000000.log").write_bytes(build_segment(batches))
-
-    def run(self, *extra: str, remote_root: str | None = None) -> tuple[int, str]:
-        self.write_metadata()
-        result = CliRunner().invoke(
-            cli,
-            ["tiered", str(self.partition), "--remote-root", remote_root or str(self.remote_root), *extra],
-        )
-        return result.exit_code, result.stdout
-
-
-def _kafka_id(u: uuid.UUID) -> str:
-    from kdump.storage.kafka_uuid import encode_uuid
-
-    return encode_uuid(u.bytes)
+from kdump.storage.remote_log_segment import fileset_name
+from tests.remote_metadata_records import DELETE_FINISHED, DELETE_STARTED
+from tests.tiered_partition import SEG_A, SEG_B, SEG_C, Tiered, added, update
 
 
 @pytest.fixture
@@ -192,8 +81,8 @@ def test_an_orphaned_fileset_is_found(tiered: Tiered) -> None:
 
 
 def test_a_segment_stuck_in_copy_or_delete_is_found(tiered: Tiered) -> None:
-    tiered.events.append(_added(SEG_C, 20, 29, {1: 20}, 100))  # never finished
-    tiered.events.append(_update(SEG_A, DELETE_STARTED))  # never finished
+    tiered.events.append(added(SEG_C, 20, 29, {1: 20}, 100))  # never finished
+    tiered.events.append(update(SEG_A, DELETE_STARTED))  # never finished
     code, out = tiered.run()
     assert code == 1
     assert _kinds(out) == {"unfinished"}
@@ -201,7 +90,7 @@ def test_a_segment_stuck_in_copy_or_delete_is_found(tiered: Tiered) -> None:
 
 
 def test_a_finished_deletion_removes_the_segment_and_leaves_its_objects_orphaned(tiered: Tiered) -> None:
-    tiered.events += [_update(SEG_A, DELETE_STARTED), _update(SEG_A, DELETE_FINISHED)]
+    tiered.events += [update(SEG_A, DELETE_STARTED), update(SEG_A, DELETE_FINISHED)]
     code, out = tiered.run()
     assert code == 1
     assert _kinds(out) == {"orphaned-object"}
@@ -209,8 +98,8 @@ def test_a_finished_deletion_removes_the_segment_and_leaves_its_objects_orphaned
 
 
 def test_wrong_offsets_and_leader_epochs_are_found_by_deep(tiered: Tiered) -> None:
-    tiered.events[0] = _added(SEG_A, 0, 8, {0: 0}, tiered.file(SEG_A, 0, ".log").stat().st_size)
-    tiered.events[2] = _added(SEG_B, 10, 19, {0: 10, 2: 15}, tiered.file(SEG_B, 10, ".log").stat().st_size)
+    tiered.events[0] = added(SEG_A, 0, 8, {0: 0}, tiered.file(SEG_A, 0, ".log").stat().st_size)
+    tiered.events[2] = added(SEG_B, 10, 19, {0: 10, 2: 15}, tiered.file(SEG_B, 10, ".log").stat().st_size)
     code, out = tiered.run()
     assert "offset-range" not in out  # without --deep the logs are not read
     code, out = tiered.run("--deep")
@@ -228,7 +117,7 @@ def test_a_gap_between_remote_and_local_is_found(tiered: Tiered) -> None:
 
 
 def test_an_invalid_transition_in_the_metadata_is_found(tiered: Tiered) -> None:
-    tiered.events.append(_update(SEG_B, DELETE_FINISHED))  # FINISHED -> DELETE_FINISHED: Kafka ignores it
+    tiered.events.append(update(SEG_B, DELETE_FINISHED))  # FINISHED -> DELETE_FINISHED: Kafka ignores it
     code, out = tiered.run()
     assert code == 1
     assert _kinds(out) == {"metadata"}

@@ -23,7 +23,7 @@ from kdump.cli.commands import cli
 from kdump.render.json_schema import validate
 from kdump.storage.aiven_segment import object_name, partition_prefix
 from kdump.storage.kafka_uuid import decode_uuid
-from tests.test_aiven_segment import indexes_blob, write_aiven
+from tests.aiven_objects import indexes_blob, make_keys, write_aiven, write_encrypted
 from tests.test_tiered_broker import FILESET, FIXTURE
 
 pytestmark = pytest.mark.skipif(not FIXTURE.is_dir(), reason="tests/fixtures/tiered-broker is absent")
@@ -66,8 +66,6 @@ class AivenCopy:
                 if stem.with_name(stem.name + suffix).exists()
             }
             if pem is not None:
-                from tests.test_aiven_encryption import write_encrypted
-
                 data, blob, manifest = write_encrypted(
                     log.read_bytes(), CHUNK, pem, compression=compression, indexes=indexes
                 )
@@ -138,9 +136,7 @@ def encrypted_copy(tmp_path_factory: pytest.TempPathFactory) -> tuple[AivenCopy,
     pytest.importorskip("cryptography", reason="cryptography is not installed (pip install 'kdump[aiven]')")
     if shutil.which("openssl") is None:
         pytest.skip("the openssl command is not installed")
-    from tests.test_aiven_encryption import keys as make_keys
-
-    keys = make_keys.__wrapped__(tmp_path_factory)  # type: ignore[attr-defined]
+    keys = make_keys(tmp_path_factory.mktemp("keys"))
     copy = AivenCopy(tmp_path_factory.mktemp("aiven") / "encrypted", compression=True, pem=keys["k1"])
     return copy, keys
 

@@ -27,13 +27,14 @@ default); the log is streamed, batch headers only, so checking runs at the speed
 from __future__ import annotations
 
 import struct
+from array import array
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
 from operator import le, lt
 from typing import Any, overload
 
-from kdump.analysis.header_run import HeaderRun, RunLimits, run_walk
+from kdump.analysis.header_run import HeaderRun, IndexEntries, RunLimits, run_walk
 from kdump.analysis.segment_walk import SegmentVisitor
 from kdump.errors import KdumpError, UnreadableFileError
 from kdump.problem import UNREADABLE, Problem, problem
@@ -449,33 +450,66 @@ def _without_zero_tail(
     return entries[:tail]
 
 
-_OFFSET_SLOT = struct.Struct(">ii")
-_TIME_SLOT = struct.Struct(">qi")
 #: Base offsets to which every int32 relative offset adds without leaving the int64 range (no wrap).
 _NO_WRAP = (-(1 << 63) + (1 << 31), (1 << 63) - 1 - (1 << 31))
 
 
-def _columns(
-    index: OffsetIndex | TimeIndex, slot: struct.Struct, relative: int
-) -> tuple[list[int], list[int]] | None:
-    """The index's two columns (offset, position / timestamp, offset: absolute offsets) read in bulk, for an
-    index without a zero tail (its last slot not zero: then :func:`_without_zero_tail` keeps every entry and
-    says nothing) whose base offset cannot wrap; None otherwise (the caller goes entry by entry)."""
+def index_columns_py(buf: Any, entry_size: int, base: int) -> tuple[bytes, bytes, bool, int] | None:
+    """The pure-Python twin of ``kdump._speedups.index_columns`` (its comment says what it returns): the whole
+    slots of an offset index (``entry_size`` 8) or a time index (12) as two native int64 columns, whether the
+    first strictly increases, and the second's order (2 strictly increasing, 1 never decreasing, 0 neither)."""
+    if entry_size not in (8, 12):
+        return None
+    n = len(buf) // entry_size
+    values = struct.unpack(">" + ("ii" if entry_size == 8 else "qi") * n, buf[: n * entry_size])
+    x: Sequence[int] = values[0::2]
+    y: Sequence[int] = values[1::2]
+    if entry_size == 8:
+        x = list(map(base.__add__, x))
+    else:
+        y = list(map(base.__add__, y))
+    order = 2 if all(map(lt, y, y[1:])) else 1 if all(map(le, y, y[1:])) else 0
+    return array("q", x).tobytes(), array("q", y).tobytes(), all(map(lt, x, x[1:])), order
+
+
+def _index_columns_function() -> Callable[[Any, int, int], tuple[bytes, bytes, bool, int] | None]:
+    from kdump.storage import record_batch
+
+    fast = getattr(record_batch._SPEEDUPS, "index_columns", None)
+    return fast if fast is not None else index_columns_py
+
+
+#: ``kdump._speedups.index_columns`` where it is built (and ``KDUMP_PURE_PYTHON`` is not set), else the twin.
+index_columns = _index_columns_function()
+
+
+def _columns(index: OffsetIndex | TimeIndex, relative: int) -> tuple[array[int], array[int], bool] | None:
+    """The index's two columns (offset, position / timestamp, offset: absolute offsets) read in bulk as int64
+    arrays, and whether they are in order (the first strictly increasing; the second strictly increasing for an
+    offset index, never decreasing for a time index: a broker's index), for an index without a zero tail (its
+    last slot not zero: then :func:`_without_zero_tail` keeps every entry and says nothing) whose base offset
+    cannot wrap; None otherwise (the caller goes entry by entry)."""
     count = index.entry_count
     base = index.base_offset
     if count < 1 or not _NO_WRAP[0] <= base <= _NO_WRAP[1] or index.zero_tail_start() != count:
         return None
-    first: list[int] = []
-    second: list[int] = []
-    for _, view in index.pieces():  # a piece's slots in one unpack, its columns by slicing: no tuple a slot
-        flat = struct.unpack(">" + slot.format[1:] * (len(view) // slot.size), view)
-        first += flat[0::2]
-        second += flat[1::2]
-    if relative == 0:
-        first = list(map(base.__add__, first))
-    else:
-        second = list(map(base.__add__, second))
-    return first, second
+    first: array[int] = array("q")
+    second: array[int] = array("q")
+    ordered = True
+    needed = 2 if relative == 0 else 1
+    for _, view in index.pieces():  # a piece's slots in one reading: no object a slot
+        found = index_columns(view, index.ENTRY_SIZE, base)
+        assert found is not None  # 8 or 12
+        x, y, increasing, order = found
+        at = len(first)
+        first.frombytes(x)
+        second.frombytes(y)
+        ordered = ordered and increasing and order >= needed
+        if ordered and 0 < at < len(first):  # the pieces' boundary
+            ordered = first[at - 1] < first[at] and (
+                second[at - 1] < second[at] if needed == 2 else second[at - 1] <= second[at]
+            )
+    return first, second, ordered
 
 
 class _Checker:
@@ -496,17 +530,17 @@ class _OffsetIndexChecker(_Checker):
         #: An entry naming a later batch of the append that starts at its position: (slot, offset, position,
         #: the next entry's position), until that batch is reached.
         self.open_append: tuple[int, int, int, int] | None = None
-        columns = _columns(index, _OFFSET_SLOT, 0)
+        columns = _columns(index, 0)
         if columns is None:
             entries = _without_zero_tail(index, OFFSET_ENTRY_SIZE, self.path, problems)
-            offsets = [e[0] for e in entries]
-            positions = [e[1] for e in entries]
+            offsets = array("q", [e[0] for e in entries])
+            positions = array("q", [e[1] for e in entries])
+            ordered = all(map(lt, offsets, offsets[1:])) and all(map(lt, positions, positions[1:]))
         else:
-            offsets, positions = columns
-        if all(map(lt, offsets, offsets[1:])) and all(map(lt, positions, positions[1:])):
+            offsets, positions, ordered = columns
+        if ordered:
             # in order (a broker's index): no problem, and sorted by position already
-            self.pending = list(zip(positions, range(len(offsets)), offsets, strict=True))
-            self.pending.reverse()
+            self.pending = IndexEntries(positions, offsets)
             return
         if columns is not None:
             entries = _without_zero_tail(index, OFFSET_ENTRY_SIZE, self.path, problems)
@@ -522,7 +556,7 @@ class _OffsetIndexChecker(_Checker):
                     previous_offset=prev.offset,
                     previous_log_position=prev.position,
                 )
-        self.pending = sorted(((e.position, i, e.offset) for i, e in enumerate(entries)), reverse=True)
+        self.pending = IndexEntries.of(sorted((e.position, i, e.offset) for i, e in enumerate(entries)))
 
     def _problem(self, i: int, kind: str, offset: int, **data: Any) -> None:
         self.problems.append(problem(kind, self.path, i * OFFSET_ENTRY_SIZE, entry=i, offset=offset, **data))
@@ -535,8 +569,7 @@ class _OffsetIndexChecker(_Checker):
         limits.offset_pending = self.pending
 
     def run(self, run: HeaderRun) -> None:
-        if run.offset_entries:
-            del self.pending[-run.offset_entries :]
+        self.pending.next += run.offset_entries
 
     def batch(self, b: _Batch) -> None:
         pending = self.pending
@@ -547,7 +580,7 @@ class _OffsetIndexChecker(_Checker):
                 self.open_append = None
                 if b.position >= limit or not _names(b, offset):
                     self._append_mismatch(i, offset, position, b)
-        while pending and pending[-1][0] < b.position + b.size:
+        while pending and pending.first_key() < b.position + b.size:
             position, i, offset = pending.pop()
             if position != b.position:
                 self._problem(i, "not-batch-start", offset, log_position=position, **_around(b))
@@ -556,7 +589,7 @@ class _OffsetIndexChecker(_Checker):
                 # several batches, a v0/v1 message set) gets one entry: the append's largest offset at the
                 # position of its first batch (Kafka 4.0's LogSegment.append).  The entry must then name the
                 # last offset of a later batch that starts before the next entry's position.
-                limit = pending[-1][0] if pending else 1 << 63
+                limit = pending.first_key() if pending else 1 << 63
                 self.open_append = (i, offset, position, limit)
             elif not _names(b, offset):
                 self._problem(i, "offset-mismatch", offset, case="batch", log_position=position, **_around(b))
@@ -576,11 +609,10 @@ class _OffsetIndexChecker(_Checker):
             i, offset, position, _ = self.open_append
             self.open_append = None
             self._append_mismatch(i, offset, position, None)
-        for position, i, offset in reversed(self.pending):
+        for position, i, offset in self.pending.rest():
             self._problem(
                 i, "past-end", offset, log_position=position, log_end=valid_bytes, end_offset=end_offset
             )
-        self.pending = []
 
 
 def _around(b: _Batch) -> dict[str, int]:
@@ -607,17 +639,17 @@ class _TimeIndexChecker(_Checker):
         self.rules = rules
         self.max_so_far = NO_TIMESTAMP
         self.offset_of_max: int | None = None
-        columns = _columns(index, _TIME_SLOT, 1)
+        columns = _columns(index, 1)
         if columns is None:
             entries = _without_zero_tail(index, TIME_ENTRY_SIZE, self.path, problems)
-            timestamps = [e[0] for e in entries]
-            offsets = [e[1] for e in entries]
+            timestamps = array("q", [e[0] for e in entries])
+            offsets = array("q", [e[1] for e in entries])
+            ordered = all(map(lt, timestamps, timestamps[1:])) and all(map(le, offsets, offsets[1:]))
         else:
-            timestamps, offsets = columns
-        if all(map(lt, timestamps, timestamps[1:])) and all(map(le, offsets, offsets[1:])):
+            timestamps, offsets, ordered = columns
+        if ordered:
             # in order (a broker's index): no problem, and sorted by offset already
-            self.pending = list(zip(offsets, range(len(offsets)), timestamps, strict=True))
-            self.pending.reverse()
+            self.pending = IndexEntries(offsets, timestamps)
             return
         if columns is not None:
             entries = _without_zero_tail(index, TIME_ENTRY_SIZE, self.path, problems)
@@ -633,7 +665,7 @@ class _TimeIndexChecker(_Checker):
                     previous_timestamp=prev.timestamp,
                     previous_offset=prev.offset,
                 )
-        self.pending = sorted(((e.offset, i, e.timestamp) for i, e in enumerate(entries)), reverse=True)
+        self.pending = IndexEntries.of(sorted((e.offset, i, e.timestamp) for i, e in enumerate(entries)))
 
     def _problem(self, i: int, kind: str, timestamp: int, offset: int, **data: Any) -> None:
         self.problems.append(
@@ -647,8 +679,7 @@ class _TimeIndexChecker(_Checker):
         limits.max_so_far = self.max_so_far
 
     def run(self, run: HeaderRun) -> None:
-        if run.time_entries:
-            del self.pending[-run.time_entries :]
+        self.pending.next += run.time_entries
         if run.time_rules:
             self.rules[RULE_LAST_OFFSET] = self.rules.get(RULE_LAST_OFFSET, 0) + run.time_rules
         if run.max_so_far > self.max_so_far:
@@ -660,7 +691,7 @@ class _TimeIndexChecker(_Checker):
             self.max_so_far = b.max_timestamp
             self.offset_of_max = b.last_offset
         pending = self.pending
-        while pending and pending[-1][0] <= b.last_offset:
+        while pending and pending.first_key() <= b.last_offset:
             offset, i, timestamp = pending.pop()
             rule = entry_rule(offset, timestamp, b.base_offset, b.last_offset, b.max_timestamp)
             if rule == RULE_MAX_TIMESTAMP_RECORD:
@@ -716,6 +747,5 @@ class _TimeIndexChecker(_Checker):
         return None
 
     def finish(self, valid_bytes: int, end_offset: int | None) -> None:
-        for offset, i, timestamp in reversed(self.pending):
+        for offset, i, timestamp in self.pending.rest():
             self._problem(i, "past-end", timestamp, offset, end_offset=end_offset)
-        self.pending = []

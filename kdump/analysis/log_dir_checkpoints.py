@@ -9,14 +9,21 @@ import os
 from kdump.errors import KdumpError
 from kdump.problem import Problem, problem_of
 from kdump.storage import locations
+from kdump.storage.checkpoint import (
+    CLEANER_OFFSET_CHECKPOINT_FILE,
+    HIGH_WATERMARK_CHECKPOINT_FILE,
+    LOG_START_OFFSET_CHECKPOINT_FILE,
+    RECOVERY_POINT_CHECKPOINT_FILE,
+)
 from kdump.storage.offset_checkpoint import CheckpointOffsets, read_offset_checkpoint
 
-#: The offset checkpoints of a log directory and the summary field each one feeds.
+#: The offset checkpoints of a log directory (their names: :mod:`kdump.storage.checkpoint`) and the field of the
+#: partition summary (:class:`kdump.analysis.log_summary.PartitionSummary`) each one feeds.
 LOG_DIR_CHECKPOINTS = {
-    "log-start-offset-checkpoint": "log_start_offset_checkpoint",
-    "replication-offset-checkpoint": "high_watermark",
-    "recovery-point-offset-checkpoint": "recovery_point",
-    "cleaner-offset-checkpoint": "cleaner_checkpoint",
+    LOG_START_OFFSET_CHECKPOINT_FILE: "log_start_offset_checkpoint",
+    HIGH_WATERMARK_CHECKPOINT_FILE: "high_watermark",
+    RECOVERY_POINT_CHECKPOINT_FILE: "recovery_point",
+    CLEANER_OFFSET_CHECKPOINT_FILE: "cleaner_checkpoint",
 }
 
 

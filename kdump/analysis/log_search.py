@@ -43,6 +43,7 @@ from kdump.errors import KdumpError
 from kdump.storage import locations, naming
 from kdump.storage.abstract_index import largest_lower_bound_slot
 from kdump.storage.byte_source import source_of
+from kdump.storage.checkpoint import LOG_START_OFFSET_CHECKPOINT_FILE
 from kdump.storage.file_records import FileRecords, RecordBatch
 from kdump.storage.log_segment import LogSegment
 from kdump.storage.offset_index import ENTRY_SIZE as OFFSET_ENTRY_SIZE
@@ -83,7 +84,7 @@ NOT_FOUND = "not-found"
 #: The directory holds no ``.log``.
 EMPTY = "empty"
 
-LOG_START_OFFSET_CHECKPOINT = "log-start-offset-checkpoint"
+LOG_START_OFFSET_CHECKPOINT = LOG_START_OFFSET_CHECKPOINT_FILE
 
 _EMPTY_TIME_INDEX = "it is empty"
 

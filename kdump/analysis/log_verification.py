@@ -32,10 +32,14 @@ from kdump.analysis.segment_walk import SegmentVisitor
 from kdump.errors import KdumpError
 from kdump.problem import UNREADABLE, Problem, problem
 from kdump.storage import locations, naming
+from kdump.storage.checkpoint import (
+    LOG_START_OFFSET_CHECKPOINT_FILE,
+    OFFSET_CHECKPOINT_FILES,
+    RECOVERY_POINT_CHECKPOINT_FILE,
+)
 from kdump.storage.checksum import crc32c
 from kdump.storage.control_record import ControlRecordType, parse_type_id
 from kdump.storage.file_records import INT_MAX, FileRecords, RecordBatch
-from kdump.storage.internal_topics import TOPIC_DECODERS, NewerThanKdumpError, decode_key_value
 from kdump.storage.leader_epoch_checkpoint import read_leader_epoch_checkpoint
 from kdump.storage.local_log import LocalLog
 from kdump.storage.log_segment import LogSegment
@@ -85,12 +89,7 @@ LogDirCheckpoints: TypeAlias = "Mapping[str, CheckpointOffsets]"
 
 #: Log-directory checkpoints compared with a partition's log end offset (what their values are called:
 #: ``kdump.render.problem_text.CHECKPOINT_VALUES``).
-LOG_DIR_CHECKPOINTS = (
-    "recovery-point-offset-checkpoint",
-    "replication-offset-checkpoint",
-    "log-start-offset-checkpoint",
-    "cleaner-offset-checkpoint",
-)
+LOG_DIR_CHECKPOINTS = OFFSET_CHECKPOINT_FILES
 #: Topics Kafka creates compacted.
 COMPACTED_INTERNAL_TOPICS = ("__consumer_offsets", "__transaction_state", "__share_group_state")
 
@@ -229,8 +228,12 @@ _NO_ENTRIES: dict[Any, Any] = _NoEntries()
 class _LogChecker:
     """Visits the batches of one segment (called by ``verify_segment``'s pass)."""
 
-    def __init__(self, segment: LogSegment, facts: SegmentFacts, deep: bool, wanted: frozenset[int]) -> None:
+    def __init__(
+        self, segment: LogSegment, facts: SegmentFacts, deep: bool, wanted: frozenset[int], crc: bool = True
+    ) -> None:
         self.path = segment.log_path
+        #: False: no batch's CRC is checked (``kdump report``'s header pass reads no record bytes).
+        self.crc = crc
         self.base = segment.base_offset
         self.next_base: int | None = None
         self.facts = facts
@@ -241,7 +244,11 @@ class _LogChecker:
         #: ``--deep`` on an internal topic: its records are decoded with the newest schemas kdump holds, and
         #: those newer than that are counted by what they are: message -> [count, first offset, position].
         name = naming.parse_partition_dir(os.path.basename(os.path.normpath(segment.directory)))
-        self.decoder = TOPIC_DECODERS.get(name.topic) if deep and name is not None else None
+        self.decoder: str | None = None
+        if deep and name is not None:  # the schemas are imported only for a deep walk
+            from kdump.storage.internal_topics import TOPIC_DECODERS
+
+            self.decoder = TOPIC_DECODERS.get(name.topic)
         self.newer: dict[str, list[int]] = {}
         #: Producers with transactional data after their last marker in this segment.
         self.open_producers: set[int] = set()
@@ -253,6 +260,8 @@ class _LogChecker:
         if self.deep:
             limits.ok = False
             return
+        if not self.crc:
+            limits.crc = False
         limits.previous(self.previous_last)
         limits.leader_epoch(self.epoch)
         limits.segment_base = self.base
@@ -274,15 +283,17 @@ class _LogChecker:
             # DefaultRecordBatch.is_valid, inlined: this runs for every batch of every segment.
             position = batch.position
             size = batch.size_in_bytes
-            if size < RECORD_BATCH_OVERHEAD or batch.checksum != crc32c(
-                memoryview(batch.buf)[position + ATTRIBUTES_OFFSET : position + size]
+            if size < RECORD_BATCH_OVERHEAD or (
+                self.crc
+                and batch.checksum
+                != crc32c(memoryview(batch.buf)[position + ATTRIBUTES_OFFSET : position + size])
             ):
                 self._crc(batch)
             base = batch.base_offset
             last = base + batch.last_offset_delta
             inexact = False
         elif magic == 0 or magic == 1:
-            if not batch.is_valid():
+            if self.crc and not batch.is_valid():
                 self._crc(batch)
             base, last = batch.base_offset, batch.last_offset
             # A compressed v0/v1 wrapper carries the offset of its last inner message only: where it starts is
@@ -334,6 +345,8 @@ class _LogChecker:
     def _decode_internal(self, batch: RecordBatch) -> int:
         """Decode an internal topic's records with the newest schemas; count those newer than kdump knows
         (other decoding failures are not judged here: ``kdump files`` with the topic's decoder shows them)."""
+        from kdump.storage.internal_topics import NewerThanKdumpError, decode_key_value
+
         decoder = self.decoder
         assert decoder is not None
         n = 0
@@ -389,12 +402,14 @@ def verify_log_segment(
     wanted: frozenset[int] = frozenset(),
     active: bool = False,
     also: Sequence[SegmentVisitor] = (),
+    crc: bool = True,
 ) -> SegmentFacts:
     """Every check of one segment: its indexes (``verify_segment``) and its log, in one pass.  ``wanted``:
     last offsets of batches that producer snapshots name (their producer fields are collected).  ``active``:
-    the partition's active segment (``verify_segment``)."""
+    the partition's active segment (``verify_segment``).  ``crc``: False checks no batch's CRC (``kdump
+    report``'s header pass: then no record byte is read, except where ``deep`` decodes them)."""
     facts = SegmentFacts(segment.directory, segment.base_offset, segment.has(naming.LOG_FILE_SUFFIX))
-    checker = _LogChecker(segment, facts, deep, wanted)
+    checker = _LogChecker(segment, facts, deep, wanted, crc)
     result = verify_segment(segment, visit=checker, active=active, also=also)
     checker.add_newer_notes()
     return with_index_checks(facts, result)
@@ -623,7 +638,7 @@ def _log_start_offset(log: LocalLog, log_dir_checkpoints: LogDirCheckpoints | No
     ``__cluster_metadata``, as late as its earliest snapshot."""
     log_start = None
     if log_dir_checkpoints is not None and log.name is not None:
-        log_start = log_dir_checkpoints.get("log-start-offset-checkpoint", {}).get(
+        log_start = log_dir_checkpoints.get(LOG_START_OFFSET_CHECKPOINT_FILE, {}).get(
             (log.name.topic, log.name.partition)
         )
     if log.topic == "__cluster_metadata" and log.kraft_snapshots:
@@ -920,7 +935,7 @@ BOOTSTRAP_CHECKPOINT = "bootstrap.checkpoint"
 #: even for a log directory left with no partition); ReplicaManager.checkpointHighWatermarks and the cleaner
 #: (LogCleanerManager.updateCheckpoints) rewrite theirs only for log directories that still hold partitions, so
 #: in a log directory left with none an entry there may outlive its directory.
-REWRITTEN_CHECKPOINTS = ("recovery-point-offset-checkpoint", "log-start-offset-checkpoint")
+REWRITTEN_CHECKPOINTS = (RECOVERY_POINT_CHECKPOINT_FILE, LOG_START_OFFSET_CHECKPOINT_FILE)
 
 
 @dataclass

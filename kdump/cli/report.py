@@ -39,6 +39,12 @@ from kdump.cli.time_options import max_timeout_option, now_option
     show_default=True,
     help="Partitions drawn in full on the page (the others are rows of its tables).",
 )
+@click.option(
+    "--crc",
+    is_flag=True,
+    help="Also check every batch's CRC, as kdump verify does (reads every byte of the logs; without it the "
+    "report reads the batch headers and the indexes only, and says the CRCs were not checked).",
+)
 def command(
     paths: tuple[str, ...],
     output: str | None,
@@ -47,14 +53,16 @@ def command(
     max_timeout_ms: int,
     config_items: tuple[str, ...],
     max_partitions: int,
+    crc: bool,
 ) -> None:
     """An incident report of data directories (PATH: log or partition directories; default the current
     directory): one self-contained HTML file (no script, no network) with an overview (log directories,
     topics, sizes, time ranges, verify's problems by kind, what could not be checked), per partition its
     offsets against time with segments, leader epochs, retention's predicted deletions and transactions, and
     the consumer groups' lag and the transaction coordinator's states. Built from the facts of ls, verify,
-    txn, retention and find --group. Exits 1 when verify finds problems, a transaction hangs or something
-    cannot be read.
+    txn, retention and find --group: one pass over the batch headers and the indexes (record CRCs are checked
+    with --crc only; records are decoded only where a chart needs them). Exits 1 when verify finds problems,
+    a transaction hangs or something cannot be read.
     """
     from kdump.cli import directory_arguments, make_parents, run_guarded
     from kdump.commands.report import ReportCommand
@@ -66,7 +74,11 @@ def command(
     dirs = directory_arguments(paths)
     try:
         cmd = ReportCommand(
-            dirs, now=now, config=parse_config_overrides(list(config_items)), max_timeout_ms=max_timeout_ms
+            dirs,
+            now=now,
+            config=parse_config_overrides(list(config_items)),
+            max_timeout_ms=max_timeout_ms,
+            crc=crc,
         )
     except ValueError as e:
         raise click.UsageError(str(e)) from None

@@ -73,6 +73,14 @@ class _Findings:
         #: Every file with a problem (verify's "files with problems", counted over the runs of every partition).
         self.files: set[str] = set()
 
+    def __getstate__(self) -> dict:
+        """Without ``known`` (every partition of the run): a worker's findings of one partition travel back to
+        the main process for each partition, and with it they grew with the run (quadratic: 10,000 partitions
+        pickled 5 GB)."""
+        state = dict(vars(self))
+        state["known"] = {}
+        return state
+
     def _directory(self, path: str) -> str | None:
         real = locations.realpath(path)
         for candidate in (real, os.path.dirname(real)):
@@ -142,12 +150,15 @@ class ReportCommand:
         config: dict[str, str] | None = None,
         workers: int | None = None,
         max_timeout_ms: int = DEFAULT_MAX_TIMEOUT_MS,
+        crc: bool = False,
     ) -> None:
         """``now``: ages and retention's prediction at this time (epoch ms; default the current time);
         ``config``: topic configuration overrides for the prediction (``kdump retention --config``);
         ``max_timeout_ms``: ``transaction.max.timeout.ms``, as ``kdump txn --max-timeout-ms``;
         ``workers``: processes that read partitions side by side (default: the usable cores, or
-        ``KDUMP_WORKERS``)."""
+        ``KDUMP_WORKERS``); ``crc``: check every batch's CRC as ``kdump verify`` does (reads every byte of the
+        logs), else the header pass reads the batch headers and the indexes only (the overview says the CRCs
+        were not checked)."""
         self.paths = paths
         self.listing = ListPartitions(paths)
         self.directories = self.listing.directories
@@ -155,10 +166,12 @@ class ReportCommand:
         self.now = int(time.time() * 1000) if now is None else now
         self.now_given = now is not None
         # ages as kdump txn measures them: against --now when given, else the partition's newest record
-        self.txn = TxnCommand(paths, now=now, max_timeout_ms=max_timeout_ms)
-        self.retention = RetentionCommand(paths, now=self.now, overrides=config or {})
+        # the partitions listed once (ls's walk) for txn's and retention's readers
+        self.txn = TxnCommand(self.directories, now=now, max_timeout_ms=max_timeout_ms, listed=True)
+        self.retention = RetentionCommand(self.directories, now=self.now, overrides=config or {}, listed=True)
         self.status = ExitStatus.OK
         self.workers = workers if workers is not None else default_workers()
+        self.crc = crc
 
     def run(self, sink: ReportSink[ReportUnit]) -> ExitStatus:
         """Each unit to ``sink`` as it is made (partitions, groups, coordinators, the overview), then each
@@ -225,6 +238,7 @@ class ReportCommand:
             findings.unchecked_total,
             self.now,
             len(self.directories),
+            self.crc,
         )
 
     def _select(self) -> None:
@@ -270,8 +284,10 @@ class ReportCommand:
         global _RUNNING
         _RUNNING = self
         try:
+            # many small partitions go to a worker a few at a time (one pipe round trip per task)
+            chunk = 1 if len(indexes) < 64 * self.workers else 8
             with multiprocessing.get_context("fork").Pool(self.workers) as pool:
-                yield from pool.imap(_partition_in_worker, indexes)
+                yield from pool.imap(_partition_in_worker, indexes, chunksize=chunk)
         finally:
             _RUNNING = None
 
@@ -314,7 +330,9 @@ class ReportCommand:
             def walk(tasks: list[SegmentTask]) -> Iterator[SegmentFacts]:
                 for segment, deep, wanted, active in tasks:
                     also = started(segment, visitors)
-                    facts = verify_log_segment(segment, deep=deep, wanted=wanted, active=active, also=also)
+                    facts = verify_log_segment(
+                        segment, deep=deep, wanted=wanted, active=active, also=also, crc=self.crc
+                    )
                     for v in also:
                         v.end(segment)
                     yield facts

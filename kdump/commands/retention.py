@@ -36,6 +36,7 @@ from kdump import problem as pk
 from kdump.analysis.cleaning import MAP_ENTRY_BYTES, predict_cleaning
 from kdump.analysis.consumer_view import ongoing_transactions
 from kdump.analysis.digest_map import DIGESTS, DigestCensus, batch_entries, flags_of
+from kdump.analysis.digest_map import digest as key_digest
 from kdump.analysis.header_run import HeaderRun, RunLimits
 from kdump.analysis.log_dir_checkpoints import read_log_dir_checkpoints
 from kdump.analysis.segment_walk import SegmentVisitor, walk_segments
@@ -86,12 +87,19 @@ def parse_config_overrides(items: list[str]) -> dict[str, str]:
 
 class RetentionCommand:
     def __init__(
-        self, paths: list[str], *, now: int | None = None, overrides: dict[str, str] | None = None
+        self,
+        paths: list[str],
+        *,
+        now: int | None = None,
+        overrides: dict[str, str] | None = None,
+        listed: bool = False,
     ) -> None:
-        self.directories: list[str] = []
+        """``listed``: ``paths`` are the partition directories, already found by the caller (``kdump report``
+        walks the paths once for every command it runs), not walked again."""
+        self.directories: list[str] = list(paths) if listed else []
         #: Directories the walk could not read, with the reason (reported, and status 1).
         self.walk_errors: list[Problem] = []
-        for path in paths:
+        for path in [] if listed else paths:
             found = list(
                 find_partition_dirs(
                     [path],
@@ -437,9 +445,10 @@ class RetentionCommand:
     def _keys(
         self, log: LocalLog, facts: CompactionFacts, problems: list[Problem]
     ) -> dict[int, tuple[int, int]] | None:
-        """The census of the keys into ``facts``; with the C accelerator, each segment read whole (by base
-        offset): its data records and their tombstones with a key, which a cleaning keeps where it does not
-        clean (``predict_cleaning`` then need not read it again)."""
+        """The census of the keys into ``facts``, keys told apart by their MD5 digest as Kafka's cleaner tells
+        them apart (``SkimpyOffsetMap``'s ``put`` and ``get`` compare digests); with the C accelerator, each
+        segment read whole (by base offset): its data records and their tombstones with a key, which a cleaning
+        keeps where it does not clean (``predict_cleaning`` then need not read it again)."""
         if DIGESTS is not None:
             return self._key_digests(log, facts, problems)
         census = KeyCensus()  # bounded: spills to temporary files past a few tens of MiB of keys
@@ -463,7 +472,9 @@ class RetentionCommand:
                                 facts.records_without_key += 1
                                 continue
                             tomb = record.value is None
-                            key = record.key
+                            # the key as Kafka's cleaner tells keys apart: by its MD5 digest (SkimpyOffsetMap's
+                            # put and get compare digests, so two keys of one digest are one key), as the C path
+                            key = key_digest(record.key)
                             keyed += 1
                             parts[hash(key) & mask][key] = tomb
                             held += len(key) + ENTRY_BYTES
@@ -490,9 +501,9 @@ class RetentionCommand:
     def _key_digests(
         self, log: LocalLog, facts: CompactionFacts, problems: list[Problem]
     ) -> dict[int, tuple[int, int]]:
-        """:meth:`_keys` with the C accelerator: the keys by their MD5 digest, as Kafka's cleaner holds them
-        (``SkimpyOffsetMap``: keys of one digest are one key), a batch's records counted at once from its
-        entries' flags (``analysis.digest_map``)."""
+        """:meth:`_keys` with the C accelerator: the keys by their MD5 digest (as the pure-Python census, and as
+        Kafka's cleaner holds them: ``SkimpyOffsetMap``, keys of one digest are one key), a batch's records
+        counted at once from its entries' flags (``analysis.digest_map``)."""
         census = DigestCensus(BUDGET_BYTES)  # bounded: spills to temporary files past the budget
         keyed = 0
         counted: dict[int, tuple[int, int]] = {}

@@ -79,13 +79,16 @@ class TxnCommand:
         max_timeout_ms: int = DEFAULT_MAX_TIMEOUT_MS,
         bootstrap_server: str = "BROKER:9092",
         remote: RemoteChecks | None = None,
+        listed: bool = False,
     ) -> None:
+        """``listed``: ``paths`` are the partition directories, already found by the caller (``kdump report``
+        walks the paths once for every command it runs), not walked again."""
         #: Tiered partitions are read as one log, their remote segments first (``--remote-root``).
         self.remote = remote
-        self.directories: list[str] = []
+        self.directories: list[str] = list(paths) if listed else []
         #: Directories the walk could not read, with the reason (reported, and status 1).
         self.walk_errors: list[Problem] = []
-        for path in paths:
+        for path in [] if listed else paths:
             found = [d for d in find_partition_dirs([path], on_error=self._walk_error) if not _is_internal(d)]
             if not found and locations.isdir(path):
                 found = list(find_partition_dirs([path]))

@@ -212,11 +212,23 @@ class Verify:
         #: segment (CRCs, offsets, indexes) is made on the remote ones too, and the partition's across them.
         self.remote = remote
         if remote is not None:
+            twice = 0
             for target in targets:
                 if target.base_offsets is None:
                     one = remote.one_log(target.log)
                     if one is not None:
                         target.log = one[0]
+                        remote_bytes = sum(
+                            s.log_size for s in one[0].log_segments[: one[1]] if locations.is_url(s.log_path)
+                        )
+                        twice = max(twice, remote_bytes)
+            if twice:
+                from kdump.storage import object_store
+
+                # the remote checks (RemoteChecks.check, after the partition's segments are checked here) read
+                # each remote segment again: what this process fetched of one partition is kept for them
+                # (the objects' sizes, with room for chunks' framing and the indexes read twice too)
+                object_store.keep_fetched(twice + twice // 16 + (1 << 20))
         #: Where the run reports its progress (the CLI passes the terminal's bar when a person watches).
         self.progress = progress
         #: What the selection could not read (:func:`select`): reported as problems.

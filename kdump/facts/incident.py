@@ -146,6 +146,9 @@ class Overview:
     unchecked_total: int
     now: int
     partitions: int
+    #: Whether every batch's CRC was checked (``kdump report --crc``); else the report read the batch headers
+    #: and the indexes only, and a record's bytes only where a chart needed them.
+    crc_checked: bool
 
 
 ReportUnit = PartitionReport | GroupsReport | CoordinatorReport | Overview

@@ -176,7 +176,7 @@ class HtmlSink:
         self.max_partitions = max_partitions
         self.rows: list[_Row] = []
         #: The sections kept (see :meth:`_candidate`): (interest, row index, html), least interesting first.
-        self.drawn: list[tuple[tuple[Any, ...], int, str]] = []
+        self.drawn: list[tuple[tuple[Any, ...], int, PartitionReport]] = []
         self.groups: list[GroupsReport] = []
         self.group_data: list[dict[str, Any]] = []
         self.coordinators: list[CoordinatorReport] = []
@@ -216,8 +216,8 @@ class HtmlSink:
         # the topics' partitions, then the internal topics'; each the most interesting first
         drawn = sorted(self.drawn, key=lambda d: d[0], reverse=True)
         drawn.sort(key=lambda d: self.rows[d[1]].internal)
-        for _, i, html in drawn:
-            w(html.replace(_WHY_SLOT, _why(self.rows[i]), 1))
+        for _, i, report in drawn:
+            w(_partition_section(report, self.rows[i]).replace(_WHY_SLOT, _why(self.rows[i]), 1))
         self.drawn = []
         w("</section>\n")
         if self.overview is not None:
@@ -267,15 +267,16 @@ class HtmlSink:
             self._candidate(r, row)
 
     def _candidate(self, r: PartitionReport, row: _Row) -> None:
-        """Keep ``r``'s section if it is among the :attr:`max_partitions` most interesting so far: a heap of at
-        most that many rendered sections (a partition less interesting than all of them is never rendered; one
-        pushed out is dropped, its links then go to its table row)."""
+        """Keep ``r`` if it is among the :attr:`max_partitions` most interesting so far: a heap of at most that
+        many reports, rendered at the end (a report is about the size of its section: a timeline of at most 240
+        runs, at most 200 producers; rendering each as it came drew two sections for every one kept with 3,000
+        partitions); one pushed out is dropped, its links then go to its table row."""
         key = (*_interest(row), -row.index)
         drawn = self.drawn
         if len(drawn) >= self.max_partitions and key <= drawn[0][0]:
             return
         row.anchor = f"p{row.index}"
-        entry = (key, row.index, _partition_section(r, row))
+        entry = (key, row.index, r)
         if len(drawn) < self.max_partitions:
             heapq.heappush(drawn, entry)
         else:
@@ -393,7 +394,11 @@ class HtmlSink:
         card("records", short_number(records))
         card("time range", f"{iso(min(times))[:16]} &rarr; {iso(max(times))[:16]}" if times else "-", "wide")
         problems = o.verify.problems if o else 0
-        card("verify problems", f"{problems:,}", "bad" if problems else "good")
+        card(
+            "verify problems" if o is None or o.crc_checked else "verify problems (CRCs not checked)",
+            f"{problems:,}",
+            "bad" if problems else ("good" if o is not None and o.crc_checked else ""),
+        )
         hanging = sum(r.hanging for r in self.rows)
         open_txns = sum(r.open_txns for r in self.rows)
         card(
@@ -443,8 +448,13 @@ class HtmlSink:
             f"{human_size(v.log_bytes)} of log, {v.index_files:,} index files ({v.index_entries:,} entries), "
             f"{v.producer_snapshots:,} producer snapshots, {v.checkpoint_values:,} checkpoint values, "
             f"{v.leader_epochs:,} leader epochs, {v.kraft_snapshots:,} KRaft snapshots checked: "
-            f'<b class="{"bad" if v.problems else "good"}">{v.problems:,} problem(s)</b> in '
-            f"{v.files_with_problems:,} file(s). Record contents were not decoded (verify without --deep).</p>"
+            f'<b class="{"bad" if v.problems else "good" if o.crc_checked else ""}">{v.problems:,} problem(s)</b> in '
+            f"{v.files_with_problems:,} file(s). "
+            + (
+                "Every batch's CRC was checked (--crc); record contents were not decoded (verify without --deep).</p>"
+                if o.crc_checked
+                else f"{_NO_CRC} Record contents were not decoded.</p>"
+            )
         )
         if v.kinds:
             by_kind: dict[str, list[str]] = {}
@@ -464,8 +474,10 @@ class HtmlSink:
             out.extend(f"<li>{_finding_html(f)}</li>" for f in o.log_dir_findings)
             out.append("</ul>")
         out.append("<h3>What could not be checked</h3>")
-        if o.unchecked or self.unreadables:
+        if o.unchecked or self.unreadables or not o.crc_checked:
             out.append("<ul>")
+            if not o.crc_checked:
+                out.append(f"<li>{_NO_CRC}</li>")
             out.extend(
                 f"<li><code>{escape(f.path)}</code>: {escape(finding_message(f))}</li>" for f in o.unchecked
             )
@@ -657,6 +669,14 @@ def _row_y(n: int, i: int) -> float:
     return n - i - 0.5
 
 
+#: What the header pass (``kdump report`` without ``--crc``) did not check, said in the health summary.
+_NO_CRC = (
+    "Record CRCs were not checked: the report read the batch headers and the indexes, not the records' bytes (a "
+    "damaged record whose batch header is intact is not seen). <code>kdump report --crc</code> or <code>kdump "
+    "verify</code> checks every batch's CRC (they read every byte)."
+)
+
+
 def _topic_charts(topics: list[Any], now: int | None) -> str:
     holding = [t for t in topics if t.size]
     shown = sorted(holding, key=lambda t: -t.size)[:MAX_ROWS]
@@ -695,7 +715,7 @@ def _topic_charts(topics: list[Any], now: int | None) -> str:
         if now is not None and lo <= now <= hi + (hi - lo) * 0.25:
             hi = max(hi, now)
         c = _rows_chart(
-            "time covered by each topic (batch max-timestamps, oldest to newest)" + of,
+            "time covered by each topic (batch max-timestamps)" + of,
             lo,
             hi,
             len(timed),
@@ -828,6 +848,38 @@ def _kinds_chart(kinds: dict[str, int]) -> str:
     return c.svg()
 
 
+#: The others' summed bar of a lag chart is cut when it exceeds the largest bar shown this many times: drawn to
+#: scale, it would squash the bars shown into a few pixels.
+REST_CUT = 1.5
+
+
+def _lag_scale(shown_max: int, rest: int) -> tuple[int, bool]:
+    """The end of a lag chart's scale over the bars ``shown`` (the largest ``shown_max``) and the others summed
+    (``rest``), and whether the others' bar is cut there (:data:`REST_CUT`)."""
+    shown_max = max(shown_max, 1)
+    if rest > REST_CUT * shown_max:
+        return shown_max, True
+    return max(shown_max, rest), False
+
+
+def _rest_bar(c: Chart, y: float, rest: int, top: int, cut: bool, title: str, label: str) -> None:
+    """The others' summed bar of a lag chart at row ``y``: to scale, or (``cut``) drawn to the end of the scale
+    with a break and its sum written on it."""
+    c.bar(0, min(rest, top) if cut else rest, y - 0.35, y + 0.35, "rest", title)
+    if cut:
+        c.cut(top * 0.88, y - 0.35, y + 0.35)
+        times = rest / top
+        c.text(
+            top * 0.01,
+            y - 0.2,
+            f"{rest:,} in all, {times:,.1f} times the scale: the bar is cut"
+            if times < 10
+            else f"{rest:,} in all, {times:,.0f} times the scale: the bar is cut",
+            "in-bar",
+        )
+    c.row_label(y, label)
+
+
 def _lag_chart(group: str, lags: list[Any]) -> str:
     """A group's partitions by lag: each one's committed offset and lag against its log end offset when they fit
     (at most :data:`MAX_ROWS`); past that the :data:`MAX_ROWS` - 1 lagging most, then the others summed in one
@@ -840,9 +892,10 @@ def _lag_chart(group: str, lags: list[Any]) -> str:
     rows = len(shown) + (1 if rest else 0)
     if rest:
         rest_lag = sum(x.lag or 0 for x in rest)
-        top = max(max((x.lag or 0) for x in shown), rest_lag, 1)
+        top, cut = _lag_scale(max((x.lag or 0) for x in shown), rest_lag)
         c = _rows_chart(
-            f"group {group}: lag of the {len(shown)} partitions lagging most, and of the other {len(rest):,} summed",
+            f"group {group}: lag of the {len(shown)} partitions lagging most, and of the other {len(rest):,} summed"
+            + (" (their bar is cut)" if cut else ""),
             0,
             top,
             rows,
@@ -853,16 +906,15 @@ def _lag_chart(group: str, lags: list[Any]) -> str:
             name = f"{x.topic}-{x.partition}"
             c.bar(0, x.lag or 0, y - 0.35, y + 0.35, "lag", f"{name}: lag {x.lag:,} (committed {x.offset:,})")
             c.row_label(y, name)
-        y = _row_y(rows, rows - 1)
-        c.bar(
-            0,
+        _rest_bar(
+            c,
+            _row_y(rows, rows - 1),
             rest_lag,
-            y - 0.35,
-            y + 0.35,
-            "rest",
+            top,
+            cut,
             f"{len(rest):,} other partitions: lag {rest_lag:,} in all",
+            f"{len(rest):,} others (sum)",
         )
-        c.row_label(y, f"{len(rest):,} others (sum)")
         return c.svg()
     top = max(max((x.log_end_offset or 0) for x in shown), 1)
     c = _rows_chart(
@@ -897,11 +949,13 @@ def _groups_lag_chart(totals: list[tuple[str, int]]) -> str:
     )
     rows = len(shown) + (1 if rest else 0)
     rest_lag = sum(n for _, n in rest)
+    top, cut = _lag_scale(max((n for _, n in shown), default=0), rest_lag)
     c = _rows_chart(
         f"total lag of the {len(ranked):,} groups"
-        + (f" (the {len(shown)} lagging most, the other {len(rest):,} summed)" if rest else ""),
+        + (f" (the {len(shown)} lagging most, the other {len(rest):,} summed)" if rest else "")
+        + (" (the others' bar is cut)" if cut else ""),
         0,
-        max(max((n for _, n in shown), default=0), rest_lag, 1),
+        top,
         rows,
         x_label="lag (records)",
         chart_id="chart-groups-lag",
@@ -911,9 +965,15 @@ def _groups_lag_chart(totals: list[tuple[str, int]]) -> str:
         c.bar(0, n, y - 0.35, y + 0.35, "lag", f"group {group}: lag {n:,}")
         c.row_label(y, group)
     if rest:
-        y = _row_y(rows, rows - 1)
-        c.bar(0, rest_lag, y - 0.35, y + 0.35, "rest", f"{len(rest):,} other groups: lag {rest_lag:,} in all")
-        c.row_label(y, f"{len(rest):,} others (sum)")
+        _rest_bar(
+            c,
+            _row_y(rows, rows - 1),
+            rest_lag,
+            top,
+            cut,
+            f"{len(rest):,} other groups: lag {rest_lag:,} in all",
+            f"{len(rest):,} others (sum)",
+        )
     return c.svg()
 
 
@@ -1583,6 +1643,7 @@ svg .now { stroke: #101828; stroke-dasharray: 2 2; } svg text.now { fill: #10182
 svg .rate { fill: #53b1fd; } svg .batch { fill: #84adff; } svg .batch-max { fill: #1d2939; }
 svg .size { fill: #84adff; } svg .span { fill: #84adff; } svg .span-end { fill: #2563eb; } svg .internal { fill: #d0d5dd; } svg .problem { fill: #f97066; }
 svg .committed { fill: #84adff; } svg .lag { fill: #fdb022; } svg .rest { fill: #fec84b; opacity: .6; }
+svg .cut { stroke: #fff; stroke-width: 2.5; fill: none; }
 p.why { color: var(--muted); margin: 0 0 4px; font-size: 12.5px; }
 svg .seg0 { fill: #d0d5dd; } svg .seg1 { fill: #98a2b3; } svg .gone { fill: #eaecf0; } svg .live { fill: #a6f4c5; }
 svg .ep0 { fill: #d6bbfb; } svg .ep1 { fill: #b692f6; } svg .ep2 { fill: #e9d7fe; } svg .ep3 { fill: #9e77ed; } svg .epx { fill: #eaecf0; }

@@ -222,6 +222,7 @@ def overview_object(r: Overview) -> dict[str, Any]:
         logDirFindings=[_finding(f) for f in r.log_dir_findings],
         notChecked=[_finding(f) for f in r.unchecked],
         notCheckedTotal=r.unchecked_total,
+        crcChecked=r.crc_checked,
     )
 
 

@@ -427,6 +427,7 @@ SCHEMA: dict[str, dict[str, tuple[str, ...]]] = {
         "logDirFindings": (LIST,),
         "notChecked": (LIST,),
         "notCheckedTotal": (INT,),
+        "crcChecked": (BOOL,),
     },
     # kdump diff
     "diffPartition": {

@@ -199,6 +199,16 @@ class Chart:
         (self.back if back else self.parts).append(el)
         self.marks += 1
 
+    def cut(self, v: float, ya: float, yb: float) -> None:
+        """A break across a bar at ``v`` (two slanted strokes of the background's colour): the bar goes on past
+        the end of the scale (its figure is written on it)."""
+        x = self.x(v)
+        top, bottom = min(self.y(ya), self.y(yb)) - 2, max(self.y(ya), self.y(yb)) + 2
+        d = " ".join(
+            f"M{_num(x + dx - 3)},{_num(bottom)} L{_num(x + dx + 3)},{_num(top)}" for dx in (0.0, 5.0)
+        )
+        self.parts.append(f'<path class="cut" d="{d}"/>')
+
     def band(self, xa: float, xb: float, cls: str, title: str, label: str = "") -> None:
         """A shaded band across the whole plot height between xa and xb."""
         x = self.clamp_x(min(xa, xb))

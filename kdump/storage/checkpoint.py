@@ -35,13 +35,22 @@ if TYPE_CHECKING:
     from kdump.storage.partition_metadata import PartitionMetadata
     from kdump.storage.quorum_state import QuorumState
 
+#: ``LogManager.RecoveryPointCheckpointFile``: each partition's recovery point.
+RECOVERY_POINT_CHECKPOINT_FILE = "recovery-point-offset-checkpoint"
+#: ``ReplicaManager.HighWatermarkFilename``: each partition's high watermark.
+HIGH_WATERMARK_CHECKPOINT_FILE = "replication-offset-checkpoint"
+#: ``LogManager.LogStartOffsetCheckpointFile``: each partition's log start offset.
+LOG_START_OFFSET_CHECKPOINT_FILE = "log-start-offset-checkpoint"
+#: ``LogCleanerManager.offsetCheckpointFile``: how far the cleaner has cleaned each compacted partition.
+CLEANER_OFFSET_CHECKPOINT_FILE = "cleaner-offset-checkpoint"
 OFFSET_CHECKPOINT_FILES = (
-    "recovery-point-offset-checkpoint",
-    "replication-offset-checkpoint",
-    "log-start-offset-checkpoint",
-    "cleaner-offset-checkpoint",
+    RECOVERY_POINT_CHECKPOINT_FILE,
+    HIGH_WATERMARK_CHECKPOINT_FILE,
+    LOG_START_OFFSET_CHECKPOINT_FILE,
+    CLEANER_OFFSET_CHECKPOINT_FILE,
 )
-"""Log-dir files in the generic ``<topic> <partition> <offset>`` checkpoint format."""
+"""Log-dir files in the generic ``<topic> <partition> <offset>`` checkpoint format (the one list of their names:
+the commands and analyses take them from here)."""
 
 LEADER_EPOCH_CHECKPOINT_FILE = "leader-epoch-checkpoint"
 PARTITION_METADATA_FILE = "partition.metadata"

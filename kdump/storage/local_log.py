@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from kdump.storage import locations, naming
+from kdump.storage.checkpoint import OFFSET_CHECKPOINT_FILES
 from kdump.storage.log_segment import SEGMENT_SUFFIXES, SUFFIXES_IN_NAME_ORDER, LogSegment
 
 _LONG_MAX = 2**63 - 1
@@ -282,10 +283,7 @@ def _java_long_or_none(digits: str) -> int | None:
 #: directory's ``bootstrap.checkpoint`` (``BootstrapDirectory``).
 LOG_DIR_FILES = (
     "meta.properties",
-    "recovery-point-offset-checkpoint",
-    "replication-offset-checkpoint",
-    "log-start-offset-checkpoint",
-    "cleaner-offset-checkpoint",
+    *OFFSET_CHECKPOINT_FILES,
     ".kafka_cleanshutdown",
     "bootstrap.checkpoint",
 )

@@ -199,16 +199,16 @@ def info(url: str) -> dict[str, Any] | None:
 
 def forget() -> None:
     """Forget what the stores said and what was fetched (the next look asks again) and reset :data:`STATS`."""
-    _INFO.clear()
-    CACHE.clear()
+    end_of_run()
     STATS.__init__()  # type: ignore[misc]
 
 
 def end_of_run() -> None:
-    """A command's run ended: what was fetched (:data:`CACHE`) and what the stores said are given up; the
-    counts (:data:`STATS`) stay, to be printed."""
+    """A command's run ended: what was fetched (:data:`CACHE`, which is off again until a run asks for it) and
+    what the stores said are given up; the counts (:data:`STATS`) stay, to be printed."""
     _INFO.clear()
     CACHE.clear()
+    CACHE.limit = 0
 
 
 def exists(url: str) -> bool:
@@ -221,13 +221,18 @@ def is_dir(url: str) -> bool:
 
 
 class FetchCache:
-    """What this run fetched of each object, kept on disk so that a command that reads an object twice (``diff``
-    reads each copy once for its summary and again for the comparison; ``report`` runs several commands' passes
-    over the same segments) fetches it once: per object, an unlinked temporary file (``TMPDIR``) holding the
-    ranges fetched so far, at their positions.  Memory stays flat (the pages are the file's, the kernel's to
-    give back); the disk holds at most :attr:`limit` bytes (``KDUMP_STORE_CACHE``, in bytes; default 2 GiB;
-    ``0``: no cache), the objects read longest ago given up first.  An object is never cached if its size
-    changed (the store said another size): a range is then fetched again."""
+    """What this run fetched of each object, kept on disk so that a command that reads an object twice fetches
+    it once: per object, an unlinked temporary file (``TMPDIR``) holding the ranges fetched so far, at their
+    positions.  Memory stays flat (the pages are the file's, the kernel's to give back); the disk holds at most
+    :attr:`limit` bytes, the objects read longest ago given up first.  An object is never cached if its size
+    changed (the store said another size): a range is then fetched again.
+
+    Off (``limit`` 0) unless the run asks for it with :func:`keep_fetched`, for as many bytes as it will read
+    twice: measured with ``bench/remote_bench.py``, no command reads an object of a plain partition twice any
+    more (``diff`` and ``report`` fetch each copy 1.000 times without it), so a cache that every run filled, up to
+    2 GiB of ``TMPDIR``, bought nothing there; ``verify --remote-root`` reads each remote segment of a tiered
+    partition twice (its checks, then the remote checks' ``--deep`` pass: 2.004 times an Aiven segment without
+    the cache, 1.002 with it) and asks for that partition's remote bytes."""
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
@@ -317,13 +322,24 @@ class _CachedObject:
         return os.pread(self.file.fileno(), end - start, start)
 
 
+#: The most a run's cache holds when ``KDUMP_STORE_CACHE`` (bytes; ``0``: never cache) does not say.
+DEFAULT_CACHE_CAP = 2 << 30
+
+
 def _cache_limit() -> int:
+    """The cap of :func:`keep_fetched` (``KDUMP_STORE_CACHE``, else :data:`DEFAULT_CACHE_CAP`)."""
     text = os.environ.get("KDUMP_STORE_CACHE", "")
-    return int(text) if text.isdigit() else 2 << 30
+    return int(text) if text.isdigit() else DEFAULT_CACHE_CAP
 
 
-#: This run's :class:`FetchCache`.
-CACHE = FetchCache(_cache_limit())
+#: This run's :class:`FetchCache` (off until :func:`keep_fetched`).
+CACHE = FetchCache(0)
+
+
+def keep_fetched(nbytes: int) -> None:
+    """This run will read about ``nbytes`` of objects a second time: keep what is fetched, up to ``nbytes``
+    (at most ``KDUMP_STORE_CACHE``, default 2 GiB), until the run ends (:func:`end_of_run`)."""
+    CACHE.limit = max(CACHE.limit, min(nbytes, _cache_limit()))
 
 
 def open_source(url: str, *, read_ahead: int = DEFAULT_READ_AHEAD) -> RangedSource:

@@ -592,8 +592,10 @@ def compression_name(codec_id: int) -> str:
 #: The ``REVISION`` of ``kdump/_speedups.c`` this decoder agrees with (2: Java int sequences, negative deltas;
 #: 3: records of more than ``MAX_EAGER_HEADERS`` headers are left to the Python decoder, which keeps them lazy;
 #: 4: keys and values of ``MAX_EAGER_BYTES`` and more are left to the Python decoder, which can hand out views;
-#: 5: ``batch_lines``, the shallow walk's batch lines; 6: ``record_lines``, a deep walk's record lines).
-SPEEDUPS_REVISION = 6
+#: 5: ``batch_lines``, the shallow walk's batch lines; 6: ``record_lines``, a deep walk's record lines; 7:
+#: ``header_run`` takes None for its CRC function, and then checks no CRC; 8: ``header_run`` reads the index
+#: checkers' pending entries as int64 columns; ``index_columns``).
+SPEEDUPS_REVISION = 8
 
 
 def _load_speedups() -> Any:
