@@ -354,7 +354,7 @@ def build_options(parsed: jopt.ParsedArgs, release: KafkaRelease | None = None) 
     remote_root = parsed.value("remote-root")
     start_offsets: dict[str, int] = {}
     sources: dict[str, ByteSource] = {}
-    remote = _remote_options(parsed)
+    remote = _remote_options(parsed) if any(parsed.has(n) for n in _REMOTE_OPTIONS) else None
     if remote_root is not None and remote is not None:
         files, start_offsets, sources = one_log_files(files, remote_root, remote)
     # Kafka's options are lazy vals: an integer argument is converted (and fails) only where it is first used
@@ -397,6 +397,10 @@ def build_options(parsed: jopt.ParsedArgs, release: KafkaRelease | None = None) 
         start_offsets=start_offsets,
         sources=sources,
     )
+
+
+#: kdump's own options of a tiered partition's remote part (click is loaded only when one is given).
+_REMOTE_OPTIONS = ("remote-root", "layout", "layout-template", "aiven-key-prefix", "aiven-private-key")
 
 
 def _remote_options(parsed: jopt.ParsedArgs) -> RemoteOptions | None:
