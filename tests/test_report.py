@@ -764,14 +764,28 @@ def test_one_partition_a_thousand_times_the_others_leaves_them_readable() -> Non
     assert "largest first (each bar: 25 partitions, the largest) (the largest cut)" in chart
     assert bars[0][2] == pytest.approx(plot, abs=0.1) and bars[0][4] == "#r9999"  # the outlier: to the top
     ranked = sorted(sizes, reverse=True)
-    scale = ranked[25] * 1.1  # the largest of the second bar: the first bar's is the outlier's
+    scale = ranked[25] * 1.25  # the largest of the second bar (the first bar's is the outlier's), room above
     times = round(15_000_000 / ranked[25])
-    assert f"t-9999: 14.3 MiB, {times} times the scale (cut)" in chart and chart.count('<path class="cut"') == 1
+    assert (
+        f"t-9999: 14.3 MiB, {times} times the scale (cut)" in chart and chart.count('<path class="cut"') == 1
+    )
     for k, (_, _, height, title, _) in enumerate(bars[1:], 1):
         largest = ranked[k * 25]  # the bin's largest
         assert height == pytest.approx(plot * largest / scale, abs=0.1), k
         assert title.startswith(f"25 partitions (ranks {k * 25 + 1:,} to {k * 25 + 25:,}): ")
     assert min(b[2] for b in bars) > 0.4 * plot  # the others: not squashed (they are 10 to 20 KB)
+    # three outliers (a broker's three busy partitions): each cut with a break, named under the chart
+    few = [290_000, 265_000, 239_000, 27_000, 7_700, 5_600, 4_400, 4_000, 3_900, 866, 800, 700]
+    chart = html_report._all_partitions_chart(_size_rows(few))
+    bars = _columns(chart.split("</svg>")[0])
+    assert "largest first (the 3 largest cut)" in chart and chart.count('<path class="cut"') == 3
+    assert [b[2] for b in bars[:3]] == [pytest.approx(plot, abs=0.1)] * 3 and "cut-label" not in chart
+    assert bars[3][2] == pytest.approx(plot * 27_000 / (27_000 * 1.25), abs=0.1)
+    assert (
+        "Cut at the end of the scale the other bars set (more than 20 times the median bar): "
+        '<a href="#r0">t-0</a>: 283.2 KiB, 11 times the scale; <a href="#r1">t-1</a>: 258.8 KiB, 9.8 times the '
+        'scale; <a href="#r2">t-2</a>: 233.4 KiB, 8.9 times the scale.'
+    ) in chart
     # the same partitions without the outlier: to the largest's scale, nothing cut
     linear = html_report._all_partitions_chart(_size_rows(sizes[:-1])).split("</svg>")[0]
     assert "cut" not in linear and "log scale" not in linear
@@ -797,7 +811,7 @@ def test_one_partition_a_thousand_times_the_others_leaves_them_readable() -> Non
     assert len(bars) == 12 and "t: size of each partition (the largest cut)" in chart
     plot = 150 - 26 - 34
     assert bars[7][2] == pytest.approx(plot, abs=0.1) and "t-7: 11.4 MiB, 800 times the scale (cut)" in chart
-    assert [b[2] for b in bars[:7]] == [pytest.approx(plot * 12_000 / 16_500, abs=0.1)] * 7
+    assert [b[2] for b in bars[:7]] == [pytest.approx(plot * 12_000 / 18_750, abs=0.1)] * 7
     ticks = re.findall(r'<text class="tick" x="[^"]+" y="13\d" [^>]*>([^<]+)<', chart)
     assert ticks == ["0", "2", "4", "6", "8", "10"]  # partitions are whole numbers
     # topics by size (bar widths): one topic 1,000 times the others
@@ -808,5 +822,7 @@ def test_one_partition_a_thousand_times_the_others_leaves_them_readable() -> Non
     plot_w = 960 - 200 - 16
     assert "size on disk by topic (the largest cut)" in chart
     assert "18.1 MiB, 1,000 times the scale: the bar is cut" in chart
-    assert widths[0] == pytest.approx(plot_w, abs=1) and widths[1] == pytest.approx(plot_w, abs=1)  # t9: 19,000
+    assert widths[0] == pytest.approx(plot_w, abs=1) and widths[1] == pytest.approx(
+        plot_w, abs=1
+    )  # t9: 19,000
     assert widths[-1] == pytest.approx(plot_w * 10_000 / 19_000, abs=1)

@@ -27,7 +27,7 @@ from kdump.render import txn as txn_render
 from kdump.render.incident import finding_message
 from kdump.render.log_summary import human_size
 from kdump.render.problem_text import sentences
-from kdump.render.svg import Chart, SizeScale, escape, iso, short_number, size_scale
+from kdump.render.svg import OUTLIER, Chart, SizeScale, escape, iso, short_number, size_scale
 from kdump.render.tables import duration
 from kdump.storage import locations
 
@@ -778,22 +778,54 @@ def _times(x: float) -> str:
     return f"{x:,.1f} times" if x < 10 else f"{x:,.0f} times"
 
 
+def _column_top(scale: SizeScale) -> float:
+    """The top of a strip's value axis: a tenth above its largest bar, or, when bars are cut, a quarter above the
+    others' largest: the cut bars go on through that band, where the words of a single one are written, clear
+    of the others."""
+    return scale.hi * (1.25 if scale.cut else 1.1)
+
+
 def _column(
-    c: Chart, x0: float, x1: float, rows: list[_Row], scale: SizeScale, what: str, cuts: list[str]
+    c: Chart,
+    x0: float,
+    x1: float,
+    rows: list[_Row],
+    scale: SizeScale,
+    what: str,
+    cuts: list[tuple[_Row, float]],
 ) -> None:
     """One column of a strip of partitions on ``scale`` (:func:`_bin_bar`); one past the scale's end goes to the
-    top of the plot with a break, and its partition, size and how many times the scale it is are written beside
-    it (``cuts``: the words written so far, one line each)."""
+    top of the plot with a break, and its largest partition joins ``cuts`` (with the column's right end)."""
     top = max(r.size for r in rows)
     if scale.log or top <= scale.hi:
         _bin_bar(c, x0, x1, rows, what, scale.lo)
         return
-    big = max(rows, key=lambda r: r.size)
     _bin_bar(c, x0, x1, rows, what, scale.lo, c.y1)
-    c.cut_column(x0, x1, scale.hi * 1.05)
-    words = f"{big.name}: {human_size(big.size)}, {_times(big.size / scale.hi)} the scale (cut)"
-    c.note(c.x(x1) + 4, len(cuts), words)
-    cuts.append(words)
+    c.cut_column(x0, x1, scale.hi * 1.12)
+    cuts.append((max(rows, key=lambda r: r.size), x1))
+
+
+def _cut_words(c: Chart, cuts: list[tuple[_Row, float]], scale: SizeScale) -> str:
+    """What the cut columns are: a single one's partition, size and how many times the scale it is written beside
+    it in the chart; all of them (at most :data:`kdump.render.svg.MAX_CUT`) in a line under the chart, each a
+    link to its partition."""
+    if not cuts:
+        return ""
+
+    def words(r: _Row) -> str:
+        return f"{human_size(r.size)}, {_times(r.size / scale.hi)} the scale"
+
+    if len(cuts) == 1:
+        r, x1 = cuts[0]
+        c.note(c.x(x1) + 4, 0, f"{r.name}: {words(r)} (cut)")
+    return (
+        f'<p class="legend">Cut at the end of the scale the other bars set (more than {OUTLIER} times the median bar): '
+        + "; ".join(
+            f'<a href="{r.href}">{escape(r.name)}</a>: {words(r)}'
+            for r, _ in sorted(cuts, key=lambda rx: -rx[0].size)
+        )
+        + ".</p>"
+    )
 
 
 #: Bars a chart of partitions draws at most: more partitions are binned, each bar the largest of its bin.
@@ -853,7 +885,7 @@ def _partition_sizes_chart(t: Any) -> str:
         _number(rows[0]) - 0.5,
         _number(rows[-1]) + 0.5,
         scale.lo,
-        scale.hi * 1.1,
+        _column_top(scale),
         height=150,
         x_label="partition",
         y_label="bytes",
@@ -861,12 +893,13 @@ def _partition_sizes_chart(t: Any) -> str:
         log_y=scale.log,
         integer_x=True,
     )
-    cuts: list[str] = []
+    cuts: list[tuple[_Row, float]] = []
     for b in bins:
         lo, hi = _number(b[0]), _number(b[-1])
         gap = 0.1 * (hi - lo + 1)
         _column(c, lo - 0.5 + gap, hi + 0.5 - gap, b, scale, f"{lo} to {hi}", cuts)
-    return c.svg()
+    words = _cut_words(c, cuts, scale)
+    return c.svg() + words
 
 
 def _all_partitions_chart(rows: list[_Row]) -> str:
@@ -886,7 +919,7 @@ def _all_partitions_chart(rows: list[_Row]) -> str:
         0.5,
         len(holding) + 0.5,
         scale.lo,
-        scale.hi * 1.1,
+        _column_top(scale),
         height=180,
         x_label="rank by size",
         y_label="bytes",
@@ -894,7 +927,7 @@ def _all_partitions_chart(rows: list[_Row]) -> str:
         log_y=scale.log,
         integer_x=True,
     )
-    cuts: list[str] = []
+    cuts: list[tuple[_Row, float]] = []
     for i, b in enumerate(bins):
         lo, hi = i * per + 1, i * per + len(b)
         gap = 0.1 * len(b)
@@ -903,7 +936,8 @@ def _all_partitions_chart(rows: list[_Row]) -> str:
         f"<li>{_link(r)}: {human_size(r.size)}{f', {r.problems} problem(s)' if r.problems else ''}</li>"
         for r in holding[:10]
     )
-    return c.svg() + f"<p>The largest:</p><ol class=cols>{largest}</ol>"
+    words = _cut_words(c, cuts, scale)
+    return c.svg() + words + f"<p>The largest:</p><ol class=cols>{largest}</ol>"
 
 
 def _kinds_chart(kinds: dict[str, int]) -> str:

@@ -204,7 +204,8 @@ class Chart:
         self.chart_id = chart_id
         self.back: list[str] = []
         self.parts: list[str] = []
-        self.labels: list[tuple[float, bool, str]] = []  # band labels, placed when drawn: (x, low, text)
+        # the bands' and vertical lines' labels, placed when drawn: (x, low, text, class)
+        self.labels: list[tuple[float, bool, str, str]] = []
         self.marks = 0
 
     # scales
@@ -318,24 +319,24 @@ class Chart:
             f"<title>{escape(title)}</title></rect>"
         )
         if label:
-            self.labels.append((x, low, label))
+            self.labels.append((x, low, label, "band-label"))
         self.marks += 1
 
     def _band_labels(self) -> list[str]:
-        """The bands' labels, drawn over the marks (with a halo) at the top of the plot: each starts at its band
-        and is moved left to end inside the plot; one that would overlap another goes a line down, and one that
-        finds no room in three lines is left to the band's tooltip."""
+        """The labels of the bands and vertical lines, drawn over the marks (with a halo) at the top of the plot
+        (or its bottom): each starts at its band or line and is moved left to end inside the plot; one that would
+        overlap another goes a line down, and one that finds no room in three lines is left to the tooltip."""
         out: list[str] = []
         lines: dict[bool, list[list[tuple[float, float]]]] = {False: [[], [], []], True: [[], [], []]}
         right = self.width - self.right
-        for x, low, label in sorted(self.labels):
+        for x, low, label, cls in sorted(self.labels):
             w = _text_width(label, 10.5)
             a = max(min(x + 3, right - 3 - w), self.left + 3)
             for i, taken in enumerate(lines[low]):
                 if all(a + w + 6 <= b0 or a >= b1 + 6 for b0, b1 in taken):
                     taken.append((a, a + w))
                     y = self.plot_bottom - 5 - 13 * i if low else self.top + 12 + 13 * i
-                    out.append(f'<text class="band-label" x="{_num(a)}" y="{_num(y)}">{escape(label)}</text>')
+                    out.append(f'<text class="{cls}" x="{_num(a)}" y="{_num(y)}">{escape(label)}</text>')
                     break
         return out
 
@@ -348,12 +349,8 @@ class Chart:
     def vline(self, v: float, cls: str, title: str, label: str = "") -> None:
         x = _num(self.x(v))
         self._line(x, x, str(self.top), _num(self.plot_bottom), cls, title)
-        if label:
-            near_end = self.x(v) > self.width - self.right - 80
-            at, anchor = (self.x(v) - 3, "end") if near_end else (self.x(v) + 3, "start")
-            self.parts.append(
-                f'<text class="vlabel {cls}" x="{_num(at)}" y="{self.top - 3}" text-anchor="{anchor}">{escape(label)}</text>'
-            )
+        if label:  # inside the plot, beside the line (above it, it ran into the chart's title)
+            self.labels.append((self.x(v), False, label, f"vlabel {cls}"))
 
     def hline(self, v: float, cls: str, title: str, label: str = "") -> None:
         y = _num(self.y(v))
