@@ -5,6 +5,7 @@ it opens with no console error and every chart drawn with data."""
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import os
@@ -214,6 +215,73 @@ def test_groups_are_find_group(data_dir: Path, report: tuple[list[dict], Path]) 
     ]
 
 
+def test_coordinator_states_are_find_transactional_id(
+    data_dir: Path, report: tuple[list[dict], Path]
+) -> None:
+    """Every transactional id of the coordinator's table: what ``kdump find --transactional-id`` finds of it on
+    its own (its ``__transaction_state`` partition by Kafka's hash, its latest state, producer, partitions)."""
+    objects, _ = report
+    coordinators = [o for o in objects if o["type"] == "reportCoordinator" and o["transactions"]]
+    assert coordinators
+    states = set()
+    for o in coordinators:
+        for t in o["transactions"]:
+            [found] = _json("find", "--transactional-id", t["transactionalId"], "--json", str(data_dir))
+            assert os.path.abspath(found["directory"]) == os.path.abspath(o["directory"])
+            assert found["found"] and found["transaction"] == t
+            states.add(t["state"])
+    assert "CompleteCommit" in states  # the stuck transaction's coordinator says so: it hangs
+
+
+def test_silences_segments_and_snapshots_are_the_files(
+    data_dir: Path, report: tuple[list[dict], Path]
+) -> None:
+    """A partition's longest silences are the longest gaps between consecutive batches' newest timestamps of
+    ``kdump files --json`` (the timeline's rule: a later batch's timestamp after an earlier one's), its segments are
+    its ``.log`` files (base offset, bytes, first and largest batch timestamps), and the metadata log's KRaft
+    snapshots are its ``.checkpoint`` files (end offset and epoch as Kafka names them, ``Snapshots.parse``)."""
+    objects, _ = report
+    checked_silences = 0
+    for directory, o in _by_dir(objects, "reportPartition").items():
+        gaps, spans = [], []
+        previous = None
+        for log in sorted(Path(directory).glob("*.log")):
+            batches = _file_batches(str(log))
+            stamps = [b["timestamp"] for b in batches if b["timestamp"] >= 0]
+            spans.append(
+                {
+                    "baseOffset": int(log.name.split(".")[0]),
+                    "firstOffset": batches[0]["baseOffset"] if batches else int(log.name.split(".")[0]),
+                    "firstTimestamp": stamps[0] if stamps else -1,
+                    "largestTimestamp": max(stamps, default=-1),
+                    "bytes": log.stat().st_size,
+                }
+            )
+            for b in batches:
+                ts = b["timestamp"]
+                if previous is not None and ts >= 0 and previous[0] >= 0 and ts > previous[0]:
+                    gaps.append((ts - previous[0], previous[0], ts, previous[1], b["baseOffset"]))
+                previous = (ts if ts >= 0 else previous[0] if previous else -1, b["lastOffset"])
+        longest = sorted(gaps, key=lambda g: -g[0])[:3]
+        mine = [
+            (g["durationMs"], g["start"], g["end"], g["afterOffset"], g["beforeOffset"])
+            for g in o["silences"]
+        ]
+        assert [g[0] for g in mine] == [g[0] for g in longest], directory
+        if len({g[0] for g in gaps}) == len(gaps):  # no two of the same length: the same gaps
+            assert mine == longest, directory
+        checked_silences += len(mine)
+        assert o["segmentSpans"] == spans, directory
+        snapshots = sorted(Path(directory).glob("*.checkpoint"))
+        if o["topic"] == "__cluster_metadata":
+            assert snapshots and [
+                (s["endOffset"], s["epoch"], s["bytes"]) for s in o["metadataSnapshots"]
+            ] == [(int(f.stem.split("-")[0]), int(f.stem.split("-")[1]), f.stat().st_size) for f in snapshots]
+        else:
+            assert o["metadataSnapshots"] == []
+    assert checked_silences > 10
+
+
 def test_overview_is_verify(data_dir: Path, report: tuple[list[dict], Path]) -> None:
     objects, _ = report
     verify = [o for o in _json("verify", "--json", str(data_dir)) if o["type"] == "summary"]
@@ -223,6 +291,13 @@ def test_overview_is_verify(data_dir: Path, report: tuple[list[dict], Path]) -> 
     assert overview["notCheckedTotal"] == len(unchecked) == overview["verify"]["unchecked"]
 
 
+@functools.cache
+def _file_batches(log: str) -> list[dict[str, Any]]:
+    """The batch objects of ``kdump files --json`` of one ``.log`` (read once for the tests that compare)."""
+    code, out, _ = run_kdump(["--files", log, "--json"])
+    return [b for b in map(json.loads, out.decode().splitlines()) if b["type"] == "batch"]
+
+
 def test_timeline_adds_up_to_the_batches(data_dir: Path, report: tuple[list[dict], Path]) -> None:
     """Buckets against the batch objects of ``kdump files --json`` (the format the corpus replay checks
     against Kafka's own tool): batches, records, bytes, offsets, newest timestamp, epoch changes."""
@@ -230,8 +305,7 @@ def test_timeline_adds_up_to_the_batches(data_dir: Path, report: tuple[list[dict
     for directory, o in _by_dir(objects, "reportPartition").items():
         batches = []
         for log in sorted(Path(directory).glob("*.log")):
-            code, out, _ = run_kdump(["--files", str(log), "--json"])
-            batches += [b for b in map(json.loads, out.decode().splitlines()) if b["type"] == "batch"]
+            batches += _file_batches(str(log))
         buckets = o["timeline"]["buckets"]
         assert sum(b["batches"] for b in buckets) == len(batches), directory
         assert sum(b["records"] for b in buckets) == o["summary"]["records"]
