@@ -142,17 +142,35 @@ static void binary_clear(Binary *c)
     Py_CLEAR(c->data.ba);
 }
 
-/* Append item ``i`` (data NULL: null).  1 done, 0 the data would pass 2 GiB (Arrow's int32 offsets), -1 error. */
+/* Bits 0..n-1 of an empty validity bitmap set (the items before the first null). */
+static int bits_fill(Buf *b, Py_ssize_t n)
+{
+    Py_ssize_t bytes = (n + 7) / 8;
+    if (buf_reserve(b, bytes) < 0)
+        return -1;
+    unsigned char *p = (unsigned char *)PyByteArray_AS_STRING(b->ba);
+    memset(p, 0xFF, (size_t)(n / 8));
+    if (n % 8)
+        p[n / 8] = (unsigned char)((1u << (n % 8)) - 1);
+    b->len = bytes;
+    return 0;
+}
+
+/* Append item ``i`` (data NULL: null).  1 done, 0 the data would pass 2 GiB (Arrow's int32 offsets), -1 error.
+   The validity bitmap is written from the first null on (until then it is empty: a column without nulls is
+   handed out without one), so ``nulls == 0`` always means an empty bitmap, rollbacks included. */
 static int binary_add(Binary *c, Py_ssize_t i, const unsigned char *data, Py_ssize_t n)
 {
-    if (data != NULL && n > INT32_LIMIT - c->data.len)
-        return 0;
-    if (bit_set(&c->valid, i, data != NULL) < 0)
-        return -1;
-    if (data == NULL)
+    if (data == NULL) {
+        if ((c->nulls == 0 && bits_fill(&c->valid, i) < 0) || bit_set(&c->valid, i, 0) < 0)
+            return -1;
         c->nulls++;
-    else if (buf_put(&c->data, data, n) < 0)
-        return -1;
+    } else {
+        if (n > INT32_LIMIT - c->data.len)
+            return 0;
+        if ((c->nulls && bit_set(&c->valid, i, 1) < 0) || buf_put(&c->data, data, n) < 0)
+            return -1;
+    }
     return buf_i32(&c->offsets, (int32_t)c->data.len) < 0 ? -1 : 1;
 }
 
@@ -386,6 +404,31 @@ static int add_batch_columns(Builder *s, const Batch *bt)
     return 0;
 }
 
+/* ``n`` copies of a fixed-width value at the end of ``b``. */
+static int buf_repeat(Buf *b, const void *value, size_t width, Py_ssize_t n)
+{
+    if (n > PY_SSIZE_T_MAX / 16 || buf_reserve(b, (Py_ssize_t)width * n) < 0)
+        return -1;
+    char *p = buf_at(b);
+    for (Py_ssize_t k = 0; k < n; k++)
+        memcpy(p + (size_t)k * width, value, width);
+    b->len += (Py_ssize_t)width * n;
+    return 0;
+}
+
+/* The batch-level columns of the ``n`` rows a walk appended (add_batch_columns for each, in one go). */
+static int fill_batch_columns(Builder *s, const Batch *bt, Py_ssize_t n)
+{
+    if (n <= 0)
+        return 0;
+    int64_t position = bt->position, base_offset = bt->base_offset;
+    if (buf_repeat(&s->batch, &bt->batch_no, 4, n) < 0 || buf_repeat(&s->position, &position, 8, n) < 0
+        || buf_repeat(&s->base_offset, &base_offset, 8, n) < 0
+        || buf_repeat(&s->base_sequence, &bt->base_sequence, 4, n) < 0)
+        return -1;
+    return 0;
+}
+
 enum { WALK_DECLINE = 0, WALK_OK = 1, WALK_ERROR = -1 };
 
 /* Walk records *done..count of b[*pos:end]; ``dry``: check only.  Stops (WALK_OK, *done < count) before a record
@@ -395,6 +438,7 @@ static int walk(Builder *s, const unsigned char *b, Py_ssize_t *ppos, Py_ssize_t
 {
     Py_ssize_t pos = *ppos;
     Py_ssize_t i = *done;
+    Py_ssize_t rows_before = s->rows;
     int r;
     for (; i < count; i++) {
         if (!dry && (s->rows >= max_rows || s->bytes >= max_bytes))
@@ -437,8 +481,7 @@ static int walk(Builder *s, const unsigned char *b, Py_ssize_t *ppos, Py_ssize_t
         if (s->include_headers && header_count > MAX_OBJECT_HEADERS)
             return WALK_DECLINE;
         if (keep) {
-            if (buf_i64(&s->offset, offset) < 0
-                || buf_i64(&s->timestamp, (int64_t)((uint64_t)timestamp * 1000u)) < 0 || add_batch_columns(s, bt) < 0)
+            if (buf_i64(&s->offset, offset) < 0 || buf_i64(&s->timestamp, (int64_t)((uint64_t)timestamp * 1000u)) < 0)
                 return WALK_ERROR;
             if ((r = binary_add(&s->key, s->rows, key, key_size)) != 1
                 || (r = binary_add(&s->value, s->rows, value, value_size)) != 1)
@@ -485,6 +528,8 @@ static int walk(Builder *s, const unsigned char *b, Py_ssize_t *ppos, Py_ssize_t
     }
     if (i == count && pos != end)
         return WALK_DECLINE; /* records still remaining: Kafka's error, the storage core's to give */
+    if (fill_batch_columns(s, bt, s->rows - rows_before) < 0)
+        return WALK_ERROR;
     *ppos = pos;
     *done = i;
     return WALK_OK;
@@ -930,7 +975,7 @@ static PyTypeObject BuilderType = {
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "kdump._columns", NULL, -1, NULL};
 
 /* Bumped with every change of behaviour: kdump ignores a build whose REVISION differs (a stale build). */
-#define COLUMNS_REVISION 2
+#define COLUMNS_REVISION 3
 
 PyMODINIT_FUNC PyInit__columns(void)
 {

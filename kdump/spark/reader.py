@@ -457,7 +457,7 @@ def _headers(record: Record) -> list[dict[str, Any]] | None:
 
 
 #: The ``REVISION`` of ``kdump/_columns.c`` this reader agrees with.
-COLUMNS_REVISION = 2
+COLUMNS_REVISION = 3
 
 
 def _load_builder() -> Any:
