@@ -99,7 +99,13 @@ class MetadataProblem:
 
     path: str
     offset: int
-    message: str
+    #: What is wrong (its words are :mod:`kdump.render.problem_text`'s, as a ``remote-metadata`` problem's):
+    #: ``added-state`` (segment_id, state), ``added-again`` (segment_id, state), ``no-segment`` (state,
+    #: segment_id), ``transition`` (segment_id, previous, state), ``update-state`` (segment_id, state),
+    #: ``directory`` (reason), ``log`` (message: the error's), ``no-value``, ``undecodable`` (reason).
+    case: str
+    #: The case's values, as ``(name, value)`` pairs.
+    data: tuple[tuple[str, object], ...] = ()
     #: The topic partition (topic id, partition) the record is about, when it could be decoded.
     topic_partition: tuple[uuid.UUID, int] | None = None
 
@@ -130,12 +136,10 @@ class RemoteLogMetadata:
             part = self._partition(tip)
             existing = part.segments.get(sid["Id"])
             if state != COPY_SEGMENT_STARTED:
-                self._problem(
-                    where, f"segment {_id(sid['Id'])} added in state {state}, not COPY_SEGMENT_STARTED"
-                )
+                self._problem(where, "added-state", None, segment_id=_id(sid["Id"]), state=state)
                 return
             if existing is not None and not is_valid_transition(existing.state, state):
-                self._problem(where, f"segment {_id(sid['Id'])} added again while {existing.state}", tip)
+                self._problem(where, "added-again", tip, segment_id=_id(sid["Id"]), state=existing.state)
                 return
             part.segments[sid["Id"]] = RemoteSegment(
                 tip["Name"],
@@ -161,21 +165,15 @@ class RemoteLogMetadata:
             part = self._partition(tip)
             segment = part.segments.get(sid["Id"])
             if segment is None:
-                self._problem(
-                    where,
-                    f"update to {state} of segment {_id(sid['Id'])}, which no earlier record added",
-                    tip,
-                )
+                self._problem(where, "no-segment", tip, state=state, segment_id=_id(sid["Id"]))
                 return
             if not is_valid_transition(segment.state, state):
                 self._problem(
-                    where,
-                    f"segment {_id(sid['Id'])}: invalid transition {segment.state} -> {state} (Kafka ignores it)",
-                    tip,
+                    where, "transition", tip, segment_id=_id(sid["Id"]), previous=segment.state, state=state
                 )
                 return
             if state == COPY_SEGMENT_STARTED:
-                self._problem(where, f"segment {_id(sid['Id'])}: an update cannot set {state}", tip)
+                self._problem(where, "update-state", tip, segment_id=_id(sid["Id"]), state=state)
                 return
             if state == DELETE_SEGMENT_FINISHED:
                 del part.segments[sid["Id"]]
@@ -199,9 +197,9 @@ class RemoteLogMetadata:
             found = self.partitions[key] = RemotePartition(tip["Name"], tip["Id"], tip["Partition"])  # type: ignore[index]
         return found
 
-    def _problem(self, where: tuple[str, int], message: str, tip: object = None) -> None:
+    def _problem(self, where: tuple[str, int], case: str, tip: object, **data: object) -> None:
         key = None if tip is None else (tip["Id"], tip["Partition"])  # type: ignore[index]
-        self.problems.append(MetadataProblem(where[0], where[1], message, key))
+        self.problems.append(MetadataProblem(where[0], where[1], case, tuple(data.items()), key))
 
 
 def _id(u: uuid.UUID) -> str:
@@ -234,13 +232,15 @@ def read_remote_log_metadata(paths: Iterable[str]) -> RemoteLogMetadata:
             try:
                 log = LocalLog.scan_segments(directory)
             except OSError as e:
-                out.problems.append(MetadataProblem(directory, -1, f"cannot read the directory: {e}"))
+                out.problems.append(MetadataProblem(directory, -1, "directory", (("reason", str(e)),)))
                 continue
             for segment in log.log_segments:
                 try:
                     _read_segment(segment.log_path, directory, out)
                 except KdumpError as e:
-                    out.problems.append(MetadataProblem(segment.log_path, -1, e.describe()))
+                    out.problems.append(
+                        MetadataProblem(segment.log_path, -1, "log", (("message", e.describe()),))
+                    )
                     break
     return out
 
@@ -254,12 +254,14 @@ def _read_segment(log_path: str, directory: str, out: RemoteLogMetadata) -> None
                 where = (directory, record.offset)
                 value = record.value
                 if value is None:
-                    out.problems.append(MetadataProblem(directory, record.offset, "a record without a value"))
+                    out.problems.append(MetadataProblem(directory, record.offset, "no-value"))
                     continue
                 try:
                     decoded = decode_framed("remote-log-metadata", schemas.BY_API_KEY, bytes(value))
                 except RecordDecodeError as e:
-                    out.problems.append(MetadataProblem(directory, record.offset, f"cannot decode it: {e}"))
+                    out.problems.append(
+                        MetadataProblem(directory, record.offset, "undecodable", (("reason", str(e)),))
+                    )
                     continue
                 out.apply(decoded.kind, decoded.value, where)
 

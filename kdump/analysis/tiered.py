@@ -2,22 +2,38 @@
 :mod:`kdump.analysis.remote_log_metadata`) and its local ones, and the checks of the remote part against the
 objects of Kafka's ``RemoteLogSegmentFileset`` layout (:mod:`kdump.storage.remote_log_segment`).
 
-The checks, each a :class:`TieredProblem` naming the object or record:
+The checks, each a :class:`~kdump.problem.Problem` naming the object or record, with its kind's data (the
+words are :func:`kdump.render.problem_text.tiered_message`'s; ``kdump verify --remote-root`` names the kinds
+with ``remote-`` in front):
 
-* ``missing-object``: a copied segment (``COPY_SEGMENT_FINISHED``) lacks one of its required files (``.log``,
-  ``.index``, ``.timeindex``, ``.leader_epoch_checkpoint``, ``.snapshot``; ``.txnindex`` is optional);
-* ``size``: its ``.log`` is not the ``segmentSizeInBytes`` the metadata gives;
-* ``unfinished``: a segment still in ``COPY_SEGMENT_STARTED`` or ``DELETE_SEGMENT_STARTED`` (a copy or deletion
-  that did not finish, unless it is under way now);
-* ``orphaned-object``: files of a segment id the metadata does not know (a failed copy's leftovers, or a
-  segment whose deletion finished in the metadata but not in the store);
-* ``gap`` / ``overlap``: between consecutive copied segments, and between the remote log's end and the local
-  log's start (a local segment also in remote storage is normal: local retention has not deleted it yet);
-* ``offset-range``, ``leader-epochs``, ``log`` (``deep``: the remote ``.log`` read): its first and last offsets,
-  the leader epochs of its batches (``segmentLeaderEpochs``: each epoch's first offset) and its bytes against the
-  metadata;
-* ``metadata``: a metadata record Kafka's cache refuses (an invalid state transition, an update of a segment
-  never added).
+* ``missing-object`` (segment_id, start_offset, end_offset, suffix): a copied segment
+  (``COPY_SEGMENT_FINISHED``) lacks one of its required files (``.log``, ``.index``, ``.timeindex``,
+  ``.leader_epoch_checkpoint``, ``.snapshot``; ``.txnindex`` is optional);
+* ``size`` (case, size, expected; chunks): its ``.log`` is not the ``segmentSizeInBytes`` the metadata gives
+  (case ``metadata``); Aiven's: the ``.log`` object is not its manifest's chunks (``chunks``), the ``.indexes``
+  object not its manifest's indexes (``indexes``), the manifest's original size not the metadata's
+  (``original``);
+* ``unfinished`` (segment_id, start_offset, end_offset, state): a segment still in ``COPY_SEGMENT_STARTED`` or
+  ``DELETE_SEGMENT_STARTED`` (a copy or deletion that did not finish, unless it is under way now);
+* ``orphaned-object`` (case ``not-a-segment``; ``unknown-segment``: count, segment_id): an object that is no
+  segment's, or files of a segment id the metadata does not know (a failed copy's leftovers, or a segment whose
+  deletion finished in the metadata but not in the store);
+* ``gap`` (case ``remote``: first, last, before, after; ``local``: first, last, remote_end, local_start) /
+  ``overlap`` (first, last, before, after): between consecutive copied segments, and between the remote log's
+  end and the local log's start (a local segment also in remote storage is normal: local retention has not
+  deleted it yet);
+* ``offset-range`` (first, last, start_offset, end_offset), ``leader-epochs`` (epochs, expected: (epoch, first
+  offset) pairs), ``log`` (case ``partial``: bytes; else message, the error's) (``deep``: the remote ``.log``
+  read): its first and last offsets, the leader epochs of its batches (``segmentLeaderEpochs``: each epoch's
+  first offset) and its bytes against the metadata;
+* ``metadata``: a metadata record Kafka's cache refuses (case ``record``: record_offset, record -- the
+  :class:`~kdump.analysis.remote_log_metadata.MetadataProblem`'s case -- and its values), a segment's custom
+  metadata that is not Aiven's plugin's (``custom-metadata``: segment_id, reason), no metadata partition
+  (``none-found``: topic), a topic id that is not ``partition.metadata``'s (``topic-id``: topic, partition);
+* ``manifest`` (message, the error's): an Aiven ``.rsm-manifest`` that cannot be read, or whose chunks cannot;
+* ``indexes`` (index, fault and the :class:`~kdump.storage.aiven_segment.IndexFault`'s values): an Aiven
+  ``.indexes`` whose indexes cannot be read or are not whole;
+* ``unreadable`` (reason; case ``read`` or ``list``): an object or directory that cannot be read or listed.
 """
 
 from __future__ import annotations
@@ -36,6 +52,7 @@ from kdump.analysis.remote_log_metadata import (
     RemoteSegment,
 )
 from kdump.errors import KdumpError
+from kdump.problem import UNREADABLE, Problem, problem
 from kdump.storage import aiven_segment as aiven
 from kdump.storage import locations, naming
 from kdump.storage import remote_log_segment as fileset
@@ -45,13 +62,6 @@ from kdump.storage.kafka_uuid import encode_uuid
 from kdump.storage.local_log import LocalLog
 from kdump.storage.remote_layout import SUFFIXES as TEMPLATE_SUFFIXES
 from kdump.storage.remote_layout import Layout, as_layout
-
-
-@dataclass(frozen=True)
-class TieredProblem:
-    path: str
-    kind: str
-    message: str
 
 
 @dataclass(frozen=True)
@@ -83,7 +93,9 @@ class TieredFacts:
     topic_id: str | None
     remote_dir: str | None
     segments: list[TieredSegment] = field(default_factory=list)
-    problems: list[TieredProblem] = field(default_factory=list)
+    #: What is wrong, as facts: the kinds of this module's docstring (``unreadable`` too), each naming its object
+    #: or record; their words are :mod:`kdump.render.problem_text`'s (``tiered_message``).
+    problems: list[Problem] = field(default_factory=list)
     #: The partition's delete state in the metadata (``RemotePartitionDeleteState``), if any.
     delete_state: str | None = None
 
@@ -110,7 +122,14 @@ def check_tiered(
     problems = facts.problems
     layout = as_layout(layout)
     for p in metadata_problems:
-        problems.append(TieredProblem(p.path, "metadata", f"offset {p.offset}: {p.message}"))
+        problems.append(
+            Problem(
+                "metadata",
+                p.path,
+                None,
+                (("case", "record"), ("record_offset", p.offset), ("record", p.case), *p.data),
+            )
+        )
     finished: list[RemoteSegment] = []
     known_ids: set[str] = set()
     if remote is not None:
@@ -134,12 +153,13 @@ def check_tiered(
             )
             if s.state in (COPY_SEGMENT_STARTED, DELETE_SEGMENT_STARTED):
                 problems.append(
-                    TieredProblem(
-                        log_path,
+                    problem(
                         "unfinished",
-                        f"segment {sid} (offsets {s.start_offset}-{s.end_offset}) is still {s.state}: "
-                        f"{'a copy' if s.state == COPY_SEGMENT_STARTED else 'a deletion'} that did not finish "
-                        "(or is under way now)",
+                        log_path,
+                        segment_id=sid,
+                        start_offset=s.start_offset,
+                        end_offset=s.end_offset,
+                        state=s.state,
                     )
                 )
             if s.state != COPY_SEGMENT_FINISHED:
@@ -153,11 +173,13 @@ def check_tiered(
             for suffix, path in required.items():
                 if sizes[suffix] is None and suffix != naming.TXN_INDEX_FILE_SUFFIX:
                     problems.append(
-                        TieredProblem(
-                            path,
+                        problem(
                             "missing-object",
-                            f"segment {sid} (offsets {s.start_offset}-{s.end_offset}) was copied "
-                            f"(COPY_SEGMENT_FINISHED) but its {suffix} is not in remote storage",
+                            path,
+                            segment_id=sid,
+                            start_offset=s.start_offset,
+                            end_offset=s.end_offset,
+                            suffix=suffix,
                         )
                     )
             size = sizes[naming.LOG_FILE_SUFFIX]
@@ -167,11 +189,7 @@ def check_tiered(
                 continue
             if size is not None and size != s.size_in_bytes:
                 problems.append(
-                    TieredProblem(
-                        log_path,
-                        "size",
-                        f"{size} bytes, but the metadata says segmentSizeInBytes {s.size_in_bytes}",
-                    )
+                    problem("size", log_path, case="metadata", size=size, expected=s.size_in_bytes)
                 )
             if deep and size is not None:
                 _check_log(log_path, s, problems)
@@ -183,17 +201,18 @@ def check_tiered(
             )
             if parsed is None:
                 problems.append(
-                    TieredProblem(_join(facts.remote_dir, name), "orphaned-object", "not a segment file")
+                    problem("orphaned-object", _join(facts.remote_dir, name), case="not-a-segment")
                 )
             elif parsed.segment_id not in known_ids:
                 orphans.setdefault(parsed.segment_id, []).append(name)
         for sid, found in orphans.items():
             problems.append(
-                TieredProblem(
-                    _join(facts.remote_dir, found[0]),
+                problem(
                     "orphaned-object",
-                    f"{len(found)} file(s) of segment {sid}, which the metadata does not know (a failed copy's "
-                    "leftovers, or a deletion that finished in the metadata but not in the store)",
+                    _join(facts.remote_dir, found[0]),
+                    case="unknown-segment",
+                    count=len(found),
+                    segment_id=sid,
                 )
             )
     previous: RemoteSegment | None = None
@@ -201,21 +220,25 @@ def check_tiered(
         if previous is not None:
             if s.start_offset > previous.end_offset + 1:
                 problems.append(
-                    TieredProblem(
-                        _objects(layout, facts.remote_dir, s)[naming.LOG_FILE_SUFFIX],
+                    problem(
                         "gap",
-                        f"offsets {previous.end_offset + 1}-{s.start_offset - 1} are in no remote segment "
-                        f"(between {encode_uuid(previous.segment_id.bytes)} and {encode_uuid(s.segment_id.bytes)})",
+                        _objects(layout, facts.remote_dir, s)[naming.LOG_FILE_SUFFIX],
+                        case="remote",
+                        first=previous.end_offset + 1,
+                        last=s.start_offset - 1,
+                        before=encode_uuid(previous.segment_id.bytes),
+                        after=encode_uuid(s.segment_id.bytes),
                     )
                 )
             elif s.start_offset <= previous.end_offset:
                 problems.append(
-                    TieredProblem(
-                        _objects(layout, facts.remote_dir, s)[naming.LOG_FILE_SUFFIX],
+                    problem(
                         "overlap",
-                        f"offsets {s.start_offset}-{min(s.end_offset, previous.end_offset)} are in two remote "
-                        f"segments ({encode_uuid(previous.segment_id.bytes)} and "
-                        f"{encode_uuid(s.segment_id.bytes)})",
+                        _objects(layout, facts.remote_dir, s)[naming.LOG_FILE_SUFFIX],
+                        first=s.start_offset,
+                        last=min(s.end_offset, previous.end_offset),
+                        before=encode_uuid(previous.segment_id.bytes),
+                        after=encode_uuid(s.segment_id.bytes),
                     )
                 )
         if previous is None or s.end_offset > previous.end_offset:
@@ -238,11 +261,14 @@ def check_tiered(
         bases = local.log_base_offsets
         if remote_end is not None and bases and bases[0] > remote_end + 1:
             problems.append(
-                TieredProblem(
-                    local.directory,
+                problem(
                     "gap",
-                    f"offsets {remote_end + 1}-{bases[0] - 1} are neither in remote storage (it ends at "
-                    f"{remote_end}) nor local (it starts at {bases[0]})",
+                    local.directory,
+                    case="local",
+                    first=remote_end + 1,
+                    last=bases[0] - 1,
+                    remote_end=remote_end,
+                    local_start=bases[0],
                 )
             )
     facts.segments.sort(key=lambda s: (s.base_offset, s.tier != "remote"))
@@ -250,7 +276,7 @@ def check_tiered(
 
 
 def _objects(
-    layout: Layout, remote_dir: str | None, s: RemoteSegment, problems: list[TieredProblem] | None = None
+    layout: Layout, remote_dir: str | None, s: RemoteSegment, problems: list[Problem] | None = None
 ) -> dict[str, str]:
     """Where a remote segment's objects are in ``layout``, by suffix (the ``.log`` first).  Kafka's and Aiven's
     are in the partition's remote directory ``remote_dir``, unless the segment's custom metadata names another
@@ -284,11 +310,12 @@ def _objects(
         except ValueError as e:
             if problems is not None:
                 problems.append(
-                    TieredProblem(
-                        objects[naming.LOG_FILE_SUFFIX],
+                    problem(
                         "metadata",
-                        f"segment {encode_uuid(s.segment_id.bytes)}: its custom metadata is not the plugin's "
-                        f"({e}); the default object keys are used",
+                        objects[naming.LOG_FILE_SUFFIX],
+                        case="custom-metadata",
+                        segment_id=encode_uuid(s.segment_id.bytes),
+                        reason=str(e),
                     )
                 )
             custom = {}
@@ -324,7 +351,7 @@ def _check_aiven(
     objects: dict[str, str],
     sizes: dict[str, int | None],
     s: RemoteSegment,
-    problems: list[TieredProblem],
+    problems: list[Problem],
     deep: bool,
     keyring: aiven.Keyring | None,
 ) -> None:
@@ -336,54 +363,63 @@ def _check_aiven(
     try:
         manifest = aiven.parse_manifest(read_all(manifest_path), manifest_path, keyring)
     except KdumpError as e:
-        problems.append(TieredProblem(manifest_path, "manifest", e.message))
+        problems.append(problem("manifest", manifest_path, message=e.message))
         return
     except OSError as e:
-        problems.append(TieredProblem(manifest_path, "unreadable", f"cannot read it: {e.strerror or e}"))
+        problems.append(problem(UNREADABLE, manifest_path, case="read", reason=e.strerror or str(e)))
         return
     if manifest.transformed_size != size:
         problems.append(
-            TieredProblem(
-                log_path,
+            problem(
                 "size",
-                f"{size} bytes, but its manifest's {len(manifest.chunks)} chunks make {manifest.transformed_size}",
+                log_path,
+                case="chunks",
+                size=size,
+                chunks=len(manifest.chunks),
+                expected=manifest.transformed_size,
             )
         )
         return
     indexes_path, indexes_size = objects[aiven.INDEXES_SUFFIX], sizes[aiven.INDEXES_SUFFIX]
     if indexes_size is not None and indexes_size != aiven.indexes_size(manifest):
         problems.append(
-            TieredProblem(
-                indexes_path,
-                "size",
-                f"{indexes_size} bytes, but its manifest's indexes end at byte {aiven.indexes_size(manifest)}",
+            problem(
+                "size", indexes_path, case="indexes", size=indexes_size, expected=aiven.indexes_size(manifest)
             )
         )
     if manifest.original_file_size != s.size_in_bytes:
         problems.append(
-            TieredProblem(
-                manifest_path,
+            problem(
                 "size",
-                f"originalFileSize {manifest.original_file_size}, but the metadata says segmentSizeInBytes "
-                f"{s.size_in_bytes}",
+                manifest_path,
+                case="original",
+                size=manifest.original_file_size,
+                expected=s.size_in_bytes,
             )
         )
     if deep:
         try:
             source = aiven.chunked_log(manifest, source_of(log_path))
         except KdumpError as e:
-            problems.append(TieredProblem(log_path, "manifest", e.message))
+            problems.append(problem("manifest", log_path, message=e.message))
             return
         _check_log(log_path, s, problems, lambda: FileRecords.open(source))
         if indexes_size is not None:
-            for message in aiven.check_indexes(manifest, source_of(indexes_path)):
-                problems.append(TieredProblem(indexes_path, "indexes", message))
+            for fault in aiven.check_indexes(manifest, source_of(indexes_path)):
+                problems.append(
+                    Problem(
+                        "indexes",
+                        indexes_path,
+                        None,
+                        (("index", fault.index), ("fault", fault.case), *fault.data),
+                    )
+                )
 
 
 def _check_log(
     log_path: str,
     s: RemoteSegment,
-    problems: list[TieredProblem],
+    problems: list[Problem],
     open_records: Callable[[], FileRecords] | None = None,
 ) -> None:
     """The remote ``.log`` against its metadata: offsets, leader epochs, bytes (one ranged pass)."""
@@ -403,31 +439,25 @@ def _check_log(
                 valid = batch.position + batch.size_in_bytes
             invalid = records.invalid_bytes(valid)
     except KdumpError as e:
-        problems.append(TieredProblem(log_path, "log", e.describe()))
+        problems.append(problem("log", log_path, message=e.describe()))
         return
     if invalid:
-        problems.append(TieredProblem(log_path, "log", f"the last {invalid} bytes are not a whole batch"))
+        problems.append(problem("log", log_path, case="partial", bytes=invalid))
     if (first, last) != (s.start_offset, s.end_offset):
         problems.append(
-            TieredProblem(
-                log_path,
+            problem(
                 "offset-range",
-                f"its batches hold offsets {first}-{last}, the metadata says {s.start_offset}-{s.end_offset}",
+                log_path,
+                first=first,
+                last=last,
+                start_offset=s.start_offset,
+                end_offset=s.end_offset,
             )
         )
     if epochs != s.leader_epochs:
         problems.append(
-            TieredProblem(
-                log_path,
-                "leader-epochs",
-                f"its batches' leader epochs (epoch@first offset) are {_epochs(epochs)}, the metadata's "
-                f"segmentLeaderEpochs {_epochs(s.leader_epochs)}",
-            )
+            problem("leader-epochs", log_path, epochs=tuple(epochs), expected=tuple(s.leader_epochs))
         )
-
-
-def _epochs(pairs: list[tuple[int, int]]) -> str:
-    return ", ".join(f"{e}@{o}" for e, o in pairs) or "none"
 
 
 def _join(directory: str | None, name: str) -> str:

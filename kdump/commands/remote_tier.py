@@ -20,8 +20,8 @@ from kdump.analysis.remote_log_metadata import (
     RemoteLogMetadata,
     read_remote_log_metadata,
 )
-from kdump.analysis.tiered import TieredFacts, TieredProblem, TieredSegment
-from kdump.problem import UNREADABLE, Problem, problem
+from kdump.analysis.tiered import TieredFacts, TieredSegment
+from kdump.problem import UNREADABLE, Problem
 from kdump.storage import aiven_segment as aiven
 from kdump.storage import locations, naming
 from kdump.storage.aiven_segment import Keyring
@@ -53,7 +53,7 @@ REMOTE_PROBLEM_KINDS = {
 
 def verify_kind(kind: str) -> str:
     """``kdump tiered``'s kind as verify names it."""
-    return kind if kind == "unreadable" else f"remote-{kind}"
+    return kind if kind == UNREADABLE else f"remote-{kind}"
 
 
 @dataclass(frozen=True)
@@ -196,8 +196,7 @@ def remote_segment(
     return segment
 
 
-def _as_verify(p: TieredProblem, directory: str) -> Problem:
-    path = p.path or os.path.normpath(directory)
-    if p.kind == UNREADABLE:
-        return problem(UNREADABLE, path, reason=p.message)
-    return problem(verify_kind(p.kind), path, message=p.message)
+def _as_verify(p: Problem, directory: str) -> Problem:
+    """``kdump tiered``'s problem as verify's: its kind named with ``remote-`` in front (``unreadable`` stays), the
+    same place and data."""
+    return Problem(verify_kind(p.kind), p.file or os.path.normpath(directory), p.position, p.data)

@@ -16,10 +16,11 @@ from kdump.analysis.remote_log_metadata import (
     metadata_partition_dirs,
     read_remote_log_metadata,
 )
-from kdump.analysis.tiered import TieredFacts, TieredProblem, check_tiered, remote_partition_dirs
+from kdump.analysis.tiered import TieredFacts, check_tiered, remote_partition_dirs
 from kdump.errors import KdumpError
 from kdump.exit_status import ExitStatus
 from kdump.facts.report import ReportSink, hand_over
+from kdump.problem import UNREADABLE, Problem, problem
 from kdump.storage import locations, naming
 from kdump.storage.aiven_segment import Keyring
 from kdump.storage.kafka_uuid import decode_uuid
@@ -71,7 +72,7 @@ class TieredCommand:
         try:
             local = LocalLog.scan(self.partition_dir)
         except OSError as e:
-            problems.append(TieredProblem(self.partition_dir, "unreadable", f"cannot read it: {e}"))
+            problems.append(problem(UNREADABLE, self.partition_dir, case="read", reason=str(e)))
             local = None
         topic_id = self._topic_id(problems)
         # the metadata partition that holds this partition's records, when it is among those given
@@ -83,22 +84,17 @@ class TieredCommand:
             chosen = [d for d in dirs if os.path.basename(os.path.normpath(d)) == wanted]
             dirs = chosen or dirs
         if not dirs:
-            problems.append(
-                TieredProblem(
-                    self.metadata[0],
-                    "metadata",
-                    f"no {METADATA_TOPIC} partition found: what is in remote storage cannot be known",
-                )
-            )
+            problems.append(problem("metadata", self.metadata[0], case="none-found", topic=METADATA_TOPIC))
         metadata = self.metadata_reader(dirs)
         remote = metadata.partition(self.topic, self.partition)
         if remote is not None and topic_id is not None and remote.topic_id != topic_id:
             problems.append(
-                TieredProblem(
-                    self.partition_dir,
+                problem(
                     "metadata",
-                    f"the metadata's topic id for {self.topic}-{self.partition} is not partition.metadata's "
-                    "(the topic was deleted and re-created?)",
+                    self.partition_dir,
+                    case="topic-id",
+                    topic=self.topic,
+                    partition=self.partition,
                 )
             )
         if topic_id is None and remote is not None:
@@ -115,7 +111,7 @@ class TieredCommand:
             except OSError as e:
                 if remote is not None and remote.segments:
                     problems.append(
-                        TieredProblem(facts.remote_dir, "unreadable", f"cannot list it: {e.strerror or e}")
+                        problem(UNREADABLE, facts.remote_dir, case="list", reason=e.strerror or str(e))
                     )
         key = None if topic_id is None else (topic_id, self.partition)
         mine = [p for p in metadata.problems if p.topic_partition in (key, None)]
@@ -124,25 +120,25 @@ class TieredCommand:
                 facts, remote, names, local, mine, deep=self.deep, layout=self.layout, keyring=self.keyring
             )
         except KdumpError as e:
-            problems.append(TieredProblem(e.path or self.partition_dir, "unreadable", e.message))
+            problems.append(problem(UNREADABLE, e.path or self.partition_dir, reason=e.message))
         return facts
 
-    def _topic_id(self, problems: list[TieredProblem]) -> uuid.UUID | None:
+    def _topic_id(self, problems: list[Problem]) -> uuid.UUID | None:
         path = os.path.join(self.partition_dir, "partition.metadata")
         if not locations.exists(path):
             return None
         try:
             return uuid.UUID(bytes=read_partition_metadata(path).topic_id_bytes)
         except (KdumpError, OSError, ValueError) as e:
-            problems.append(TieredProblem(path, "unreadable", str(e)))
+            problems.append(problem(UNREADABLE, path, reason=str(e)))
             return None
 
 
-def _metadata_dirs(path: str, problems: list[TieredProblem]) -> list[str]:
+def _metadata_dirs(path: str, problems: list[Problem]) -> list[str]:
     try:
         return metadata_partition_dirs(path)
     except OSError as e:
-        problems.append(TieredProblem(path, "unreadable", f"cannot read it: {e.strerror or e}"))
+        problems.append(problem(UNREADABLE, path, case="read", reason=e.strerror or str(e)))
         return []
 
 

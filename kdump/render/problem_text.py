@@ -99,7 +99,7 @@ def details(problems: Iterable[Problem]) -> list[dict[str, Any]]:
 
 
 # --- The words of ``kdump verify``'s and ``verify-index``'s problems and notes (their facts are made by
-# kdump.analysis.index_verification, kdump.analysis.log_verification and kdump.commands.remote_tier): the
+# kdump.analysis.index_verification and kdump.analysis.log_verification; the remote kinds' are below): the
 # ``<message>`` of ``<file>: entry <n> (byte <p>): <kind>: <message>`` and of the JSON object's ``message``.
 
 #: What the active segment's notes add (not problems: a running broker's indexes look like this).
@@ -139,6 +139,10 @@ def _unreadable(x: Problem) -> str:
         return f"cannot read it: {x['reason']} (its index files were not compared with it)"
     if case == "directory":
         return f"cannot read the directory: {x['reason']}"
+    if case == "read":  # kdump tiered's objects
+        return f"cannot read it: {x['reason']}"
+    if case == "list":
+        return f"cannot list it: {x['reason']}"
     return str(x["reason"])
 
 
@@ -382,12 +386,163 @@ _VERIFY_WORDS: dict[str, Callable[[Problem], str]] = {
 }
 
 
+# --- The words of ``kdump tiered``'s problems (kdump.analysis.tiered, kdump.commands.tiered), which ``kdump
+# verify --remote-root`` reports as its ``remote-<kind>`` problems: ``<object>: <kind>: <message>``.
+
+
+def _segment(x: Problem) -> str:
+    return f"segment {x['segment_id']} (offsets {x['start_offset']}-{x['end_offset']})"
+
+
+def _unfinished(x: Problem) -> str:
+    state = x["state"]
+    what = "a copy" if state == "COPY_SEGMENT_STARTED" else "a deletion"
+    return f"{_segment(x)} is still {state}: {what} that did not finish (or is under way now)"
+
+
+def _remote_size(x: Problem) -> str:
+    case, size, expected = x["case"], x["size"], x["expected"]
+    if case == "chunks":
+        return f"{size} bytes, but its manifest's {x['chunks']} chunks make {expected}"
+    if case == "indexes":
+        return f"{size} bytes, but its manifest's indexes end at byte {expected}"
+    if case == "original":
+        return f"originalFileSize {size}, but the metadata says segmentSizeInBytes {expected}"
+    return f"{size} bytes, but the metadata says segmentSizeInBytes {expected}"
+
+
+def _orphaned_object(x: Problem) -> str:
+    if x["case"] == "not-a-segment":
+        return "not a segment file"
+    return (
+        f"{x['count']} file(s) of segment {x['segment_id']}, which the metadata does not know (a failed copy's "
+        "leftovers, or a deletion that finished in the metadata but not in the store)"
+    )
+
+
+def _remote_gap(x: Problem) -> str:
+    if x["case"] == "local":
+        return (
+            f"offsets {x['first']}-{x['last']} are neither in remote storage (it ends at {x['remote_end']}) nor "
+            f"local (it starts at {x['local_start']})"
+        )
+    return (
+        f"offsets {x['first']}-{x['last']} are in no remote segment (between {x['before']} and {x['after']})"
+    )
+
+
+def _epochs(pairs: Iterable[tuple[int, int]]) -> str:
+    return ", ".join(f"{e}@{o}" for e, o in pairs) or "none"
+
+
+def _metadata_record(x: Problem) -> str:
+    """A ``__remote_log_metadata`` record Kafka's ``RemoteLogMetadataCache`` refuses, or one that cannot be read
+    (:class:`kdump.analysis.remote_log_metadata.MetadataProblem`'s cases)."""
+    case = x["record"]
+    if case == "added-state":
+        return f"segment {x['segment_id']} added in state {x['state']}, not COPY_SEGMENT_STARTED"
+    if case == "added-again":
+        return f"segment {x['segment_id']} added again while {x['state']}"
+    if case == "no-segment":
+        return f"update to {x['state']} of segment {x['segment_id']}, which no earlier record added"
+    if case == "transition":
+        return f"segment {x['segment_id']}: invalid transition {x['previous']} -> {x['state']} (Kafka ignores it)"
+    if case == "update-state":
+        return f"segment {x['segment_id']}: an update cannot set {x['state']}"
+    if case == "directory":
+        return f"cannot read the directory: {x['reason']}"
+    if case == "no-value":
+        return "a record without a value"
+    if case == "undecodable":
+        return f"cannot decode it: {x['reason']}"
+    return str(x["message"])
+
+
+def _remote_metadata(x: Problem) -> str:
+    case = x.get("case")
+    if case == "record":
+        return f"offset {x['record_offset']}: {_metadata_record(x)}"
+    if case == "custom-metadata":
+        return (
+            f"segment {x['segment_id']}: its custom metadata is not the plugin's ({x['reason']}); the default "
+            "object keys are used"
+        )
+    if case == "none-found":
+        return f"no {x['topic']} partition found: what is in remote storage cannot be known"
+    if case == "topic-id":
+        return (
+            f"the metadata's topic id for {x['topic']}-{x['partition']} is not partition.metadata's (the topic was "
+            "deleted and re-created?)"
+        )
+    return str(x["message"])
+
+
+#: What each of Aiven's indexes is called in an ``indexes`` problem that could not parse it.
+_PARSED_INDEXES = {"producerSnapshot": "producer snapshot", "leaderEpoch": "leader-epoch checkpoint"}
+
+
+def _remote_indexes(x: Problem) -> str:
+    """One index out of an Aiven ``.indexes`` (:class:`kdump.storage.aiven_segment.IndexFault`'s cases)."""
+    fault, index = x["fault"], x["index"]
+    if fault == "absent":
+        return f"the manifest has no {index} index"
+    if fault == "length":
+        return f"{index} index: {x['bytes']} bytes, not whole {x['width']}-byte entries"
+    if fault == "order":
+        return (
+            f"{index} index: entry {x['index_entry']} (relative offset {x['relative_offset']}, position "
+            f"{x['log_position']}) does not follow {x['previous']} inside the {x['segment_size']}-byte segment"
+        )
+    if fault == "parse":
+        return f"{_PARSED_INDEXES.get(index, index)}: {x['message']}"
+    return f"{index} index: {x['message']}"
+
+
+_TIERED_WORDS: dict[str, Callable[[Problem], str]] = {
+    "missing-object": lambda x: (
+        f"{_segment(x)} was copied (COPY_SEGMENT_FINISHED) but its {x['suffix']} is not in remote storage"
+    ),
+    "size": _remote_size,
+    "unfinished": _unfinished,
+    "orphaned-object": _orphaned_object,
+    "gap": _remote_gap,
+    "overlap": lambda x: (
+        f"offsets {x['first']}-{x['last']} are in two remote segments ({x['before']} and {x['after']})"
+    ),
+    "offset-range": lambda x: (
+        f"its batches hold offsets {x['first']}-{x['last']}, the metadata says {x['start_offset']}-{x['end_offset']}"
+    ),
+    "leader-epochs": lambda x: (
+        f"its batches' leader epochs (epoch@first offset) are {_epochs(x['epochs'])}, the metadata's "
+        f"segmentLeaderEpochs {_epochs(x['expected'])}"
+    ),
+    "log": lambda x: (
+        f"the last {x['bytes']} bytes are not a whole batch"
+        if x.get("case") == "partial"
+        else str(x["message"])
+    ),
+    "metadata": _remote_metadata,
+    "manifest": lambda x: str(x["message"]),
+    "indexes": _remote_indexes,
+}
+
+_VERIFY_WORDS.update({f"remote-{kind}": words for kind, words in _TIERED_WORDS.items()})
+
+
+def tiered_message(x: Problem) -> str:
+    """The words of a problem of ``kdump tiered`` (``<object>: <kind>: <message>``): its kinds are verify's
+    ``remote-`` ones without the prefix, and ``unreadable``."""
+    if x.kind == p.UNREADABLE:
+        return _unreadable(x)
+    return _TIERED_WORDS[x.kind](x)
+
+
 def verify_message(x: Problem) -> str:
     """The words of a problem (or note) of ``kdump verify`` / ``verify-index``: the part after its kind."""
     words = _VERIFY_WORDS.get(x.kind)
     if words is not None:
         return words(x)
-    message = x.get("message")  # the remote kinds (kdump tiered's words), an error's kind
+    message = x.get("message")  # an error's kind
     return str(message) if message is not None else x.kind
 
 

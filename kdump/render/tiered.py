@@ -7,6 +7,7 @@ from typing import Any
 
 from kdump.analysis.tiered import TieredFacts
 from kdump.render.json_lines import head, line
+from kdump.render.problem_text import tiered_message
 from kdump.render.table_fit import Column
 from kdump.render.tables import Section, opt, printable
 
@@ -41,7 +42,7 @@ def sections(facts: list[TieredFacts], *, human: bool) -> list[Section]:
             ]
             for s in f.segments
         ]
-        notes = [printable(f"{p.path}: {p.kind}: {p.message}") for p in f.problems]
+        notes = [printable(f"{p.file}: {p.kind}: {tiered_message(p)}") for p in f.problems]
         notes.append(
             f"{len(f.problems)} problem(s)"
             if f.problems
@@ -75,7 +76,9 @@ def partition_object(f: TieredFacts) -> dict[str, Any]:
             for s in f.segments
         ],
         "problems": len(f.problems),
-        "remoteProblems": [{"file": p.path, "kind": p.kind, "message": p.message} for p in f.problems],
+        "remoteProblems": [
+            {"file": p.file, "kind": p.kind, "message": tiered_message(p)} for p in f.problems
+        ],
     }
 
 

@@ -646,50 +646,63 @@ def read_index(manifest: SegmentManifest, indexes: ByteSource, name: str) -> byt
     return data
 
 
-def check_indexes(manifest: SegmentManifest, indexes: ByteSource) -> list[str]:
+@dataclass(frozen=True)
+class IndexFault:
+    """What is wrong with one index out of ``.indexes`` (:func:`check_indexes`): ``index`` (one of
+    :data:`INDEX_NAMES`), ``case`` -- ``unreadable`` (message: the error's), ``absent`` (the manifest has
+    none), ``length`` (bytes, width: not whole entries), ``order`` (index_entry, relative_offset, log_position,
+    previous, segment_size: an offset-index entry out of order or outside the segment), ``parse`` (message: the
+    producer snapshot or leader-epoch checkpoint does not parse) -- and the case's values."""
+
+    index: str
+    case: str
+    data: tuple[tuple[str, Any], ...] = ()
+
+
+def check_indexes(manifest: SegmentManifest, indexes: ByteSource) -> list[IndexFault]:
     """Each index out of ``.indexes`` read (decrypted) and checked as Kafka reads it back
     (``RemoteIndexCache``): the offset index in 8-byte entries whose offsets and positions increase, positions
     inside the original ``.log``; the time index in 12-byte entries; the producer snapshot (its CRC) and the
-    leader-epoch checkpoint parsed; the transaction index in 34-byte entries.  What is wrong, one sentence each."""
+    leader-epoch checkpoint parsed; the transaction index in 34-byte entries.  What is wrong, one fault each."""
     from kdump.storage.leader_epoch_checkpoint import parse_leader_epoch_checkpoint
     from kdump.storage.producer_snapshot import parse_producer_snapshot
 
-    found: list[str] = []
+    found: list[IndexFault] = []
     for name in INDEX_NAMES:
         try:
             data = read_index(manifest, indexes, name)
         except KdumpError as e:
-            found.append(f"{name} index: {e.message}")
+            found.append(IndexFault(name, "unreadable", (("message", e.message),)))
             continue
         if name != "transaction" and data is None:
-            found.append(f"the manifest has no {name} index")
+            found.append(IndexFault(name, "absent"))
         if not data:
             continue
         width = {"offset": 8, "timestamp": 12, "transaction": 34}.get(name)
         if width is not None and len(data) % width:
-            found.append(f"{name} index: {len(data)} bytes, not whole {width}-byte entries")
+            found.append(IndexFault(name, "length", (("bytes", len(data)), ("width", width))))
             continue
         if name == "offset":
             last = (-1, -1)
             for at in range(0, len(data), 8):
                 entry = struct.unpack_from(">ii", data, at)
                 if entry <= last or not 0 <= entry[1] < manifest.original_file_size:
-                    found.append(
-                        f"offset index: entry {at // 8} (relative offset {entry[0]}, position {entry[1]}) does not "
-                        f"follow {last} inside the {manifest.original_file_size}-byte segment"
+                    values = (
+                        ("index_entry", at // 8),
+                        ("relative_offset", entry[0]),
+                        ("log_position", entry[1]),
+                        ("previous", last),
+                        ("segment_size", manifest.original_file_size),
                     )
+                    found.append(IndexFault(name, "order", values))
                     break
                 last = entry
-        elif name == "producerSnapshot":
+        elif name in ("producerSnapshot", "leaderEpoch"):
+            parse = parse_producer_snapshot if name == "producerSnapshot" else parse_leader_epoch_checkpoint
             try:
-                parse_producer_snapshot(data)
+                parse(data)
             except (KdumpError, ValueError) as e:
-                found.append(f"producer snapshot: {getattr(e, 'message', e)}")
-        elif name == "leaderEpoch":
-            try:
-                parse_leader_epoch_checkpoint(data)
-            except (KdumpError, ValueError) as e:
-                found.append(f"leader-epoch checkpoint: {getattr(e, 'message', e)}")
+                found.append(IndexFault(name, "parse", (("message", getattr(e, "message", str(e))),)))
     return found
 
 
