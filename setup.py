@@ -32,7 +32,12 @@ setup(
             depends=["kdump/_varint.h", "kdump/_batch_walk.h"],
             optional=True,
         ),
-        Extension("kdump._columns", ["kdump/_columns.c"], depends=["kdump/_varint.h"], optional=True),
+        Extension(
+            "kdump._columns",
+            ["kdump/_columns.c"],
+            depends=["kdump/_varint.h", "kdump/_batch_walk.h"],
+            optional=True,
+        ),
         Extension(
             "kdump._digests",
             ["kdump/_digests.c"],

@@ -36,6 +36,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "_batch_walk.h"
 #include "_varint.h"
 
 /* kdump.storage.record.MAX_OBJECT_HEADERS: a record with more headers is the storage core's to report. */
@@ -141,17 +142,35 @@ static void binary_clear(Binary *c)
     Py_CLEAR(c->data.ba);
 }
 
-/* Append item ``i`` (data NULL: null).  1 done, 0 the data would pass 2 GiB (Arrow's int32 offsets), -1 error. */
+/* Bits 0..n-1 of an empty validity bitmap set (the items before the first null). */
+static int bits_fill(Buf *b, Py_ssize_t n)
+{
+    Py_ssize_t bytes = (n + 7) / 8;
+    if (buf_reserve(b, bytes) < 0)
+        return -1;
+    unsigned char *p = (unsigned char *)PyByteArray_AS_STRING(b->ba);
+    memset(p, 0xFF, (size_t)(n / 8));
+    if (n % 8)
+        p[n / 8] = (unsigned char)((1u << (n % 8)) - 1);
+    b->len = bytes;
+    return 0;
+}
+
+/* Append item ``i`` (data NULL: null).  1 done, 0 the data would pass 2 GiB (Arrow's int32 offsets), -1 error.
+   The validity bitmap is written from the first null on (until then it is empty: a column without nulls is
+   handed out without one), so ``nulls == 0`` always means an empty bitmap, rollbacks included. */
 static int binary_add(Binary *c, Py_ssize_t i, const unsigned char *data, Py_ssize_t n)
 {
-    if (data != NULL && n > INT32_LIMIT - c->data.len)
-        return 0;
-    if (bit_set(&c->valid, i, data != NULL) < 0)
-        return -1;
-    if (data == NULL)
+    if (data == NULL) {
+        if ((c->nulls == 0 && bits_fill(&c->valid, i) < 0) || bit_set(&c->valid, i, 0) < 0)
+            return -1;
         c->nulls++;
-    else if (buf_put(&c->data, data, n) < 0)
-        return -1;
+    } else {
+        if (n > INT32_LIMIT - c->data.len)
+            return 0;
+        if ((c->nulls && bit_set(&c->valid, i, 1) < 0) || buf_put(&c->data, data, n) < 0)
+            return -1;
+    }
     return buf_i32(&c->offsets, (int32_t)c->data.len) < 0 ? -1 : 1;
 }
 
@@ -385,6 +404,31 @@ static int add_batch_columns(Builder *s, const Batch *bt)
     return 0;
 }
 
+/* ``n`` copies of a fixed-width value at the end of ``b``. */
+static int buf_repeat(Buf *b, const void *value, size_t width, Py_ssize_t n)
+{
+    if (n > PY_SSIZE_T_MAX / 16 || buf_reserve(b, (Py_ssize_t)width * n) < 0)
+        return -1;
+    char *p = buf_at(b);
+    for (Py_ssize_t k = 0; k < n; k++)
+        memcpy(p + (size_t)k * width, value, width);
+    b->len += (Py_ssize_t)width * n;
+    return 0;
+}
+
+/* The batch-level columns of the ``n`` rows a walk appended (add_batch_columns for each, in one go). */
+static int fill_batch_columns(Builder *s, const Batch *bt, Py_ssize_t n)
+{
+    if (n <= 0)
+        return 0;
+    int64_t position = bt->position, base_offset = bt->base_offset;
+    if (buf_repeat(&s->batch, &bt->batch_no, 4, n) < 0 || buf_repeat(&s->position, &position, 8, n) < 0
+        || buf_repeat(&s->base_offset, &base_offset, 8, n) < 0
+        || buf_repeat(&s->base_sequence, &bt->base_sequence, 4, n) < 0)
+        return -1;
+    return 0;
+}
+
 enum { WALK_DECLINE = 0, WALK_OK = 1, WALK_ERROR = -1 };
 
 /* Walk records *done..count of b[*pos:end]; ``dry``: check only.  Stops (WALK_OK, *done < count) before a record
@@ -394,6 +438,7 @@ static int walk(Builder *s, const unsigned char *b, Py_ssize_t *ppos, Py_ssize_t
 {
     Py_ssize_t pos = *ppos;
     Py_ssize_t i = *done;
+    Py_ssize_t rows_before = s->rows;
     int r;
     for (; i < count; i++) {
         if (!dry && (s->rows >= max_rows || s->bytes >= max_bytes))
@@ -436,8 +481,7 @@ static int walk(Builder *s, const unsigned char *b, Py_ssize_t *ppos, Py_ssize_t
         if (s->include_headers && header_count > MAX_OBJECT_HEADERS)
             return WALK_DECLINE;
         if (keep) {
-            if (buf_i64(&s->offset, offset) < 0
-                || buf_i64(&s->timestamp, (int64_t)((uint64_t)timestamp * 1000u)) < 0 || add_batch_columns(s, bt) < 0)
+            if (buf_i64(&s->offset, offset) < 0 || buf_i64(&s->timestamp, (int64_t)((uint64_t)timestamp * 1000u)) < 0)
                 return WALK_ERROR;
             if ((r = binary_add(&s->key, s->rows, key, key_size)) != 1
                 || (r = binary_add(&s->value, s->rows, value, value_size)) != 1)
@@ -484,6 +528,8 @@ static int walk(Builder *s, const unsigned char *b, Py_ssize_t *ppos, Py_ssize_t
     }
     if (i == count && pos != end)
         return WALK_DECLINE; /* records still remaining: Kafka's error, the storage core's to give */
+    if (fill_batch_columns(s, bt, s->rows - rows_before) < 0)
+        return WALK_ERROR;
     *ppos = pos;
     *done = i;
     return WALK_OK;
@@ -581,6 +627,161 @@ static PyObject *Builder_append(Builder *s, PyObject *const *args, Py_ssize_t na
         Py_RETURN_NONE;
     }
     return Py_BuildValue("(nnn)", pos, done, s->rows - rows_before);
+}
+
+/* -- runs of batches (append_run) ------------------------------------------------------------------------ */
+
+/* Flags of append_run. */
+#define RUN_READ_COMMITTED 1
+
+/*
+ * append_run(buf, pos, end, stop, crc32c, per_batch, codec_names, lo, hi, last_stable_offset, flags, max_rows,
+ *            max_bytes, decompress) -> end of the run | None
+ *   appends the records of the v2 batches of buf from ``pos`` (framed by _batch_walk.h: starting before
+ *   ``stop``, ending by ``end``) for as long as each batch is one the reader (kdump.spark.reader._read) would
+ *   hand whole to append(): a valid CRC-32C (``crc32c`` called on a memoryview of its checksummed bytes), at
+ *   least one record, not a control batch, not past ``hi`` (its base offset below it) nor before ``lo`` (its
+ *   last offset at or above it), with RUN_READ_COMMITTED neither transactional nor at or past
+ *   ``last_stable_offset`` (None: none), uncompressed or decompressed by ``decompress(codec, memoryview)``
+ *   (bytes, or None: the reader's own path decides), and whose records append() takes whole within max_rows
+ *   and max_bytes.  For each batch that gave rows, the tuple of its batch-level columns (the reader's
+ *   note_batch) is appended to the list ``per_batch``, whose length is the batch's index.  The first batch
+ *   that is not such a batch is left, untouched, to the reader, which reads it as before (it reports, skips,
+ *   filters, or cuts it into output batches); None when that is the first.  The rows are those append() gives
+ *   batch by batch (the same walk, lo and hi applied record by record).
+ */
+static PyObject *Builder_append_run(Builder *s, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 14) {
+        PyErr_SetString(PyExc_TypeError, "append_run takes 14 arguments");
+        return NULL;
+    }
+    Py_ssize_t pos = PyLong_AsSsize_t(args[1]);
+    Py_ssize_t end = PyLong_AsSsize_t(args[2]);
+    Py_ssize_t stop = PyLong_AsSsize_t(args[3]);
+    long flags = PyLong_AsLong(args[10]);
+    Py_ssize_t max_rows = PyLong_AsSsize_t(args[11]);
+    Py_ssize_t max_bytes = PyLong_AsSsize_t(args[12]);
+    if (PyErr_Occurred())
+        return NULL;
+    PyObject *crc_function = args[4], *per_batch = args[5], *names = args[6], *decompress = args[13];
+    if (!PyList_Check(per_batch) || !PyTuple_Check(names) || PyTuple_GET_SIZE(names) < 5) {
+        PyErr_SetString(PyExc_TypeError, "append_run: per_batch must be a list, codec_names a tuple of 5");
+        return NULL;
+    }
+    int64_t lo, hi, lso;
+    int has_lo, has_hi, has_lso, r;
+    if ((r = int64_arg(args[7], &lo, &has_lo)) != 1 || (r = int64_arg(args[8], &hi, &has_hi)) != 1
+        || (r = int64_arg(args[9], &lso, &has_lso)) != 1) {
+        if (r == -1)
+            return NULL;
+        Py_RETURN_NONE; /* a bound outside the 64-bit range: the reader's own path */
+    }
+    if (pos < 0 || end < pos)
+        Py_RETURN_NONE;
+    Py_buffer view;
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    BatchWalk w;
+    batch_walk_init(&w, &view, pos, end, stop);
+    BatchHead head;
+    int failed = 0; /* an exception is set */
+    while (batch_walk_next(&w, &head)) {
+        int16_t a = head.attributes;
+        int codec = a & 7;
+        int64_t last_offset;
+        if (head.records_count <= 0 || (a & 0x20) || codec > 4)
+            break;
+        if (__builtin_add_overflow(head.base_offset, (int64_t)head.last_offset_delta, &last_offset))
+            break;
+        if ((has_hi && head.base_offset >= hi) || (has_lo && last_offset < lo))
+            break;
+        if ((flags & RUN_READ_COMMITTED) && ((a & 0x10) || (has_lso && head.base_offset >= lso)))
+            break;
+        unsigned long computed;
+        if (batch_crc(crc_function, &head, &computed) < 0) {
+            failed = 1;
+            break;
+        }
+        if (computed != (unsigned long)head.crc)
+            break;
+        Batch bt;
+        bt.base_offset = head.base_offset;
+        bt.base_timestamp = head.base_timestamp;
+        bt.has_append_time = (a & 0x08) != 0;
+        bt.log_append_time = head.max_timestamp;
+        bt.lo = lo;
+        bt.hi = hi;
+        bt.has_lo = has_lo;
+        bt.has_hi = has_hi;
+        bt.position = head.position;
+        bt.base_sequence = head.base_sequence;
+        Py_ssize_t batch_no = PyList_GET_SIZE(per_batch);
+        if (batch_no > INT32_LIMIT)
+            break;
+        bt.batch_no = (int32_t)batch_no;
+        PyObject *records = NULL; /* the decompressed records, when compressed */
+        const unsigned char *b = head.h;
+        Py_ssize_t rpos = 61, rend = head.size;
+        if (codec != 0) {
+            PyObject *payload = PyMemoryView_FromMemory((char *)head.h + 61, head.size - 61, PyBUF_READ);
+            if (payload == NULL) {
+                failed = 1;
+                break;
+            }
+            PyObject *codec_id = PyLong_FromLong(codec);
+            records = codec_id == NULL ? NULL : PyObject_CallFunctionObjArgs(decompress, codec_id, payload, NULL);
+            Py_XDECREF(codec_id);
+            Py_DECREF(payload);
+            if (records == NULL) {
+                failed = 1;
+                break;
+            }
+            if (records == Py_None || !PyBytes_Check(records)) {
+                int wrong = records != Py_None;
+                Py_DECREF(records);
+                if (wrong) {
+                    PyErr_SetString(PyExc_TypeError, "decompress must return bytes or None");
+                    failed = 1;
+                }
+                break;
+            }
+            b = (const unsigned char *)PyBytes_AS_STRING(records);
+            rpos = 0;
+            rend = PyBytes_GET_SIZE(records);
+        }
+        Mark mark;
+        builder_mark(s, &mark);
+        Py_ssize_t rows_before = s->rows, done = 0;
+        r = walk(s, b, &rpos, rend, head.records_count, &done, &bt, 0, max_rows, max_bytes);
+        Py_XDECREF(records);
+        if (r != WALK_OK || done < head.records_count) {
+            builder_rollback(s, &mark);
+            if (r == WALK_ERROR)
+                failed = 1;
+            break;
+        }
+        if (s->rows > rows_before) {
+            PyObject *row = Py_BuildValue("(inLiLiiOOOOi)", (a & 0x08) >> 3, head.position, (long long)head.base_offset, 2,
+                                          (long long)head.producer_id, (int)head.producer_epoch, (int)head.base_sequence,
+                                          (a & 0x10) ? Py_True : Py_False, Py_False, PyTuple_GET_ITEM(names, codec),
+                                          Py_True, (int)head.leader_epoch);
+            if (row == NULL || PyList_Append(per_batch, row) < 0) {
+                Py_XDECREF(row);
+                builder_rollback(s, &mark);
+                failed = 1;
+                break;
+            }
+            Py_DECREF(row);
+        }
+        batch_walk_take(&w, &head);
+    }
+    PyBuffer_Release(&view);
+    if (failed)
+        return NULL;
+    if (w.pos == pos)
+        Py_RETURN_NONE;
+    return PyLong_FromSsize_t(w.pos);
 }
 
 /* A bytes-like attribute of a record (None: null): 1 appended, 0 too big, -1 error. */
@@ -745,6 +946,8 @@ static PyObject *Builder_get_bytes(Builder *s, void *closure) { return PyLong_Fr
 static PyMethodDef Builder_methods[] = {
     {"append", (PyCFunction)(void (*)(void))Builder_append, METH_FASTCALL,
      "Append the records of a v2 batch's bytes; (pos, done, rows), or None when the storage core must decide."},
+    {"append_run", (PyCFunction)(void (*)(void))Builder_append_run, METH_FASTCALL,
+     "Append the records of a run of batches the reader takes whole; the end of the run, or None."},
     {"append_records", (PyCFunction)(void (*)(void))Builder_append_records, METH_FASTCALL,
      "Append Record objects decoded by the storage core."},
     {"finish", (PyCFunction)Builder_finish, METH_NOARGS, "Hand out the column buffers and start empty ones."},
@@ -772,7 +975,7 @@ static PyTypeObject BuilderType = {
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "kdump._columns", NULL, -1, NULL};
 
 /* Bumped with every change of behaviour: kdump ignores a build whose REVISION differs (a stale build). */
-#define COLUMNS_REVISION 1
+#define COLUMNS_REVISION 3
 
 PyMODINIT_FUNC PyInit__columns(void)
 {

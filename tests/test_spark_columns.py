@@ -35,6 +35,7 @@ pytestmark = needs_builder
 _HEADER = struct.Struct(">qiiBIhiqqqhii")
 LOG_APPEND_TIME = 0x08
 TRANSACTIONAL = 0x10
+CONTROL = 0x20
 
 
 def encode_batch(
@@ -220,6 +221,9 @@ def hostile_cases(codec: int) -> dict[str, list[bytes]]:
             b(good(2), 2, base_offset=1),
         ],
     }
+    damaged = bytearray(b(good(3), 3, base_offset=3))
+    damaged[-2] ^= 0x40  # its CRC no longer matches: reported and skipped (kept with corruptBatches=keep)
+    cases["crc mismatch inside a run"] = [b(good(3), 3), bytes(damaged), b(good(3), 3, base_offset=6)]
     if codec == ZSTD:
         frame = compress(ZSTD, ok)
         z = lambda payload: encode_batch(b"", 6, codec=ZSTD, payload=payload)  # noqa: E731
@@ -347,3 +351,58 @@ def test_a_broken_buffer_of_the_c_builder_never_reaches_spark(
     monkeypatch.setattr(reader, "BUILDER", Broken)
     with pytest.raises(pa.ArrowInvalid):
         list(reader.read_split(split, selection.read))
+
+
+def test_runs_of_batches_are_appended_in_c(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The reader hands runs of batches to ``Builder.append_run`` (FileRecords.batches' ``runs``): of 200 plain
+    and zstd batches, only those that end a run (an output batch full, a transactional one under
+    read_committed, a control batch, the offset range's ends) are yielded one by one, and the rows are the
+    pure-Python builder's."""
+    from kdump.storage.file_records import FileRecords
+
+    batches = []
+    offsets: list[int] = []  # of the data records
+    commit = record(0, struct.pack(">hh", 0, 1), struct.pack(">hi", 0, 0))  # a COMMIT marker
+    for i in range(200):
+        codec = ZSTD if i % 2 else NONE
+        base = len(offsets) + len(batches) - i
+        if i % 50 == 7:  # a committed transaction: its batch, then its marker
+            txn = {"attributes": TRANSACTIONAL, "producer_id": 9}
+            batches.append(encode_batch(good(10, base), 10, codec=codec, base_offset=base, **txn))
+            marker = {"attributes": TRANSACTIONAL | CONTROL, "producer_id": 9}
+            batches.append(encode_batch(commit, 1, base_offset=base + 10, **marker))
+        else:
+            batches.append(encode_batch(good(10, base), 10, codec=codec, base_offset=base))
+        offsets += range(base, base + 10)
+    directory = write_partition(tmp_path, batches)
+    yielded = []
+    original = FileRecords.batches
+
+    def counting(self, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+        for batch in original(self, *args, **kwargs):
+            yielded.append(batch.position)
+            yield batch
+
+    # 4 markers; read_committed: and the 4 transactional batches and the first batch; a full output batch
+    cases = (({}, 4), ({"isolation.level": "read_committed"}, 9), ({"rowsPerBatch": "95"}, 4 + 2000 // 95))
+    for extra, most in cases:
+        options = {"path": str(directory), "includeHeaders": "true", **extra}
+        for change in (None, {"start_offset": 15, "end_offset": 1905}):
+            c, py = read_both(monkeypatch, capsys, options, change)
+            assert_same(c, py)
+            lo, hi = (15, 1905) if change else (0, 1 << 62)
+            assert [o for x in c[0] for o in x.column("offset").to_pylist()] == [
+                o for o in offsets if lo <= o < hi
+            ]
+            selection = parse_options(options)
+            (split,) = plan(selection).splits
+            split = dataclasses.replace(split, **(change or {}))
+            yielded.clear()
+            with monkeypatch.context() as m:
+                m.setattr(FileRecords, "batches", counting)
+                rows = sum(x.num_rows for x in reader.read_split(split, selection.read))
+            assert rows == sum(x.num_rows for x in c[0])
+            # the first batches (before the start offset) and the one at the end offset are Python's too
+            assert len(yielded) <= most + (3 if change else 0), (extra, change, yielded)

@@ -10,6 +10,9 @@ When that fails, reading starts at the beginning of the segment instead (slower,
 
 from __future__ import annotations
 
+import struct
+from typing import Any
+
 from kdump.errors import KdumpError
 from kdump.storage import naming
 from kdump.storage.file_records import FileRecords, RecordBatch
@@ -92,11 +95,38 @@ def _cuts_from_index(segment: LogSegment, target_bytes: int, size: int, records:
     return cuts
 
 
+#: A v2 batch's length field and magic byte (FileRecords.batches' framing, Kafka's FileLogInputStream).
+_LENGTH = struct.Struct(">i")
+_MAGIC_OFFSET = 16
+_V2_HEADER_BYTES = 61
+
+
 def _cuts_from_batches(target_bytes: int, size: int, records: FileRecords) -> list[int]:
+    """Batch starts about ``target_bytes`` apart, from the batch headers.  Between two possible cuts the batches
+    are stepped over by their length fields alone (``FileRecords.batches``' ``runs``): a v2 batch that is at
+    least a header long and ends within the slice is where that framing would yield a batch and go on after it
+    (0.09 CPU-s to plan the 16,398 batches of the 254 MB bench segment batch by batch); anything else, and
+    every batch where a cut may fall, goes through the framing itself."""
     cuts: list[int] = []
     last_cut = 0
+    unpack_length = _LENGTH.unpack_from
+
+    def step(buf: Any, position: int, end: int, stop: int) -> int | None:
+        limit = min(stop, last_cut + target_bytes)
+        start = position
+        while position < limit and end - position >= _V2_HEADER_BYTES:
+            length = unpack_length(buf, position + 8)[0]
+            if (
+                length < _V2_HEADER_BYTES - 12
+                or buf[position + _MAGIC_OFFSET] != 2
+                or length > end - position - 12
+            ):
+                break
+            position += 12 + length
+        return None if position == start else position
+
     try:
-        for batch in records.batches():
+        for batch in records.batches(runs=step):
             position = batch.position
             if position - last_cut >= target_bytes and size - position >= target_bytes // 4:
                 cuts.append(position)

@@ -39,6 +39,7 @@ from kdump.spark.options import ReadOptions
 from kdump.spark.planning import Split
 from kdump.spark.schema import arrow_schema
 from kdump.storage import compression
+from kdump.storage.checksum import crc32c
 from kdump.storage.file_records import INT_MAX, FileRecords, RecordBatch
 from kdump.storage.locations import is_url
 from kdump.storage.record import Record, check_object_headers
@@ -456,7 +457,7 @@ def _headers(record: Record) -> list[dict[str, Any]] | None:
 
 
 #: The ``REVISION`` of ``kdump/_columns.c`` this reader agrees with.
-COLUMNS_REVISION = 1
+COLUMNS_REVISION = 3
 
 
 def _load_builder() -> Any:
@@ -516,8 +517,45 @@ def _read(split: Split, options: ReadOptions, report: Reporter) -> Iterator[pa.R
     committed: ReadCommittedFilter | None = None
     with open_split(split) as records:
         end = records.size_in_bytes if split.end_position is None else split.end_position
-        batches = records.batches(split.start_position, end)
         reached = split.start_position
+        run: Any = None
+        if columns.builder is not None:
+            builder = columns.builder
+            read_committed = options.read_committed
+            flags = RUN_READ_COMMITTED if read_committed else 0
+            lso = split.last_stable_offset
+            limit = records.decompression_limit
+
+            def decompress(codec: int, data: memoryview) -> bytes | None:
+                return _records_bytes(codec, data, limit)
+
+            def run(buf: Any, position: int, end: int, stop: int) -> int | None:
+                """FileRecords.batches' ``runs``: the batches from ``position`` that this loop would hand whole
+                to the C builder, appended in C (``Builder.append_run``); the first other batch is yielded."""
+                nonlocal reached
+                if read_committed and committed is None:
+                    return None  # the filter starts at the first batch read here (its fetch offset)
+                ran = builder.append_run(
+                    buf,
+                    position,
+                    end,
+                    stop,
+                    crc32c,
+                    columns.per_batch,
+                    _CODEC_NAMES,
+                    start_offset,
+                    end_offset,
+                    lso,
+                    flags,
+                    rows_per_batch,
+                    _BYTES_PER_BATCH,
+                    decompress,
+                )
+                if ran is not None:
+                    reached = ran
+                return ran
+
+        batches = records.batches(split.start_position, end, runs=run)
         broken = False
         while True:
             try:
@@ -648,21 +686,9 @@ def _append_bytes(
         codec = batch.compression_type_id
         if codec not in compression.CODEC_NAMES:
             return False
-        most = min(STREAMED_RECORDS_BYTES, batch.decompression_limit)
-        if codec == compression.ZSTD:
-            buf = _zstd_records(buf[start:end], most)
-            if buf is None:
-                return False
-        else:
-            try:
-                reader = compression.open_eager_decompressor(
-                    codec, buf[start:end], magic=batch.magic, limit=batch.decompression_limit
-                )
-                buf = reader.read_up_to(most + 1)
-            except KdumpError:
-                return False
-            if len(buf) > most:
-                return False  # the storage core reads it a window at a time (or reports the limit)
+        buf = _records_bytes(codec, buf[start:end], batch.decompression_limit)
+        if buf is None:
+            return False
         start, end = 0, len(buf)
     log_append_time = batch.max_timestamp if batch.attributes & TIMESTAMP_TYPE_MASK else None
     builder = columns.builder
@@ -700,6 +726,27 @@ def _append_bytes(
         check_rest = False
         yield columns.flush()
 
+
+def _records_bytes(codec: int, data: Any, limit: int) -> bytes | None:
+    """The records of a compressed v2 batch's payload ``data`` (codec id ``codec``) for the C builder: at most
+    ``STREAMED_RECORDS_BYTES`` (and the decompression limit ``limit``); None when they do not decompress cleanly
+    within that, and the storage core decides (it reads a bigger payload a window at a time, or reports the
+    limit or the error)."""
+    most = min(STREAMED_RECORDS_BYTES, limit)
+    if codec == compression.ZSTD:
+        return _zstd_records(data, most)
+    try:
+        found = compression.open_eager_decompressor(codec, data, magic=2, limit=limit).read_up_to(most + 1)
+    except KdumpError:
+        return None
+    return None if len(found) > most else found
+
+
+#: ``Builder.append_run``'s flag: the read is ``read_committed`` (transactional batches and those at or past the
+#: last stable offset are left to :class:`ReadCommittedFilter`).
+RUN_READ_COMMITTED = 1
+#: The compression codec names by id (Kafka's ``CompressionType.name``), as ``compression_name`` gives them.
+_CODEC_NAMES = tuple(compression.CODEC_NAMES[i] for i in range(5))
 
 _ZSTD_STEP = 1 << 17
 _zstd_context: Any = None
