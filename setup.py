@@ -5,8 +5,14 @@ The extension is optional: without a C compiler the install goes on and kdump us
 which produces the same records (the tests run both).
 """
 
+import sys
+
 from setuptools import Extension, setup
 from setuptools.command.editable_wheel import editable_wheel
+
+#: A call of a function the module does not declare (a helper renamed in the shared header) is an error, not a
+#: module that builds and then fails to load with an undefined symbol.
+STRICT = [] if sys.platform == "win32" else ["-Werror=implicit-function-declaration"]
 
 
 class EditableWheel(editable_wheel):
@@ -31,18 +37,21 @@ setup(
             ["kdump/_speedups.c"],
             depends=["kdump/_varint.h", "kdump/_batch_walk.h"],
             optional=True,
+            extra_compile_args=STRICT,
         ),
         Extension(
             "kdump._columns",
             ["kdump/_columns.c"],
             depends=["kdump/_varint.h", "kdump/_batch_walk.h"],
             optional=True,
+            extra_compile_args=STRICT,
         ),
         Extension(
             "kdump._digests",
             ["kdump/_digests.c"],
             depends=["kdump/_varint.h", "kdump/_batch_walk.h"],
             optional=True,
+            extra_compile_args=STRICT,
         ),
     ],
     cmdclass={"editable_wheel": EditableWheel},

@@ -658,7 +658,6 @@ static PyObject *Builder_append_run(Builder *s, PyObject *const *args, Py_ssize_
     }
     Py_ssize_t pos = PyLong_AsSsize_t(args[1]);
     Py_ssize_t end = PyLong_AsSsize_t(args[2]);
-    Py_ssize_t stop = PyLong_AsSsize_t(args[3]);
     long flags = PyLong_AsLong(args[10]);
     Py_ssize_t max_rows = PyLong_AsSsize_t(args[11]);
     Py_ssize_t max_bytes = PyLong_AsSsize_t(args[12]);
@@ -679,11 +678,10 @@ static PyObject *Builder_append_run(Builder *s, PyObject *const *args, Py_ssize_
     }
     if (pos < 0 || end < pos)
         Py_RETURN_NONE;
-    Py_buffer view;
-    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0)
-        return NULL;
     BatchWalk w;
-    batch_walk_init(&w, &view, pos, end, stop);
+    PyObject *crc_checked; /* args[4], required */
+    if (batch_walk_from_args("append_run", args, nargs, 14, 0, &w, &crc_checked) < 0)
+        return NULL;
     BatchHead head;
     int failed = 0; /* an exception is set */
     while (batch_walk_next(&w, &head)) {
@@ -698,6 +696,10 @@ static PyObject *Builder_append_run(Builder *s, PyObject *const *args, Py_ssize_
             break;
         if ((flags & RUN_READ_COMMITTED) && ((a & 0x10) || (has_lso && head.base_offset >= lso)))
             break;
+        if (!batch_walk_body(&w, &head)) { /* a buffer walk has it already */
+            failed = PyErr_Occurred() != NULL;
+            break;
+        }
         unsigned long computed;
         if (batch_crc(crc_function, &head, &computed) < 0) {
             failed = 1;
@@ -776,7 +778,7 @@ static PyObject *Builder_append_run(Builder *s, PyObject *const *args, Py_ssize_
         }
         batch_walk_take(&w, &head);
     }
-    PyBuffer_Release(&view);
+    batch_walk_close(&w);
     if (failed)
         return NULL;
     if (w.pos == pos)

@@ -460,3 +460,16 @@ def test_whole_batch_lines_are_the_record_by_record_text(
                 slow = run_kdump(["--files", str(segment), *argv])
             assert fast == slow, (segment.read_bytes().hex(), argv)
     assert taken["compressed"] > 60 and taken["plain"] > 10
+
+
+def test_every_accelerator_loads_where_one_does() -> None:
+    """The three C modules are built by one compiler from one header (_batch_walk.h): where _speedups loads, a
+    failure of _columns or _digests to load is a broken build (an undefined symbol after a header change, a stale
+    REVISION), which would otherwise only show as their tests being skipped and Spark/retention running slower."""
+    import importlib
+
+    from kdump.spark import reader
+
+    for name in ("kdump._columns", "kdump._digests"):
+        importlib.import_module(name)  # ImportError (e.g. an undefined symbol) fails here
+    assert reader.BUILDER is not None, "kdump._columns loads but the reader does not take it (REVISION?)"
