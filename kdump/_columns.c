@@ -690,7 +690,9 @@ static PyObject *Builder_append_run(Builder *s, PyObject *const *args, Py_ssize_
         int16_t a = head.attributes;
         int codec = a & 7;
         int64_t last_offset;
-        if (head.records_count <= 0 || (a & 0x20) || codec > 4)
+        /* A batch of more records than the output batch has room for is cut by the reader (it may fit when the
+           offset range leaves some out: the reader's path gives the same rows), before it is decompressed. */
+        if (head.records_count <= 0 || (a & 0x20) || codec > 4 || head.records_count > max_rows - s->rows)
             break;
         if (__builtin_add_overflow(head.base_offset, (int64_t)head.last_offset_delta, &last_offset))
             break;
