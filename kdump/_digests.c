@@ -488,25 +488,15 @@ static PyObject *table_drain(PyObject *self, PyObject *const *args, Py_ssize_t n
  */
 static PyObject *batch_headers(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 7) {
-        PyErr_SetString(PyExc_TypeError, "batch_headers takes 7 arguments");
-        return NULL;
-    }
-    PyObject *header_type = args[5], *path = args[6];
-    Py_ssize_t pos = PyLong_AsSsize_t(args[1]);
-    Py_ssize_t end = PyLong_AsSsize_t(args[2]);
-    Py_ssize_t stop = PyLong_AsSsize_t(args[3]);
-    PyObject *crc_function = args[4];
-    if (PyErr_Occurred())
-        return NULL;
-    Py_buffer view;
-    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0)
-        return NULL;
     BatchWalk walk;
-    batch_walk_init(&walk, &view, pos, end, stop);
+    PyObject *crc_function;
+    if (batch_walk_from_args("batch_headers", args, nargs, 7, 0, &walk, &crc_function) < 0)
+        return NULL;
+    PyObject *header_type = args[5], *path = args[6];
+    Py_ssize_t pos;
     PyObject *list = PyList_New(0);
     if (list == NULL) {
-        PyBuffer_Release(&view);
+        batch_walk_close(&walk);
         return NULL;
     }
     BatchHead head;
@@ -515,6 +505,11 @@ static PyObject *batch_headers(PyObject *self, PyObject *const *args, Py_ssize_t
         int64_t last_offset = (int64_t)((uint64_t)base_offset + (uint64_t)(int64_t)head.last_offset_delta); /* Java long */
         uint32_t crc = head.crc;
         unsigned long computed;
+        if (!batch_walk_body(&walk, &head)) {
+            if (PyErr_Occurred())
+                goto fail;
+            break;
+        }
         if (batch_crc(crc_function, &head, &computed) < 0)
             goto fail;
         PyObject *fields[8];
@@ -541,7 +536,11 @@ static PyObject *batch_headers(PyObject *self, PyObject *const *args, Py_ssize_t
         batch_walk_take(&walk, &head);
     }
     pos = walk.pos;
-    PyBuffer_Release(&view);
+    batch_walk_close(&walk);
+    if (PyErr_Occurred()) { /* a MemoryError of the walk's window */
+        Py_DECREF(list);
+        return NULL;
+    }
     if (PyList_GET_SIZE(list) == 0) {
         Py_DECREF(list);
         Py_RETURN_NONE;
@@ -549,7 +548,7 @@ static PyObject *batch_headers(PyObject *self, PyObject *const *args, Py_ssize_t
     PyObject *result = Py_BuildValue("(Nn)", list, pos);
     return result;
 fail:
-    PyBuffer_Release(&view);
+    batch_walk_close(&walk);
     Py_DECREF(list);
     return NULL;
 }
@@ -573,7 +572,7 @@ static PyMethodDef methods[] = {
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "kdump._digests", NULL, -1, methods};
 
 /* Bumped with every change of behaviour: kdump ignores a build whose REVISION differs (a stale build). */
-#define REVISION 2
+#define REVISION 3
 
 PyMODINIT_FUNC PyInit__digests(void)
 {

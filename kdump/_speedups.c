@@ -317,26 +317,16 @@ static const char *const codec_names[5] = {"none", "gzip", "snappy", "lz4", "zst
  */
 static PyObject *batch_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 5) {
-        PyErr_SetString(PyExc_TypeError, "batch_lines takes 5 arguments");
-        return NULL;
-    }
-    Py_ssize_t pos = PyLong_AsSsize_t(args[1]);
-    Py_ssize_t end = PyLong_AsSsize_t(args[2]);
-    Py_ssize_t stop = PyLong_AsSsize_t(args[3]);
-    PyObject *crc_function = args[4];
-    if (PyErr_Occurred())
-        return NULL;
-    Py_buffer view;
-    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0)
-        return NULL;
     BatchWalk walk;
-    batch_walk_init(&walk, &view, pos, end, stop);
+    PyObject *crc_function;
+    if (batch_walk_from_args("batch_lines", args, nargs, 5, 0, &walk, &crc_function) < 0)
+        return NULL;
+    Py_ssize_t pos = walk.pos;
     Py_ssize_t start = pos;
     size_t capacity = 1 << 16, used = 0;
     char *text = PyMem_Malloc(capacity);
     if (text == NULL) {
-        PyBuffer_Release(&view);
+        batch_walk_close(&walk);
         return PyErr_NoMemory();
     }
     int failed = 0;
@@ -358,6 +348,10 @@ static PyObject *batch_lines(PyObject *self, PyObject *const *args, Py_ssize_t n
         int32_t records_count = head.records_count;
         Py_ssize_t size_in_bytes = head.size;
         unsigned long computed;  /* compared with (unsigned long)crc */
+        if (!batch_walk_body(&walk, &head)) {
+            failed = PyErr_Occurred() != NULL;
+            break;
+        }
         if (batch_crc(crc_function, &head, &computed) < 0) {
             failed = 1;
             break;
@@ -414,7 +408,7 @@ static PyObject *batch_lines(PyObject *self, PyObject *const *args, Py_ssize_t n
         batch_walk_take(&walk, &head);
     }
     pos = walk.pos;
-    PyBuffer_Release(&view);
+    batch_walk_close(&walk);
     PyObject *result = NULL;
     if (!failed && pos != start) {
         PyObject *lines = PyUnicode_DecodeASCII(text, (Py_ssize_t)used, NULL);
@@ -559,50 +553,43 @@ static int run_named(PyObject *set, int64_t value)
 
 static PyObject *header_run(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 10) {
-        PyErr_SetString(PyExc_TypeError, "header_run takes 10 arguments");
+    BatchWalk walk;
+    PyObject *crc_function;
+    if (batch_walk_from_args("header_run", args, nargs, 10, 1, &walk, &crc_function) < 0)
         return NULL;
-    }
-    Py_ssize_t pos = PyLong_AsSsize_t(args[1]);
-    Py_ssize_t end = PyLong_AsSsize_t(args[2]);
-    Py_ssize_t stop = PyLong_AsSsize_t(args[3]);
-    PyObject *crc_function = args[4];
+    Py_ssize_t pos = walk.pos;
     PyObject *limits = args[5];
     PyObject *offset_pending = args[6], *time_pending = args[7];
     PyObject *wanted_last = args[8], *wanted_base = args[9];
-    if (PyErr_Occurred())
-        return NULL;
     if (!PyTuple_Check(limits) || PyTuple_GET_SIZE(limits) != 9
         || (wanted_last != Py_None && !PyAnySet_Check(wanted_last))
         || (wanted_base != Py_None && !PyAnySet_Check(wanted_base))) {
         PyErr_SetString(PyExc_TypeError, "header_run: bad limits or wanted sets");
+        batch_walk_close(&walk);
         return NULL;
     }
     int64_t lim[9];
     for (int k = 0; k < 9; k++) {
         lim[k] = PyLong_AsLongLong(PyTuple_GET_ITEM(limits, k));
-        if (lim[k] == -1 && PyErr_Occurred())
+        if (lim[k] == -1 && PyErr_Occurred()) {
+            batch_walk_close(&walk);
             return NULL;
+        }
     }
     int64_t segment_base = lim[0], previous = lim[1], epoch = lim[2], max_so_far = lim[3], sample_at = lim[4];
     int64_t per_bucket = lim[5], fill = lim[6], allowance = lim[7], last_ts = lim[8];
     Pending off, times;
-    if (pending_open(offset_pending, &off) < 0)
+    if (pending_open(offset_pending, &off) < 0) {
+        batch_walk_close(&walk);
         return NULL;
+    }
     if (pending_open(time_pending, &times) < 0) {
         pending_close(&off);
+        batch_walk_close(&walk);
         return NULL;
     }
     Py_ssize_t off_n = off.n, time_n = times.n;
 
-    Py_buffer view;
-    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0) {
-        pending_close(&off);
-        pending_close(&times);
-        return NULL;
-    }
-    BatchWalk walk;
-    batch_walk_init(&walk, &view, pos, end, stop);
 
     int64_t batches = 0, records = 0, bytes = 0, last_base = 0, last_offset = previous, last_size = 0;
     int64_t last_max = 0, last_count = 0, codecs = 0, min_ts = -1, max_ts = INT64_MIN;
@@ -690,6 +677,10 @@ static PyObject *header_run(PyObject *self, PyObject *const *args, Py_ssize_t na
             break;
         if (crc_function != Py_None) { /* None: the CRC is not checked (kdump report's header pass) */
             unsigned long computed;
+            if (!batch_walk_body(&walk, &head)) {
+                failed = PyErr_Occurred() != NULL;
+                break;
+            }
             if (batch_crc(crc_function, &head, &computed) < 0) {
                 failed = 1;
                 break;
@@ -812,7 +803,9 @@ static PyObject *header_run(PyObject *self, PyObject *const *args, Py_ssize_t na
             break; /* the caller folds its buckets after this one */
     }
     pos = walk.pos;
-    PyBuffer_Release(&view);
+    if (PyErr_Occurred()) /* a MemoryError of the walk's window */
+        failed = 1;
+    batch_walk_close(&walk);
     pending_close(&off);
     pending_close(&times);
     PyObject *result = NULL;
@@ -1171,7 +1164,7 @@ static PyMethodDef methods[] = {
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "kdump._speedups", NULL, -1, methods};
 
 /* Bumped with every change of behaviour: kdump ignores a build whose REVISION differs (a stale build). */
-#define SPEEDUPS_REVISION 8
+#define SPEEDUPS_REVISION 9
 
 PyMODINIT_FUNC PyInit__speedups(void) {
     PyObject *m = PyModule_Create(&module);

@@ -30,8 +30,9 @@ from kdump.storage.record_batch import RECORD_BATCH_OVERHEAD, STREAMED_RECORDS_B
 #: Bytes of an entry and of a table slot.
 ENTRY = 25
 SLOT = 24
-#: The ``REVISION`` of ``kdump/_digests.c`` this module agrees with.
-DIGESTS_REVISION = 2
+#: The ``REVISION`` of ``kdump/_digests.c`` this module agrees with (3: ``batch_headers`` also reads a file
+#: descriptor, an int, with pread).
+DIGESTS_REVISION = 3
 #: Files the census's spilled entries are spread over (by the digest's byte 8 + level).
 BUCKETS = 64
 #: How full the census lets its table get before it spills (linear probing stays short).

@@ -200,10 +200,16 @@ def header_run_py(
     wanted_base: frozenset[int] | set[int] | None,
 ) -> tuple[Any, ...] | None:
     """The pure-Python twin of ``kdump._speedups.header_run`` (its comment says what a plain batch is): the same
-    tuple, or None when the batch at ``pos`` is not plain."""
+    tuple, or None when the batch at ``pos`` is not plain.  ``buf`` is the segment's bytes, or a file descriptor
+    (an int) read with ``os.pread`` (61 bytes a header; a batch's bytes when its CRC is checked): a read that
+    comes back short (the file ends sooner, or shrank) ends the run there, as the end of a buffer does."""
     segment_base, previous, epoch, max_so_far, sample_at, per_bucket, fill, allowance, last_ts = limits
-    end = min(end, len(buf))
+    fd = buf if isinstance(buf, int) else -1
+    if fd < 0:
+        end = min(end, len(buf))
+        mv = memoryview(buf)
     unpack = _HEADER.unpack_from
+    pread = os.pread
     off_keys, off_values, off_next = offset_pending or ((), (), 0)
     time_keys, time_values, time_next = time_pending or ((), (), 0)
     off_n, time_n = max(0, len(off_keys) - off_next), max(0, len(time_keys) - time_next)
@@ -217,8 +223,13 @@ def header_run_py(
     silences: list[tuple[int, int, int, int]] = []
     buckets: list[list[int]] = []
     continued = fill < per_bucket
-    mv = memoryview(buf)
     while 0 <= pos < stop and end - pos >= 61:
+        if fd >= 0:
+            header = pread(fd, 61, pos)
+            if len(header) < 61:
+                break
+        else:
+            header = buf
         (
             base,
             length,
@@ -233,7 +244,7 @@ def header_run_py(
             producer_epoch,
             _,
             count,
-        ) = unpack(buf, pos)
+        ) = unpack(header, 0 if fd >= 0 else pos)
         if length < 49 or length > BIG_BATCH or magic != 2 or length > end - pos - 12:
             break
         codec = attributes & 0x07
@@ -279,8 +290,15 @@ def header_run_py(
             if last > base:
                 new_rules += 1
             time_k += 1
-        if not plain or (crc is not None and crc(mv[pos + 21 : pos + size]) != checksum):
+        if not plain:
             break
+        if crc is not None:
+            if fd >= 0:
+                body = pread(fd, size - 21, pos + 21)
+                if len(body) < size - 21 or crc(body) != checksum:
+                    break
+            elif crc(mv[pos + 21 : pos + size]) != checksum:
+                break
         if fill < per_bucket:
             if not buckets:
                 buckets.append([base, last, ts, ts, 0, 0, 0, 0])
@@ -390,17 +408,27 @@ header_run = _header_run_function()
 ENABLED = os.environ.get("KDUMP_HEADER_RUNS", "1") != "0"
 
 
+#: Whether a run whose CRCs are checked reads the file through its descriptor too (``fd``), not the map.
+READ_WITH_CRC = False
+
+
 class RunWalk:
-    """The ``runs`` callback of ``FileRecords.batches``: ``(buf, pos, end, stop) -> end of the run | None``.
-    Before each run every reader says its limits; after it every reader takes the run."""
+    """The ``runs`` callback of ``FileRecords.batches``: ``(buf, pos, end, stop, fd) -> end of the run | None``.
+    Before each run every reader says its limits; after it every reader takes the run.  ``fd`` (``takes_fd``:
+    ``FileRecords.batches`` opens one for a mapped file; -1: none) is read with pread instead of the map ``buf``
+    when no CRC is checked (``kdump report``'s header pass reads 61 bytes a batch: a map's fault maps 64 KiB),
+    and also when one is if :data:`READ_WITH_CRC`."""
 
     __slots__ = ("readers", "function")
+
+    #: ``FileRecords.batches`` passes a file descriptor of the file as ``fd``.
+    takes_fd = True
 
     def __init__(self, readers: Sequence[Any]) -> None:
         self.readers = readers
         self.function = header_run
 
-    def __call__(self, buf: Any, pos: int, end: int, stop: int) -> int | None:
+    def __call__(self, buf: Any, pos: int, end: int, stop: int, fd: int = -1) -> int | None:
         limits = RunLimits()
         for reader in self.readers:
             reader.limit(limits)
@@ -409,7 +437,7 @@ class RunWalk:
         if limits.previous_last is None or limits.epoch is None:
             return None
         found = self.function(
-            buf,
+            fd if fd >= 0 and (READ_WITH_CRC or not limits.crc) else buf,
             pos,
             end,
             stop,

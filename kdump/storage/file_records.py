@@ -313,15 +313,65 @@ class FileRecords:
 
         ``runs``: ``runs(buf, position, end, stop) -> end of a run | None``, asked before each batch of a local
         file (:class:`kdump.analysis.header_run.RunWalk`): it reads a run of plain batches starting before
-        ``stop`` itself (and hands it to its readers); the batches after the run are yielded as usual.
+        ``stop`` itself (and hands it to its readers); the batches after the run are yielded as usual.  A
+        ``runs`` whose ``takes_fd`` is true is also given a file descriptor of the mapped file (``runs(buf,
+        position, end, stop, fd)``; -1 when it cannot be had), opened for the walk: a reader of headers alone
+        reads them with pread, and maps no page.
 
         Raises :class:`CorruptRecordError` for a size field below 14, at that batch.
         """
         if start < 0:  # Kafka's FileRecords.slice: IllegalArgumentException
             raise KdumpError(f"Invalid position: {start} in read from {self.path}", path=self.path)
-        buf = self.buf
         if end is None:
             end = self.end
+        mm = self._mmap
+        guarded = self._guard is not None
+        ensure = self._ensure
+        # the C lines only where a vanished page is noticed through the guard's counter, as between batches
+        fast = (
+            record_batch_lines() if lines is not None and ensure is None and (guarded or mm is None) else None
+        )
+        fd = -1
+        if (
+            runs is not None
+            and ensure is None
+            and mm is not None
+            and guarded
+            and getattr(runs, "takes_fd", False)
+        ):
+            fd = self._walk_descriptor()
+        try:
+            yield from self._batches(start, end, lines, runs, fast, fd)
+        finally:
+            if fd >= 0:
+                os.close(fd)
+
+    def _walk_descriptor(self) -> int:
+        """A descriptor of the mapped file for a walk's preads (-1: none: the path names another file now, or
+        cannot be opened; the walk then reads the map)."""
+        try:
+            fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        except OSError:
+            return -1
+        try:
+            if self._opened is not None and os.fstat(fd).st_ino == self._opened[0]:
+                return fd
+        except OSError:
+            pass
+        os.close(fd)
+        return -1
+
+    def _batches(
+        self,
+        start: int,
+        end: int,
+        lines: Callable[[str, int], None] | None,
+        runs: Callable[..., int | None] | None,
+        fast: Callable[[Any, int, int, int], tuple[str, int] | None] | None,
+        fd: int,
+    ) -> Iterator[RecordBatch]:
+        """:meth:`batches`' walk (``fast``: the C lines; ``fd``: a descriptor for ``runs``, or -1)."""
+        buf = self.buf
         file_size = self.file_size
         path = self.path
         limit = self.decompression_limit
@@ -337,10 +387,6 @@ class FileRecords:
         guarded = self._guard is not None
         faults = sigbus_guard.fault_count()
         ensure = self._ensure
-        # the C lines only where a vanished page is noticed through the guard's counter, as between batches
-        fast = (
-            record_batch_lines() if lines is not None and ensure is None and (guarded or mm is None) else None
-        )
         while position < end - HEADER_SIZE_UP_TO_MAGIC:
             if ensure is not None:
                 ensure(position, position + RECORD_BATCH_OVERHEAD)
@@ -348,7 +394,10 @@ class FileRecords:
                 self.check_unchanged(position)
                 faults = sigbus_guard.fault_count()
             if runs is not None and ensure is None and (guarded or mm is None):
-                ran = runs(buf, position, end, next_check if mm is not None else end)
+                if fd >= 0:
+                    ran = runs(buf, position, end, next_check, fd)
+                else:
+                    ran = runs(buf, position, end, next_check if mm is not None else end)
                 if ran is not None:
                     position = ran
                     if position >= next_check and mm is not None:

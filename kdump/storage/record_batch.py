@@ -594,8 +594,9 @@ def compression_name(codec_id: int) -> str:
 #: 4: keys and values of ``MAX_EAGER_BYTES`` and more are left to the Python decoder, which can hand out views;
 #: 5: ``batch_lines``, the shallow walk's batch lines; 6: ``record_lines``, a deep walk's record lines; 7:
 #: ``header_run`` takes None for its CRC function, and then checks no CRC; 8: ``header_run`` reads the index
-#: checkers' pending entries as int64 columns; ``index_columns``).
-SPEEDUPS_REVISION = 8
+#: checkers' pending entries as int64 columns; ``index_columns``; 9: ``header_run`` and ``batch_lines`` also read
+#: a file descriptor (an int) with pread, headers alone when no CRC is checked).
+SPEEDUPS_REVISION = 9
 
 
 def _load_speedups() -> Any:
