@@ -127,8 +127,10 @@ class Browser:
         self.call("Page.navigate", session=True, url=url)
         self.wait_for("Page.loadEventFired")
 
-    def evaluate(self, expression: str) -> Any:
-        result = self.call("Runtime.evaluate", session=True, expression=expression, returnByValue=True)
+    def evaluate(self, expression: str, timeout: float = 60) -> Any:
+        result = self.call(
+            "Runtime.evaluate", session=True, timeout=timeout, expression=expression, returnByValue=True
+        )
         if "exceptionDetails" in result:
             raise RuntimeError(f"{expression}: {result['exceptionDetails']}")
         return result["result"].get("value")
@@ -162,7 +164,7 @@ class Browser:
             )
             x, y, w, h = box
             params["clip"] = {"x": x, "y": y, "width": w, "height": h, "scale": 1}
-        data = self.call("Page.captureScreenshot", session=True, **params)["data"]
+        data = self.call("Page.captureScreenshot", session=True, timeout=600, **params)["data"]
         with open(path, "wb") as f:
             f.write(base64.b64decode(data))
 
@@ -196,6 +198,22 @@ CHARTS_JS = """Array.from(document.querySelectorAll('svg.chart')).map(svg => {
           marks: marks.length, drawn: drawn.length, width: svg.getBoundingClientRect().width};
 })"""
 
+#: Words of the charts that a person could not read: a text running out of its chart's box (cut at the edge),
+#: or two texts of one chart drawn over each other (more than 2 pixels each way), as the browser lays them out.
+TEXT_JS = """Array.from(document.querySelectorAll('svg.chart')).flatMap(svg => {
+  const w = svg.viewBox.baseVal.width, h = svg.viewBox.baseVal.height;
+  const texts = Array.from(svg.querySelectorAll('text')).map(t => [t, t.getBBox()]);
+  const bad = [];
+  texts.forEach(([t, b]) => { if (b.x < -1 || b.y < -1 || b.x + b.width > w + 1 || b.y + b.height > h + 1)
+    bad.push(svg.getAttribute('aria-label') + ': cut: ' + t.textContent); });
+  texts.forEach(([t, b], i) => texts.slice(i + 1).forEach(([u, c]) => {
+    const dx = Math.min(b.x + b.width, c.x + c.width) - Math.max(b.x, c.x);
+    const dy = Math.min(b.y + b.height, c.y + c.height) - Math.max(b.y, c.y);
+    if (dx > 2 && dy > 2) bad.push(svg.getAttribute('aria-label') + ': overlap: ' + t.textContent + ' / ' + u.textContent);
+  }));
+  return bad;
+})"""
+
 #: The JSON each section of the page carries.
 DATA_JS = """Array.from(document.querySelectorAll('script.kdump-data')).map(s => JSON.parse(s.textContent))"""
 
@@ -205,7 +223,9 @@ def main(argv: list[str]) -> int:
     os.makedirs(out, exist_ok=True)
     with Browser() as b:
         b.open("file://" + page)
-        charts = b.evaluate(CHARTS_JS)
+        # a page of 10,000 partitions lays out for minutes on a loaded machine
+        charts = b.evaluate(CHARTS_JS, timeout=900)
+        unreadable = b.evaluate(TEXT_JS, timeout=900)
         errors = b.console_errors()
         b.screenshot(os.path.join(out, "overview.png"), "#overview")
         first = b.evaluate("(document.querySelector('section.partition') || {}).id")
@@ -214,10 +234,13 @@ def main(argv: list[str]) -> int:
         if b.evaluate("!!document.querySelector('#groups svg.chart')"):
             b.screenshot(os.path.join(out, "groups.png"), "#groups svg.chart")
     empty = [c for c in charts if not c["drawn"]]
-    print(f"{len(charts)} charts, {len(empty)} without data; console errors: {len(errors)}")
-    for e in errors:
+    print(
+        f"{len(charts)} charts, {len(empty)} without data; {len(unreadable)} texts cut or overlapping; "
+        f"console errors: {len(errors)}"
+    )
+    for e in errors + unreadable:
         print("  ", e)
-    return 1 if empty or errors else 0
+    return 1 if empty or errors or unreadable else 0
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ it opens with no console error and every chart drawn with data."""
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import os
@@ -28,7 +29,7 @@ from tests.forensic_data import (
     offset_commit_value,
     stuck_transaction_log_dir,
 )
-from tests.headless_chromium import CHARTS_JS, DATA_JS, Browser, chromium_path
+from tests.headless_chromium import CHARTS_JS, DATA_JS, TEXT_JS, Browser, chromium_path
 from tests.replay import run_kdump
 
 #: A real broker's data directory (Kafka 4.0: internal topics, codecs, a compacted topic, transactions).
@@ -214,6 +215,73 @@ def test_groups_are_find_group(data_dir: Path, report: tuple[list[dict], Path]) 
     ]
 
 
+def test_coordinator_states_are_find_transactional_id(
+    data_dir: Path, report: tuple[list[dict], Path]
+) -> None:
+    """Every transactional id of the coordinator's table: what ``kdump find --transactional-id`` finds of it on
+    its own (its ``__transaction_state`` partition by Kafka's hash, its latest state, producer, partitions)."""
+    objects, _ = report
+    coordinators = [o for o in objects if o["type"] == "reportCoordinator" and o["transactions"]]
+    assert coordinators
+    states = set()
+    for o in coordinators:
+        for t in o["transactions"]:
+            [found] = _json("find", "--transactional-id", t["transactionalId"], "--json", str(data_dir))
+            assert os.path.abspath(found["directory"]) == os.path.abspath(o["directory"])
+            assert found["found"] and found["transaction"] == t
+            states.add(t["state"])
+    assert "CompleteCommit" in states  # the stuck transaction's coordinator says so: it hangs
+
+
+def test_silences_segments_and_snapshots_are_the_files(
+    data_dir: Path, report: tuple[list[dict], Path]
+) -> None:
+    """A partition's longest silences are the longest gaps between consecutive batches' newest timestamps of
+    ``kdump files --json`` (the timeline's rule: a later batch's timestamp after an earlier one's), its segments are
+    its ``.log`` files (base offset, bytes, first and largest batch timestamps), and the metadata log's KRaft
+    snapshots are its ``.checkpoint`` files (end offset and epoch as Kafka names them, ``Snapshots.parse``)."""
+    objects, _ = report
+    checked_silences = 0
+    for directory, o in _by_dir(objects, "reportPartition").items():
+        gaps, spans = [], []
+        previous = None
+        for log in sorted(Path(directory).glob("*.log")):
+            batches = _file_batches(str(log))
+            stamps = [b["timestamp"] for b in batches if b["timestamp"] >= 0]
+            spans.append(
+                {
+                    "baseOffset": int(log.name.split(".")[0]),
+                    "firstOffset": batches[0]["baseOffset"] if batches else int(log.name.split(".")[0]),
+                    "firstTimestamp": stamps[0] if stamps else -1,
+                    "largestTimestamp": max(stamps, default=-1),
+                    "bytes": log.stat().st_size,
+                }
+            )
+            for b in batches:
+                ts = b["timestamp"]
+                if previous is not None and ts >= 0 and previous[0] >= 0 and ts > previous[0]:
+                    gaps.append((ts - previous[0], previous[0], ts, previous[1], b["baseOffset"]))
+                previous = (ts if ts >= 0 else previous[0] if previous else -1, b["lastOffset"])
+        longest = sorted(gaps, key=lambda g: -g[0])[:3]
+        mine = [
+            (g["durationMs"], g["start"], g["end"], g["afterOffset"], g["beforeOffset"])
+            for g in o["silences"]
+        ]
+        assert [g[0] for g in mine] == [g[0] for g in longest], directory
+        if len({g[0] for g in gaps}) == len(gaps):  # no two of the same length: the same gaps
+            assert mine == longest, directory
+        checked_silences += len(mine)
+        assert o["segmentSpans"] == spans, directory
+        snapshots = sorted(Path(directory).glob("*.checkpoint"))
+        if o["topic"] == "__cluster_metadata":
+            assert snapshots and [
+                (s["endOffset"], s["epoch"], s["bytes"]) for s in o["metadataSnapshots"]
+            ] == [(int(f.stem.split("-")[0]), int(f.stem.split("-")[1]), f.stat().st_size) for f in snapshots]
+        else:
+            assert o["metadataSnapshots"] == []
+    assert checked_silences > 10
+
+
 def test_overview_is_verify(data_dir: Path, report: tuple[list[dict], Path]) -> None:
     objects, _ = report
     verify = [o for o in _json("verify", "--json", str(data_dir)) if o["type"] == "summary"]
@@ -223,6 +291,13 @@ def test_overview_is_verify(data_dir: Path, report: tuple[list[dict], Path]) -> 
     assert overview["notCheckedTotal"] == len(unchecked) == overview["verify"]["unchecked"]
 
 
+@functools.cache
+def _file_batches(log: str) -> list[dict[str, Any]]:
+    """The batch objects of ``kdump files --json`` of one ``.log`` (read once for the tests that compare)."""
+    code, out, _ = run_kdump(["--files", log, "--json"])
+    return [b for b in map(json.loads, out.decode().splitlines()) if b["type"] == "batch"]
+
+
 def test_timeline_adds_up_to_the_batches(data_dir: Path, report: tuple[list[dict], Path]) -> None:
     """Buckets against the batch objects of ``kdump files --json`` (the format the corpus replay checks
     against Kafka's own tool): batches, records, bytes, offsets, newest timestamp, epoch changes."""
@@ -230,8 +305,7 @@ def test_timeline_adds_up_to_the_batches(data_dir: Path, report: tuple[list[dict
     for directory, o in _by_dir(objects, "reportPartition").items():
         batches = []
         for log in sorted(Path(directory).glob("*.log")):
-            code, out, _ = run_kdump(["--files", str(log), "--json"])
-            batches += [b for b in map(json.loads, out.decode().splitlines()) if b["type"] == "batch"]
+            batches += _file_batches(str(log))
         buckets = o["timeline"]["buckets"]
         assert sum(b["batches"] for b in buckets) == len(batches), directory
         assert sum(b["records"] for b in buckets) == o["summary"]["records"]
@@ -359,12 +433,14 @@ def _same_numbers(obj: Any) -> str:
 @pytest.mark.skipif(chromium_path() is None, reason="chromium is not installed (apt-get install chromium)")
 def test_in_a_real_browser(report: tuple[list[dict], Path], tmp_path: Path) -> None:
     """Headless Chromium opens the page from disk: no console error (nothing failed to load, no script
-    error), every chart drawn with data marks of non-zero size, the data the browser parses is ``--json``'s,
-    and screenshots of the overview and of a partition are made."""
+    error), every chart drawn with data marks of non-zero size, no word of a chart cut at its edge or drawn over
+    another, the data the browser parses is ``--json``'s, and screenshots of the overview and of a partition
+    are made."""
     objects, page = report
     with Browser() as browser:
         browser.open(page.as_uri())
         charts = browser.evaluate(CHARTS_JS)
+        assert browser.evaluate(TEXT_JS) == []
         data = browser.evaluate(DATA_JS)
         errors = browser.console_errors()
         browser.screenshot(str(tmp_path / "overview.png"), "#overview")
@@ -693,3 +769,134 @@ def test_a_partitions_result_does_not_grow_with_the_run(tmp_path: Path) -> None:
         report, findings = cmd._partition_at(0)
         sizes.append(len(pickle.dumps(findings)) + len(pickle.dumps(report)))
     assert sizes[0] == sizes[1], sizes
+
+
+def _columns(chart: str) -> list[tuple[str, float, float, str, str]]:
+    """The column bars of one chart's SVG: (class, y, height in pixels, title, link)."""
+    import re
+
+    return [
+        (m.group(2), float(m.group(3)), float(m.group(4)), m.group(5), m.group(1) or "")
+        for m in re.finditer(
+            r'(?:<a href="([^"]*)">)?<rect class="mark ([a-z-]+)" x="[^"]+" y="([^"]+)" width="[^"]+" '
+            r'height="([^"]+)"><title>([^<]*)',
+            chart,
+        )
+    ]
+
+
+def _size_rows(sizes: list[int], topic: str = "t") -> list[Any]:
+    from kdump.render.html_report import _Row
+
+    return [
+        _Row(
+            anchor=None,
+            topic=topic,
+            partition=i,
+            directory=f"/data/{topic}-{i}",
+            internal=False,
+            segments=1,
+            size=size,
+            records=size // 100,
+            log_start=0,
+            log_end=size // 100,
+            high_watermark=size // 100,
+            min_ts=None,
+            max_ts=None,
+            open_txns=0,
+            hanging=0,
+            problems=0,
+            deleted_bytes=0,
+            deleted_segments=0,
+            dirty_ratio=None,
+            unreadable=False,
+            kinds={},
+            index=i,
+        )
+        for i, size in enumerate(sizes)
+    ]
+
+
+def test_one_partition_a_thousand_times_the_others_leaves_them_readable() -> None:
+    """The strip of every partition by size, a topic's partitions and the topics by size: when one partition
+    (topic) is 1,000 times the others, the others set the scale and keep their proportions (each bar's height
+    is its size over the scale's end), the outlier goes to the top of the plot with a break, its name, size and
+    how many times the scale written beside it; 10,000 partitions stay 400 bars, each a link to the largest of
+    its bin (the outlier's to its own row); many outliers take a log scale (each height its size's place
+    between the scale's floor and top); without an outlier the scale is the largest bar's."""
+    import math
+    import re
+
+    from kdump.render import html_report
+    from kdump.render.svg import log_floor
+
+    plot = 180 - 26 - 34  # the strip's height less its top and bottom margins
+    sizes = [10_000 + (i * 7919) % 10_000 for i in range(9_999)] + [15_000_000]
+    chart = html_report._all_partitions_chart(_size_rows(sizes)).split("</svg>")[0]
+    bars = _columns(chart)
+    assert len(bars) == 400  # 25 partitions a bar
+    assert "largest first (each bar: 25 partitions, the largest) (the largest cut)" in chart
+    assert bars[0][2] == pytest.approx(plot, abs=0.1) and bars[0][4] == "#r9999"  # the outlier: to the top
+    ranked = sorted(sizes, reverse=True)
+    scale = ranked[25] * 1.25  # the largest of the second bar (the first bar's is the outlier's), room above
+    times = round(15_000_000 / ranked[25])
+    assert (
+        f"t-9999: 14.3 MiB, {times} times the scale (cut)" in chart and chart.count('<path class="cut"') == 1
+    )
+    for k, (_, _, height, title, _) in enumerate(bars[1:], 1):
+        largest = ranked[k * 25]  # the bin's largest
+        assert height == pytest.approx(plot * largest / scale, abs=0.1), k
+        assert title.startswith(f"25 partitions (ranks {k * 25 + 1:,} to {k * 25 + 25:,}): ")
+    assert min(b[2] for b in bars) > 0.4 * plot  # the others: not squashed (they are 10 to 20 KB)
+    # three outliers (a broker's three busy partitions): each cut with a break, named under the chart
+    few = [290_000, 265_000, 239_000, 27_000, 7_700, 5_600, 4_400, 4_000, 3_900, 866, 800, 700]
+    chart = html_report._all_partitions_chart(_size_rows(few))
+    bars = _columns(chart.split("</svg>")[0])
+    assert "largest first (the 3 largest cut)" in chart and chart.count('<path class="cut"') == 3
+    assert [b[2] for b in bars[:3]] == [pytest.approx(plot, abs=0.1)] * 3 and "cut-label" not in chart
+    assert bars[3][2] == pytest.approx(plot * 27_000 / (27_000 * 1.25), abs=0.1)
+    assert (
+        "Cut at the end of the scale the other bars set (more than 20 times the median bar): "
+        '<a href="#r0">t-0</a>: 283.2 KiB, 11 times the scale; <a href="#r1">t-1</a>: 258.8 KiB, 9.8 times the '
+        'scale; <a href="#r2">t-2</a>: 233.4 KiB, 8.9 times the scale.'
+    ) in chart
+    # the same partitions without the outlier: to the largest's scale, nothing cut
+    linear = html_report._all_partitions_chart(_size_rows(sizes[:-1])).split("</svg>")[0]
+    assert "cut" not in linear and "log scale" not in linear
+    bars = _columns(linear)
+    assert bars[0][2] == pytest.approx(plot / 1.1, abs=0.1)
+    assert bars[-1][2] == pytest.approx(plot / 1.1 * min(sizes) / max(sizes[:-1]), abs=0.2)
+    # ten outliers among 390 partitions (a bar each): a log scale
+    many = sizes[:380] + [15_000_000 + i for i in range(10)]
+    chart = html_report._all_partitions_chart(_size_rows(many)).split("</svg>")[0]
+    assert "largest first (log scale)" in chart and "cut" not in chart
+    top, floor = (15_000_000 + 9) * 1.1, log_floor(min(many))
+    ranked = sorted(many, reverse=True)
+    bars = _columns(chart)
+    assert len(bars) == 390
+    for k, (_, _, height, _, _) in enumerate(bars):
+        expected = plot * math.log10(ranked[k] / floor) / math.log10(top / floor)
+        assert height == pytest.approx(expected, abs=0.1), k
+    assert min(b[2] for b in bars) > 0.2 * plot
+    # a topic's partitions, by partition number: the outlier is partition 7 of 12
+    topic = html_report._Topic("t", False, rows=_size_rows([12_000] * 7 + [12_000_000] + [15_000] * 4))
+    chart = html_report._partition_sizes_chart(topic)
+    bars = _columns(chart)
+    assert len(bars) == 12 and "t: size of each partition (the largest cut)" in chart
+    plot = 150 - 26 - 34
+    assert bars[7][2] == pytest.approx(plot, abs=0.1) and "t-7: 11.4 MiB, 800 times the scale (cut)" in chart
+    assert [b[2] for b in bars[:7]] == [pytest.approx(plot * 12_000 / 18_750, abs=0.1)] * 7
+    ticks = re.findall(r'<text class="tick" x="[^"]+" y="13\d" [^>]*>([^<]+)<', chart)
+    assert ticks == ["0", "2", "4", "6", "8", "10"]  # partitions are whole numbers
+    # topics by size (bar widths): one topic 1,000 times the others
+    topics = [html_report._Topic(f"t{i}", False, size=10_000 + i * 1_000, partitions=1) for i in range(10)]
+    topics.append(html_report._Topic("huge", False, size=19_000_000, partitions=1))
+    chart = html_report._topic_charts(topics, None).split("</svg>")[0]
+    widths = [w for _, w, _ in _bars(chart)]
+    plot_w = 960 - 200 - 16
+    assert "size on disk by topic (the largest cut)" in chart
+    assert "18.1 MiB, 1,000 times the scale: the bar is cut" in chart
+    assert widths[0] == pytest.approx(plot_w, abs=1) and widths[1] == pytest.approx(
+        plot_w, abs=1
+    )  # t9: 19,000
+    assert widths[-1] == pytest.approx(plot_w * 10_000 / 19_000, abs=1)

@@ -22,11 +22,12 @@ from kdump.facts.incident import CoordinatorReport, GroupsReport, Overview, Part
 from kdump.facts.output import Output
 from kdump.problem import Problem
 from kdump.render import incident
+from kdump.render import retention as retention_render
 from kdump.render import txn as txn_render
 from kdump.render.incident import finding_message
 from kdump.render.log_summary import human_size
 from kdump.render.problem_text import sentences
-from kdump.render.svg import Chart, escape, iso, short_number
+from kdump.render.svg import OUTLIER, Chart, SizeScale, escape, iso, short_number, size_scale
 from kdump.render.tables import duration
 from kdump.storage import locations
 
@@ -392,7 +393,13 @@ class HtmlSink:
         card("partitions", f"{len(self.rows):,}")
         card("on disk", human_size(size))
         card("records", short_number(records))
-        card("time range", f"{iso(min(times))[:16]} &rarr; {iso(max(times))[:16]}" if times else "-", "wide")
+        card(
+            "time range",
+            f'<span class="nw">{iso(min(times))[:16]}</span> &rarr; <span class="nw">{iso(max(times))[:16]}</span>'
+            if times
+            else "-",
+            "wide",
+        )
         problems = o.verify.problems if o else 0
         card(
             "verify problems" if o is None or o.crc_checked else "verify problems (CRCs not checked)",
@@ -516,7 +523,7 @@ class HtmlSink:
             flag = "bad" if t.hanging or t.problems else ("warn" if t.open_txns else "")
             out.append(
                 f'<tr class="{flag}"><td><a href="#t-{_slug(t.name)}">{escape(t.name)}</a></td><td>{t.partitions:,}</td>'
-                f"<td>{human_size(t.size)}</td><td>{t.records:,}</td><td>{iso(t.min_ts)}</td><td>{iso(t.max_ts)}</td>"
+                f"<td>{human_size(t.size)}</td><td>{t.records:,}</td>{_ts(t.min_ts)}{_ts(t.max_ts)}"
                 f"<td>{t.open_txns}{f' ({t.hanging} hanging)' if t.hanging else ''}</td><td>{t.problems:,}</td>"
                 f"<td>{human_size(t.deleted_bytes) if t.deleted_bytes else '-'}</td>"
                 f"<td>{_ratio(t.sampled_bytes, t.uncompressed_bytes, t.compression_exact)}</td></tr>"
@@ -527,7 +534,7 @@ class HtmlSink:
                 f'<details id="t-{_slug(t.name)}"{" open" if not t.internal and len(t.rows) <= 64 else ""}>'
                 f"<summary>{escape(t.name)}: {t.partitions:,} partition(s), {human_size(t.size)}</summary>"
                 + _partition_sizes_chart(t)
-                + "<table><tr><th>partition</th><th>segments</th><th>size</th><th>log start</th><th>log end</th>"
+                + "<table class=rows><tr><th>partition</th><th>segments</th><th>size</th><th>log start</th><th>log end</th>"
                 "<th>high watermark</th><th>records</th><th>oldest</th><th>newest</th><th>open txns</th>"
                 "<th>problems</th><th>retention would delete</th><th>dirty ratio</th><th>compression</th></tr>"
             )
@@ -536,7 +543,7 @@ class HtmlSink:
                 out.append(
                     f'<tr id="r{r.index}" class="{flag}"><td title="{escape(r.directory)}">{_link(r)}</td><td>{r.segments}</td><td>{human_size(r.size)}</td>'
                     f"<td>{_num(r.log_start)}</td><td>{_num(r.log_end)}</td><td>{_num(r.high_watermark)}</td>"
-                    f"<td>{r.records:,}</td><td>{iso(r.min_ts)}</td><td>{iso(r.max_ts)}</td>"
+                    f"<td>{r.records:,}</td><td>{_wbr(r.min_ts)}</td><td>{_wbr(r.max_ts)}</td>"
                     f"<td>{r.open_txns}{f' ({r.hanging} hanging)' if r.hanging else ''}</td><td>{r.problems}</td>"
                     f"<td>{f'{r.deleted_segments} seg, {human_size(r.deleted_bytes)}' if r.deleted_segments else '-'}</td>"
                     f"<td>{'-' if r.dirty_ratio is None else f'{r.dirty_ratio:.3f}'}</td>"
@@ -593,7 +600,7 @@ class HtmlSink:
                     name = f"{escape(x.topic)}" if row is None else _link(row, x.topic)
                     out.append(
                         f'<tr class="{"warn" if x.lag else ""}"><td>{name}</td><td>{x.partition}</td><td>{x.offset:,}</td>'
-                        f"<td>{_num(x.log_end_offset)}</td><td>{_num(x.lag)}</td><td>{iso(x.commit_timestamp)}</td></tr>"
+                        f"<td>{_num(x.log_end_offset)}</td><td>{_num(x.lag)}</td>{_ts(x.commit_timestamp)}</tr>"
                     )
                 out.append("</table></details></div>" if len(lags) > MAX_TABLE_ROWS else "</table></div>")
             out.extend(f'<p class="bad">problem: {escape(p)}</p>' for p in sentences(g.problems))
@@ -617,7 +624,7 @@ class HtmlSink:
                     out.append(
                         f'<tr class="{cls}"><td><code>{escape(x.transactional_id)}</code></td><td>{escape(x.state)}</td>'
                         f"<td>{x.producer_id}</td><td>{x.producer_epoch}</td><td>{duration(x.timeout_ms) if x.timeout_ms >= 0 else '-'}</td>"
-                        f"<td>{parts}</td><td>{iso(x.start_timestamp)}</td><td>{iso(x.last_update_timestamp)}</td>"
+                        f'<td class="wrap">{parts}</td>{_ts(x.start_timestamp)}{_ts(x.last_update_timestamp)}'
                         f"<td>{escape(os.path.basename(c.directory))}</td></tr>"
                     )
             out.append("</table>")
@@ -626,6 +633,17 @@ class HtmlSink:
                 out.append(_json_script(incident.coordinator_object(c), "reportCoordinator"))
         out.append("</section>\n")
         return "".join(out)
+
+
+def _wbr(ms: int | None) -> str:
+    """A UTC time that may break after its date in a cell that wraps (``td.ts``; the 8th and 9th columns of a
+    topic's table of partitions, which has 14): a table wider than the page is cut on a screen."""
+    return iso(ms).replace("T", "T<wbr>", 1)
+
+
+def _ts(ms: int | None) -> str:
+    """A table cell of a UTC time that may break after its date (:func:`_wbr`)."""
+    return f"<td class=ts>{_wbr(ms)}</td>"
 
 
 def _slug(name: str) -> str:
@@ -688,23 +706,26 @@ def _topic_charts(topics: list[Any], now: int | None) -> str:
         else ""
     )
     out = []
+    scale = size_scale([t.size for t in shown])
     c = _rows_chart(
-        "size on disk by topic" + of,
-        0,
-        max(t.size for t in shown),
+        "size on disk by topic" + of + scale.note,
+        scale.lo,
+        scale.hi,
         len(shown),
-        x_label="bytes",
+        x_label="bytes (log scale)" if scale.log else "bytes",
         chart_id="chart-topic-sizes",
+        log_x=scale.log,
     )
     for i, t in enumerate(shown):
         y = _row_y(len(shown), i)
-        c.bar(
-            0,
+        _row_bar(
+            c,
+            y,
             t.size,
-            y - 0.35,
-            y + 0.35,
+            scale,
             "internal" if t.internal else "size",
             f"{t.name}: {human_size(t.size)} in {t.partitions} partition(s), {t.records:,} records",
+            human_size(t.size),
         )
         c.row_label(y, t.name)
     out.append(c.svg())
@@ -742,6 +763,71 @@ def _topic_charts(topics: list[Any], now: int | None) -> str:
     return "".join(out)
 
 
+def _row_bar(c: Chart, y: float, value: float, scale: SizeScale, cls: str, title: str, figure: str) -> None:
+    """A bar of a rows chart on ``scale``: past its end, cut there with a break and its figure written on it."""
+    if scale.log or value <= scale.hi:
+        c.bar(scale.lo, value, y - 0.35, y + 0.35, cls, title)
+        return
+    c.bar(0, scale.hi, y - 0.35, y + 0.35, cls, title)
+    c.cut(scale.hi * 0.88, y - 0.35, y + 0.35)
+    times = value / scale.hi
+    c.text(scale.hi * 0.01, y - 0.2, f"{figure}, {_times(times)} the scale: the bar is cut", "in-bar")
+
+
+def _times(x: float) -> str:
+    return f"{x:,.1f} times" if x < 10 else f"{x:,.0f} times"
+
+
+def _column_top(scale: SizeScale) -> float:
+    """The top of a strip's value axis: a tenth above its largest bar, or, when bars are cut, a quarter above the
+    others' largest: the cut bars go on through that band, where the words of a single one are written, clear
+    of the others."""
+    return scale.hi * (1.25 if scale.cut else 1.1)
+
+
+def _column(
+    c: Chart,
+    x0: float,
+    x1: float,
+    rows: list[_Row],
+    scale: SizeScale,
+    what: str,
+    cuts: list[tuple[_Row, float]],
+) -> None:
+    """One column of a strip of partitions on ``scale`` (:func:`_bin_bar`); one past the scale's end goes to the
+    top of the plot with a break, and its largest partition joins ``cuts`` (with the column's right end)."""
+    top = max(r.size for r in rows)
+    if scale.log or top <= scale.hi:
+        _bin_bar(c, x0, x1, rows, what, scale.lo)
+        return
+    _bin_bar(c, x0, x1, rows, what, scale.lo, c.y1)
+    c.cut_column(x0, x1, scale.hi * 1.12)
+    cuts.append((max(rows, key=lambda r: r.size), x1))
+
+
+def _cut_words(c: Chart, cuts: list[tuple[_Row, float]], scale: SizeScale) -> str:
+    """What the cut columns are: a single one's partition, size and how many times the scale it is written beside
+    it in the chart; all of them (at most :data:`kdump.render.svg.MAX_CUT`) in a line under the chart, each a
+    link to its partition."""
+    if not cuts:
+        return ""
+
+    def words(r: _Row) -> str:
+        return f"{human_size(r.size)}, {_times(r.size / scale.hi)} the scale"
+
+    if len(cuts) == 1:
+        r, x1 = cuts[0]
+        c.note(c.x(x1) + 4, 0, f"{r.name}: {words(r)} (cut)")
+    return (
+        f'<p class="legend">Cut at the end of the scale the other bars set (more than {OUTLIER} times the median bar): '
+        + "; ".join(
+            f'<a href="{r.href}">{escape(r.name)}</a>: {words(r)}'
+            for r, _ in sorted(cuts, key=lambda rx: -rx[0].size)
+        )
+        + ".</p>"
+    )
+
+
 #: Bars a chart of partitions draws at most: more partitions are binned, each bar the largest of its bin.
 MAX_BARS = 400
 
@@ -752,7 +838,9 @@ def _bins(rows: list[_Row], n: int = MAX_BARS) -> list[list[_Row]]:
     return [rows[i : i + per] for i in range(0, len(rows), per)]
 
 
-def _bin_bar(c: Chart, x0: float, x1: float, rows: list[_Row], what: str) -> None:
+def _bin_bar(
+    c: Chart, x0: float, x1: float, rows: list[_Row], what: str, floor: float = 0, height: float | None = None
+) -> None:
     """One bar for a bin of partitions: its largest, coloured as a problem when any of them has one, linked to
     the largest one's details."""
     top = max(rows, key=lambda r: r.size)
@@ -765,7 +853,16 @@ def _bin_bar(c: Chart, x0: float, x1: float, rows: list[_Row], what: str) -> Non
             f"{len(rows)} partitions ({what}): {human_size(low)} to {human_size(top.size)}, largest {top.name}; "
             f"{problems} with problems"
         )
-    c.bar(x0, x1, 0, top.size, "problem" if problems else "size", title, href=top.href, min_width=1.0)
+    c.bar(
+        x0,
+        x1,
+        floor,
+        top.size if height is None else height,
+        "problem" if problems else "size",
+        title,
+        href=top.href,
+        min_width=1.0,
+    )
 
 
 def _number(r: _Row) -> int:
@@ -780,23 +877,29 @@ def _partition_sizes_chart(t: Any) -> str:
         return ""
     bins = _bins(rows)
     per = len(bins[0])
+    scale = size_scale([max(r.size for r in b) for b in bins])
     c = Chart(
         f"{t.name}: size of each partition"
-        + (f" (each bar: {per} partitions, the largest)" if per > 1 else ""),
+        + (f" (each bar: {per} partitions, the largest)" if per > 1 else "")
+        + scale.note,
         _number(rows[0]) - 0.5,
         _number(rows[-1]) + 0.5,
-        0,
-        max(r.size for r in rows) * 1.1,
+        scale.lo,
+        _column_top(scale),
         height=150,
         x_label="partition",
         y_label="bytes",
         chart_id=f"chart-partitions-{_slug(t.name)}",
+        log_y=scale.log,
+        integer_x=True,
     )
+    cuts: list[tuple[_Row, float]] = []
     for b in bins:
         lo, hi = _number(b[0]), _number(b[-1])
         gap = 0.1 * (hi - lo + 1)
-        _bin_bar(c, lo - 0.5 + gap, hi + 0.5 - gap, b, f"{lo} to {hi}")
-    return c.svg()
+        _column(c, lo - 0.5 + gap, hi + 0.5 - gap, b, scale, f"{lo} to {hi}", cuts)
+    words = _cut_words(c, cuts, scale)
+    return c.svg() + words
 
 
 def _all_partitions_chart(rows: list[_Row]) -> str:
@@ -808,42 +911,50 @@ def _all_partitions_chart(rows: list[_Row]) -> str:
         return ""
     bins = _bins(holding)
     per = len(bins[0])
+    scale = size_scale([b[0].size for b in bins])
     c = Chart(
         f"all {len(holding):,} partitions holding data, by size, largest first"
-        + (f" (each bar: {per} partitions, the largest)" if per > 1 else ""),
+        + (f" (each bar: {per} partitions, the largest)" if per > 1 else "")
+        + scale.note,
         0.5,
         len(holding) + 0.5,
-        0,
-        holding[0].size * 1.1,
+        scale.lo,
+        _column_top(scale),
         height=180,
         x_label="rank by size",
         y_label="bytes",
         chart_id="chart-all-partitions",
+        log_y=scale.log,
+        integer_x=True,
     )
+    cuts: list[tuple[_Row, float]] = []
     for i, b in enumerate(bins):
         lo, hi = i * per + 1, i * per + len(b)
         gap = 0.1 * len(b)
-        _bin_bar(c, lo - 0.5 + gap, hi + 0.5 - gap, b, f"ranks {lo:,} to {hi:,}")
+        _column(c, lo - 0.5 + gap, hi + 0.5 - gap, b, scale, f"ranks {lo:,} to {hi:,}", cuts)
     largest = "".join(
         f"<li>{_link(r)}: {human_size(r.size)}{f', {r.problems} problem(s)' if r.problems else ''}</li>"
         for r in holding[:10]
     )
-    return c.svg() + f"<p>The largest:</p><ol class=cols>{largest}</ol>"
+    words = _cut_words(c, cuts, scale)
+    return c.svg() + words + f"<p>The largest:</p><ol class=cols>{largest}</ol>"
 
 
 def _kinds_chart(kinds: dict[str, int]) -> str:
     items = sorted(kinds.items(), key=lambda kv: -kv[1])[:MAX_ROWS]
+    scale = size_scale([n for _, n in items])
     c = _rows_chart(
-        "verify's problems by kind",
-        0,
-        max(n for _, n in items),
+        "verify's problems by kind" + scale.note,
+        scale.lo,
+        scale.hi,
         len(items),
-        x_label="problems",
+        x_label="problems (log scale)" if scale.log else "problems",
         chart_id="chart-problem-kinds",
+        log_x=scale.log,
     )
     for i, (kind, n) in enumerate(items):
         y = _row_y(len(items), i)
-        c.bar(0, n, y - 0.35, y + 0.35, "problem", f"{kind}: {n}")
+        _row_bar(c, y, n, scale, "problem", f"{kind}: {n}", f"{n:,}")
         c.row_label(y, kind)
     return c.svg()
 
@@ -1014,11 +1125,18 @@ def _partition_section(r: PartitionReport, row: _Row) -> str:
         "</dl>"
     )
     if s.anomalies:
-        out.append(
-            "<ul>"
-            + "".join(f'<li class="warn">{escape(a)}</li>' for a in sentences(s.anomalies[:20]))
-            + "</ul>"
-        )
+        # ls's findings: the first few in sight, the others folded (a compacted partition can leave dozens of
+        # .deleted files behind a stopped broker), at most 50 (kdump ls lists them all)
+        said = [f'<li class="warn">{escape(a)}</li>' for a in sentences(s.anomalies[:50])]
+        out.append("<ul>" + "".join(said[:3]) + "</ul>")
+        if len(said) > 3:
+            more = len(s.anomalies) - 3
+            out.append(
+                f"<details><summary>{more:,} more finding(s) of <code>kdump ls</code></summary><ul>"
+                + "".join(said[3:])
+                + (f"<li>... and {len(s.anomalies) - 50:,} more</li>" if len(s.anomalies) > 50 else "")
+                + "</ul></details>"
+            )
     out.append(_offsets_chart(r, row))
     out.append(_rate_chart(r, row))
     out.append(_batch_chart(r, row))
@@ -1104,6 +1222,8 @@ def _offsets_chart(r: PartitionReport, row: _Row) -> str:
                 f"no batch for {duration(g.duration)}: {iso(g.start)} to {iso(g.end)} "
                 f"(after offset {g.after_offset:,}, next {g.before_offset:,})",
                 f"no records for {duration(g.duration)}",
+                # the line runs flat through the silence: its words go where the line is not
+                low=g.after_offset - first > 0.4 * (last - first),
             )
     for seg in t.segments:
         if seg.first_timestamp >= 0 and seg.base_offset != first:
@@ -1183,7 +1303,7 @@ def _rate_chart(r: PartitionReport, row: _Row) -> str:
             counts[i] += share
     rates = [n / (width / 1000) for n in counts]
     c = Chart(
-        f"records per second (bins of {duration(int(width))})",
+        f"records per second (bins of {duration(int(width)) if width >= 1 else f'{width:.2g} ms'})",
         lo,
         hi,
         0,
@@ -1484,8 +1604,8 @@ def _partition_tables(r: PartitionReport) -> str:
         )
         out.extend(
             f"<tr><td>{p.producer_id}</td><td>{p.epoch}</td><td>{p.records:,}</td><td>{p.batches:,}</td>"
-            f"<td>{p.first_offset:,}-{p.last_offset:,}</td><td>{iso(p.first_timestamp)}</td>"
-            f"<td>{iso(p.last_timestamp)}</td><td>{'yes' if p.transactional else 'no'}</td><td>{p.markers}</td></tr>"
+            f"<td>{p.first_offset:,}-{p.last_offset:,}</td>{_ts(p.first_timestamp)}"
+            f"{_ts(p.last_timestamp)}<td>{'yes' if p.transactional else 'no'}</td><td>{p.markers}</td></tr>"
             for p in producers
         )
         out.append("</table>")
@@ -1507,7 +1627,7 @@ def _partition_tables(r: PartitionReport) -> str:
             for o in txn.open:
                 out.append(
                     f'<tr class="{"bad" if o.hanging else "warn"}"><td>{o.producer_id}</td><td>{o.producer_epoch}</td>'
-                    f"<td>{o.first_offset:,}-{o.last_offset:,}</td><td>{iso(o.first_timestamp)}</td><td>{duration(o.age_ms)}</td>"
+                    f"<td>{o.first_offset:,}-{o.last_offset:,}</td>{_ts(o.first_timestamp)}<td>{duration(o.age_ms)}</td>"
                     f"<td>{_e(o.coordinator.transactional_id if o.coordinator else None)}</td>"
                     f"<td>{_e(o.coordinator.state if o.coordinator else None)}</td><td>{'yes' if o.hanging else 'no'}: {escape(txn_render.reason(o))}</td></tr>"
                 )
@@ -1521,14 +1641,10 @@ def _partition_tables(r: PartitionReport) -> str:
             f"{len(ret.deleted)} of {len(ret.segments)} segment(s) would be deleted, log start offset "
             f"{_num(ret.log_start_offset)} &rarr; {_num(ret.log_start_offset_after)}.</p>"
         )
-        k = ret.compaction
-        if k is not None:
-            out.append(
-                f"<p>compaction: dirty ratio {k.dirty_ratio:.4f} against min.cleanable.dirty.ratio {k.min_cleanable_ratio} "
-                f"({'the cleaner would clean it' if k.would_clean else 'not cleaned yet'}); {k.records:,} records, "
-                f"{k.distinct_keys:,} distinct keys, {k.superseded:,} superseded, {k.tombstones:,} tombstones "
-                f"({k.live_tombstones:,} the latest value of their key).</p>"
-            )
+        # a compacted topic: kdump retention's own words (dirty ratio, keys, tombstones, a cleaning now)
+        notes = retention_render.compaction_notes(ret, human=True)
+        if notes:
+            out.append("<ul>" + "".join(f"<li>{escape(n)}</li>" for n in notes) + "</ul>")
         out.extend(f'<p class="note">{escape(p)}</p>' for p in sentences(ret.problems))
     if r.quorum_state is not None or r.kraft_snapshots:
         q = r.quorum_state
@@ -1562,7 +1678,7 @@ def _partition_tables(r: PartitionReport) -> str:
         for e in t.epoch_changes:
             seen.add(e.epoch)
             out.append(
-                f"<tr><td>{e.epoch}</td><td>{e.offset:,}</td><td>{iso(e.timestamp)}</td><td>{_num(ck.get(e.epoch))}</td></tr>"
+                f"<tr><td>{e.epoch}</td><td>{e.offset:,}</td>{_ts(e.timestamp)}<td>{_num(ck.get(e.epoch))}</td></tr>"
             )
         for epoch, start in ck.items():
             if epoch not in seen:
@@ -1621,9 +1737,10 @@ h4 { margin: 14px 0 4px; font-size: 14px; }
 .card .v { font-size: 17px; font-weight: 600; } .card .l { color: var(--muted); font-size: 12px; }
 .card.bad { border-color: var(--bad); } .card.bad .v { color: var(--bad); }
 .card.warn .v { color: var(--warn); } .card.good .v { color: var(--good); }
-table { border-collapse: collapse; margin: 6px 0 10px; font-size: 12.5px; display: block; overflow-x: auto; max-width: 100%; }
-th, td { border-bottom: 1px solid var(--line); padding: 3px 8px; text-align: left; vertical-align: top; white-space: nowrap; }
-th { background: var(--band); font-weight: 600; }
+table { border-collapse: collapse; margin: 6px 0 10px; font-size: 12px; display: block; overflow-x: auto; max-width: 100%; }
+th, td { border-bottom: 1px solid var(--line); padding: 3px 6px; text-align: left; vertical-align: top; white-space: nowrap; }
+th { background: var(--band); font-weight: 600; white-space: normal; } td.wrap { white-space: normal; min-width: 16em; } td.ts, table.rows td:nth-child(8), table.rows td:nth-child(9) { white-space: normal; }
+.nw { white-space: nowrap; }
 tr.bad td { background: #fdecea; } tr.warn td { background: #fff6e5; }
 .bad { color: var(--bad); } .warn { color: var(--warn); } .good { color: var(--good); } li.bad, p.bad { color: var(--bad); }
 .note { color: var(--muted); } ul.cols { columns: 3; }
@@ -1636,14 +1753,17 @@ svg .frame { fill: #fbfcfd; stroke: var(--line); } svg .grid { stroke: #edf0f3; 
 svg .tick, svg .axis-label, svg .row-label { fill: var(--muted); } svg .chart-title { fill: var(--fg); font-weight: 600; font-size: 12px; }
 svg .offsets { fill: none; stroke: var(--blue); stroke-width: 1.8; } svg .offset-dot { fill: var(--blue); }
 svg .segment { stroke: #98a2b3; stroke-dasharray: 3 3; } svg .epoch { stroke: #7a2ed6; stroke-width: 1.5; }
-svg text.epoch { fill: #7a2ed6; stroke: none; } svg .deleted { fill: rgba(217, 45, 32, .16); stroke: rgba(217,45,32,.5); }
+svg text.epoch { fill: #7a2ed6; } svg .deleted { fill: rgba(217, 45, 32, .16); stroke: rgba(217,45,32,.5); }
 svg .silence { fill: rgba(100, 116, 139, .18); } svg .band-label { fill: var(--muted); font-size: 10.5px; }
-svg .lso { stroke: #f79009; stroke-width: 1.5; stroke-dasharray: 6 3; } svg text.lso { fill: var(--warn); stroke: none; }
-svg .now { stroke: #101828; stroke-dasharray: 2 2; } svg text.now { fill: #101828; stroke: none; }
+svg .lso { stroke: #f79009; stroke-width: 1.5; stroke-dasharray: 6 3; } svg text.lso { fill: var(--warn); }
+svg .now { stroke: #101828; stroke-dasharray: 2 2; } svg text.now { fill: #101828; }
 svg .rate { fill: #53b1fd; } svg .batch { fill: #84adff; } svg .batch-max { fill: #1d2939; }
 svg .size { fill: #84adff; } svg .span { fill: #84adff; } svg .span-end { fill: #2563eb; } svg .internal { fill: #d0d5dd; } svg .problem { fill: #f97066; }
 svg .committed { fill: #84adff; } svg .lag { fill: #fdb022; } svg .rest { fill: #fec84b; opacity: .6; }
 svg .cut { stroke: #fff; stroke-width: 2.5; fill: none; }
+svg text.cut-label { fill: var(--fg); font-size: 10.5px; }
+svg text.band-label, svg text.hlabel, svg text.vlabel, svg text.cut-label { stroke: #fbfcfd; stroke-width: 3px; stroke-linejoin: round;
+  stroke-dasharray: none; paint-order: stroke; }
 p.why { color: var(--muted); margin: 0 0 4px; font-size: 12.5px; }
 svg .seg0 { fill: #d0d5dd; } svg .seg1 { fill: #98a2b3; } svg .gone { fill: #eaecf0; } svg .live { fill: #a6f4c5; }
 svg .ep0 { fill: #d6bbfb; } svg .ep1 { fill: #b692f6; } svg .ep2 { fill: #e9d7fe; } svg .ep3 { fill: #9e77ed; } svg .epx { fill: #eaecf0; }

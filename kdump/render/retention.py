@@ -58,12 +58,55 @@ def sections(
     return result
 
 
-def _sections(facts: list[RetentionFacts], *, human: bool, now_given: bool) -> list[Section]:
+def compaction_notes(f: RetentionFacts, *, human: bool) -> list[str]:
+    """The compaction prediction of a compacted partition in words (``kdump retention``'s notes; the report's
+    page says the same): the dirty section and ratio, the keys, the tombstones, what a cleaning now would do."""
     t = iso_time if human else opt
 
     def size(n: int) -> str:
         return human_size(n) if human else f"{n} B"
 
+    c = f.compaction
+    if c is None:
+        return []
+    notes: list[str] = []
+    notes.append(
+        f"compaction: first dirty offset {c.first_dirty_offset}, first uncleanable offset "
+        f"{c.first_uncleanable_offset}, clean {size(c.clean_bytes)}, cleanable {size(c.cleanable_bytes)}, dirty ratio "
+        f"{c.dirty_ratio:.4f} vs min.cleanable.dirty.ratio {c.min_cleanable_ratio:g}: "
+        + ("the cleaner would clean it" if c.would_clean else "the cleaner would not clean it yet")
+    )
+    notes.append(
+        f"keys: {c.records} records, {c.distinct_keys} distinct keys, {c.superseded} superseded, "
+        f"{c.tombstones} tombstones ({c.live_tombstones} the latest value of their key), "
+        f"{c.records_without_key} without key"
+    )
+    horizon = "-" if c.latest_delete_horizon is None else t(c.latest_delete_horizon)
+    kept = f.config["delete.retention.ms"]
+    if kept.lstrip("-").isdigit():
+        notes.append(
+            f"tombstones: {c.tombstones_with_horizon} with a delete horizon (latest {horizon}), "
+            f"{c.tombstones_past_horizon} past it (removed at the next cleaning); the others are kept "
+            f"delete.retention.ms ({duration(int(kept)) if human else kept + ' ms'}) after their next "
+            "cleaning"
+        )
+    else:
+        notes.append(f"tombstones: {c.tombstones_with_horizon} with a delete horizon")
+    p = c.cleaning
+    if p is not None and p.cleaned_up_to > 0:
+        notes.append(
+            f"a cleaning now cleans up to offset {p.cleaned_up_to}: keeps {p.records_kept} records "
+            f"({p.tombstones_kept} tombstones), removes {p.removed_superseded} superseded, "
+            f"{p.removed_tombstones} tombstones past their horizon, {p.removed_without_key} without key, "
+            f"{p.removed_aborted} of aborted transactions"
+        )
+    elif p is not None:
+        notes.append("a cleaning now cleans nothing: the dirty section is empty")
+    return notes
+
+
+def _sections(facts: list[RetentionFacts], *, human: bool, now_given: bool) -> list[Section]:
+    t = iso_time if human else opt
     result = []
     group: list[RetentionFacts] = []
     for n, f in enumerate(facts):
@@ -86,40 +129,7 @@ def _sections(facts: list[RetentionFacts], *, human: bool, now_given: bool) -> l
             )
             if seg.deleted_by:
                 s.flagged.add(i)
-        c = f.compaction
-        if c is not None:
-            s.notes.append(
-                f"compaction: first dirty offset {c.first_dirty_offset}, first uncleanable offset "
-                f"{c.first_uncleanable_offset}, clean {size(c.clean_bytes)}, cleanable {size(c.cleanable_bytes)}, dirty ratio "
-                f"{c.dirty_ratio:.4f} vs min.cleanable.dirty.ratio {c.min_cleanable_ratio:g}: "
-                + ("the cleaner would clean it" if c.would_clean else "the cleaner would not clean it yet")
-            )
-            s.notes.append(
-                f"keys: {c.records} records, {c.distinct_keys} distinct keys, {c.superseded} superseded, "
-                f"{c.tombstones} tombstones ({c.live_tombstones} the latest value of their key), "
-                f"{c.records_without_key} without key"
-            )
-            horizon = "-" if c.latest_delete_horizon is None else t(c.latest_delete_horizon)
-            kept = f.config["delete.retention.ms"]
-            if kept.lstrip("-").isdigit():
-                s.notes.append(
-                    f"tombstones: {c.tombstones_with_horizon} with a delete horizon (latest {horizon}), "
-                    f"{c.tombstones_past_horizon} past it (removed at the next cleaning); the others are kept "
-                    f"delete.retention.ms ({duration(int(kept)) if human else kept + ' ms'}) after their next "
-                    "cleaning"
-                )
-            else:
-                s.notes.append(f"tombstones: {c.tombstones_with_horizon} with a delete horizon")
-            p = c.cleaning
-            if p is not None and p.cleaned_up_to > 0:
-                s.notes.append(
-                    f"a cleaning now cleans up to offset {p.cleaned_up_to}: keeps {p.records_kept} records "
-                    f"({p.tombstones_kept} tombstones), removes {p.removed_superseded} superseded, "
-                    f"{p.removed_tombstones} tombstones past their horizon, {p.removed_without_key} without key, "
-                    f"{p.removed_aborted} of aborted transactions"
-                )
-            elif p is not None:
-                s.notes.append("a cleaning now cleans nothing: the dirty section is empty")
+        s.notes.extend(compaction_notes(f, human=human))
         s.notes.extend(f"problem: {p}" for p in sentences(f.problems))
         result.append(s)
         group.append(f)

@@ -8,6 +8,7 @@ tests count them: a chart is never drawn without data) and a ``<title>`` (the br
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from html import escape as _html_escape
 
@@ -27,11 +28,12 @@ def _num(v: float) -> str:
     return f"{v:.1f}".rstrip("0").rstrip(".")
 
 
-def nice_ticks(lo: float, hi: float, count: int = 6) -> list[float]:
-    """Round tick values covering ``lo``..``hi`` (1, 2, 5 times a power of ten)."""
+def nice_ticks(lo: float, hi: float, count: int = 6, min_step: float = 0.0) -> list[float]:
+    """Round tick values covering ``lo``..``hi`` (1, 2, 5 times a power of ten, at least ``min_step`` apart:
+    1 for an axis of whole numbers such as partitions)."""
     if hi <= lo:
         return [lo]
-    raw = (hi - lo) / max(count, 1)
+    raw = max((hi - lo) / max(count, 1), min_step)
     power = 10 ** math.floor(math.log10(raw))
     step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
     first = math.ceil(lo / step) * step
@@ -69,6 +71,70 @@ _TIME_STEPS = (
     (30 * 86_400_000, "%Y-%m-%d"),
     (365 * 86_400_000, "%Y"),
 )
+
+
+def log_ticks(lo: float, hi: float) -> list[float]:
+    """Ticks of a log scale from ``lo`` to ``hi`` (both > 0): the powers of ten, and 2 and 5 times them when the
+    scale spans fewer than three decades."""
+    a, b = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
+    steps = (1,) if b - a >= 3 else (1, 2, 5)
+    return [m * 10.0**e for e in range(a, b + 1) for m in steps if lo <= m * 10.0**e <= hi * (1 + 1e-9)]
+
+
+def log_floor(smallest: float) -> float:
+    """The bottom of a log scale whose smallest bar is ``smallest`` (> 0): the power of ten at least half a
+    decade below it, so that the smallest bar is drawn with a height (a log scale has no zero)."""
+    return 10.0 ** math.floor(math.log10(smallest) - 0.5)
+
+
+#: A bar more than this many times the median bar is an outlier: on a linear scale set by it, half the bars
+#: would be under 1/20 of the plot, a few pixels.
+OUTLIER = 20
+
+#: Up to this many outliers are cut at the end of the scale the other bars set (each with its figure written
+#: beside it, as the lag charts cut the others' summed bar); more turn the chart to a log scale.
+MAX_CUT = 3
+
+
+@dataclass(frozen=True)
+class SizeScale:
+    """The value axis of a chart of sizes (or counts): linear from 0 to ``hi``, with the ``cut`` largest bars
+    going past ``hi`` (drawn to the end of the plot with a break), or (``log``) a log scale from ``lo``."""
+
+    lo: float
+    hi: float
+    log: bool = False
+    cut: int = 0
+
+    @property
+    def note(self) -> str:
+        """What a chart's title says of its scale ("" when plain; its cut bars say the rest on them)."""
+        if self.log:
+            return " (log scale)"
+        if self.cut:
+            return " (the largest cut)" if self.cut == 1 else f" (the {self.cut} largest cut)"
+        return ""
+
+
+def size_scale(values: list[float]) -> SizeScale:
+    """The scale of bars of ``values`` (:data:`OUTLIER`, :data:`MAX_CUT`): one partition a thousand times the
+    others is cut and labelled; many of them (or a spread of sizes) take a log scale."""
+    positive = sorted(v for v in values if v > 0)
+    if not positive:
+        return SizeScale(0, 1)
+    median = positive[(len(positive) - 1) // 2]
+    kept = [v for v in positive if v <= OUTLIER * median]
+    cut = len(positive) - len(kept)
+    if cut == 0:
+        return SizeScale(0, positive[-1])
+    if cut <= MAX_CUT:
+        return SizeScale(0, kept[-1], cut=cut)
+    return SizeScale(log_floor(positive[0]), positive[-1], log=True)
+
+
+def _text_width(text: str, size: float = 11.0) -> float:
+    """About how wide ``text`` is drawn in pixels at font ``size`` (a sans-serif's mean advance)."""
+    return len(text) * size * 0.58
 
 
 def time_ticks(lo: int, hi: int, count: int = 8) -> list[tuple[int, str]]:
@@ -118,11 +184,16 @@ class Chart:
         y_ticks: bool = True,
         left: int = 70,
         chart_id: str | None = None,
+        log_x: bool = False,
+        log_y: bool = False,
+        integer_x: bool = False,
     ) -> None:
         if x1 <= x0:
             x1 = x0 + 1
         if y1 <= y0:
             y1 = y0 + 1
+        # a log scale starts above zero (its x0/y0 is the floor: :func:`log_floor`); values below it are drawn at it
+        self.log_x, self.log_y, self.integer_x = log_x, log_y, integer_x
         self.title = title
         self.x0, self.x1, self.y0, self.y1 = x0, x1, y0, y1
         self.width, self.height = width, height
@@ -133,16 +204,25 @@ class Chart:
         self.chart_id = chart_id
         self.back: list[str] = []
         self.parts: list[str] = []
+        # the bands' and vertical lines' labels, placed when drawn: (x, low, text, class)
+        self.labels: list[tuple[float, bool, str, str]] = []
         self.marks = 0
 
     # scales
+    @staticmethod
+    def _frac(v: float, lo: float, hi: float, log: bool) -> float:
+        if log:
+            v = max(v, lo)
+            return (math.log10(v) - math.log10(lo)) / (math.log10(hi) - math.log10(lo))
+        return (v - lo) / (hi - lo)
+
     def x(self, v: float) -> float:
         w = self.width - self.left - self.right
-        return self.left + (v - self.x0) / (self.x1 - self.x0) * w
+        return self.left + self._frac(v, self.x0, self.x1, self.log_x) * w
 
     def y(self, v: float) -> float:
         h = self.height - self.top - self.bottom
-        return self.top + h - (v - self.y0) / (self.y1 - self.y0) * h
+        return self.top + h - self._frac(v, self.y0, self.y1, self.log_y) * h
 
     def clamp_x(self, v: float) -> float:
         return min(max(self.x(v), self.left), self.width - self.right)
@@ -209,8 +289,28 @@ class Chart:
         )
         self.parts.append(f'<path class="cut" d="{d}"/>')
 
-    def band(self, xa: float, xb: float, cls: str, title: str, label: str = "") -> None:
-        """A shaded band across the whole plot height between xa and xb."""
+    def cut_column(self, xa: float, xb: float, v: float) -> None:
+        """A break across a column from ``xa`` to ``xb`` at height ``v`` (two slanted strokes of the background's
+        colour): the column goes on past the end of the scale."""
+        y = self.y(v)
+        left, right = self.x(min(xa, xb)) - 2, max(self.x(max(xa, xb)), self.x(min(xa, xb)) + 3) + 2
+        d = " ".join(
+            f"M{_num(left)},{_num(y + dy + 2)} L{_num(right)},{_num(y + dy - 2)}" for dy in (0.0, 5.0)
+        )
+        self.parts.append(f'<path class="cut" d="{d}"/>')
+
+    def note(self, x: float, line: int, s: str, cls: str = "cut-label") -> None:
+        """Words at pixel ``x`` on line ``line`` from the top of the plot (a halo keeps them readable over the
+        marks), moved left to end inside the plot."""
+        right = self.width - self.right
+        at = max(min(x, right - 3 - _text_width(s, 10.5)), self.left + 3)
+        self.parts.append(
+            f'<text class="{cls}" x="{_num(at)}" y="{self.top + 12 + 13 * line}">{escape(s)}</text>'
+        )
+
+    def band(self, xa: float, xb: float, cls: str, title: str, label: str = "", low: bool = False) -> None:
+        """A shaded band across the whole plot height between xa and xb (``label`` written at the top of the
+        plot, or at its bottom when ``low``: where the marks leave room)."""
         x = self.clamp_x(min(xa, xb))
         w = max(self.clamp_x(max(xa, xb)) - x, 2.0)
         h = self.plot_bottom - self.top
@@ -219,10 +319,26 @@ class Chart:
             f"<title>{escape(title)}</title></rect>"
         )
         if label:
-            self.back.append(
-                f'<text class="band-label" x="{_num(x + 3)}" y="{self.top + 12}">{escape(label)}</text>'
-            )
+            self.labels.append((x, low, label, "band-label"))
         self.marks += 1
+
+    def _band_labels(self) -> list[str]:
+        """The labels of the bands and vertical lines, drawn over the marks (with a halo) at the top of the plot
+        (or its bottom): each starts at its band or line and is moved left to end inside the plot; one that would
+        overlap another goes a line down, and one that finds no room in three lines is left to the tooltip."""
+        out: list[str] = []
+        lines: dict[bool, list[list[tuple[float, float]]]] = {False: [[], [], []], True: [[], [], []]}
+        right = self.width - self.right
+        for x, low, label, cls in sorted(self.labels):
+            w = _text_width(label, 10.5)
+            a = max(min(x + 3, right - 3 - w), self.left + 3)
+            for i, taken in enumerate(lines[low]):
+                if all(a + w + 6 <= b0 or a >= b1 + 6 for b0, b1 in taken):
+                    taken.append((a, a + w))
+                    y = self.plot_bottom - 5 - 13 * i if low else self.top + 12 + 13 * i
+                    out.append(f'<text class="{cls}" x="{_num(a)}" y="{_num(y)}">{escape(label)}</text>')
+                    break
+        return out
 
     def _line(self, x1: str, x2: str, y1: str, y2: str, cls: str, title: str) -> None:
         self.parts.append(
@@ -233,19 +349,17 @@ class Chart:
     def vline(self, v: float, cls: str, title: str, label: str = "") -> None:
         x = _num(self.x(v))
         self._line(x, x, str(self.top), _num(self.plot_bottom), cls, title)
-        if label:
-            near_end = self.x(v) > self.width - self.right - 80
-            at, anchor = (self.x(v) - 3, "end") if near_end else (self.x(v) + 3, "start")
-            self.parts.append(
-                f'<text class="vlabel {cls}" x="{_num(at)}" y="{self.top - 3}" text-anchor="{anchor}">{escape(label)}</text>'
-            )
+        if label:  # inside the plot, beside the line (above it, it ran into the chart's title)
+            self.labels.append((self.x(v), False, label, f"vlabel {cls}"))
 
     def hline(self, v: float, cls: str, title: str, label: str = "") -> None:
         y = _num(self.y(v))
         self._line(str(self.left), str(self.width - self.right), y, y, cls, title)
         if label:
+            # above the line, or below it when the line runs along the top of the plot (the bands' labels are there)
+            at = self.y(v) - 4 if self.y(v) - 4 > self.top + 16 else self.y(v) + 12
             self.parts.append(
-                f'<text class="hlabel {cls}" x="{self.width - self.right - 4}" y="{_num(self.y(v) - 4)}" '
+                f'<text class="hlabel {cls}" x="{self.width - self.right - 4}" y="{_num(at)}" '
                 f'text-anchor="end">{escape(label)}</text>'
             )
 
@@ -268,21 +382,29 @@ class Chart:
             f'<rect class="frame" x="{self.left}" y="{self.top}" width="{right - self.left}" height="{_num(bottom - self.top)}"/>'
         )
         if self.time_x:
-            for t, label in time_ticks(int(self.x0), int(self.x1)):
-                x = _num(self.x(t))
-                out.append(f'<line class="grid" x1="{x}" x2="{x}" y1="{self.top}" y2="{_num(bottom)}"/>')
-                out.append(
-                    f'<text class="tick" x="{x}" y="{_num(bottom + 14)}" text-anchor="middle">{escape(label)}</text>'
-                )
+            x_ticks = [(float(t), label) for t, label in time_ticks(int(self.x0), int(self.x1))]
+        elif self.log_x:
+            x_ticks = [(v, short_number(v)) for v in log_ticks(self.x0, self.x1)]
         else:
-            for v in nice_ticks(self.x0, self.x1):
-                x = _num(self.x(v))
-                out.append(f'<line class="grid" x1="{x}" x2="{x}" y1="{self.top}" y2="{_num(bottom)}"/>')
-                out.append(
-                    f'<text class="tick" x="{x}" y="{_num(bottom + 14)}" text-anchor="middle">{short_number(v)}</text>'
-                )
+            x_ticks = [
+                (v, short_number(v))
+                for v in nice_ticks(self.x0, self.x1, min_step=1 if self.integer_x else 0)
+            ]
+        for v, label in x_ticks:
+            x = self.x(v)
+            out.append(
+                f'<line class="grid" x1="{_num(x)}" x2="{_num(x)}" y1="{self.top}" y2="{_num(bottom)}"/>'
+            )
+            # a label at the edge ends (or starts) at its tick rather than running out of the chart
+            half = _text_width(label) / 2
+            # (at the plot's left edge, under the y axis's lowest tick label, it starts at its tick)
+            left_edge = self.left - 4 if self.y_ticks else 2
+            anchor = "end" if x + half > self.width - 2 else "start" if x - half < left_edge else "middle"
+            out.append(
+                f'<text class="tick" x="{_num(x)}" y="{_num(bottom + 14)}" text-anchor="{anchor}">{escape(label)}</text>'
+            )
         if self.y_ticks:
-            for v in nice_ticks(self.y0, self.y1, 4):
+            for v in log_ticks(self.y0, self.y1) if self.log_y else nice_ticks(self.y0, self.y1, 4):
                 y = _num(self.y(v))
                 out.append(f'<line class="grid" x1="{self.left}" x2="{right}" y1="{y}" y2="{y}"/>')
                 out.append(
@@ -306,5 +428,6 @@ class Chart:
             + "".join(self.back)
             + "".join(self._axes()[1:])
             + "".join(self.parts)
+            + "".join(self._band_labels())
             + "</svg>"
         )
