@@ -74,9 +74,6 @@ def main(argv: list[str] | None = None) -> int:
     from moto.server import ThreadedMotoServer
 
     from bench.make_segments import build
-    from kdump.cli import files, run_guarded
-    from kdump.cli.commands import cli
-    from kdump.storage import object_store
 
     data = build(args.quick, verbose=False)
     work = Path(tempfile.mkdtemp(prefix="kdump-remote-bench-"))
@@ -118,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
         index = partition / "00000000000000000000.index"
         if args.aiven:
             return _aiven(args, work, partition, client, requests)
-        cases = [
+        cases: list[tuple[str, object]] = [
             ("files (shallow)", ["files", "--files", f"{url}/00000000000000000000.log"]),
             (
                 "files --deep-iteration",
@@ -143,39 +140,8 @@ def main(argv: list[str] | None = None) -> int:
             ("diff (two copies)", ["diff", url, f"s3://{BUCKET}/replica/bench-0"]),
             ("report --json (partition)", ["report", "--json", "--now", "2030-01-01", url]),
         ]
-        if args.only:
-            cases = [c for c in cases if args.only in c[0]]
         print(f"segment: {size} bytes ({log}); index {index.stat().st_size} bytes")
-        print(
-            "| command | status | bytes fetched | per copy of the segment | requests (reads + metadata) | server log | seconds |"
-        )
-        print("|---|---|---|---|---|---|---|")
-        for name, argv in cases:
-            object_store.forget()
-            import fsspec
-
-            fsspec.filesystem("s3").clear_instance_cache()
-            requests.lines.clear()
-            start = time.perf_counter()
-            if argv[0] == "files":
-                status = run_guarded(lambda o, e, a=argv: files.run(a[1:], o, e), _Null(), _Null())
-            else:
-                saved, sys.stdout = sys.stdout, io.TextIOWrapper(_Null())
-                try:
-                    cli.main(argv, standalone_mode=False)
-                    status = 0
-                except SystemExit as e:
-                    status = int(e.code or 0)
-                finally:
-                    sys.stdout = saved
-            seconds = time.perf_counter() - start
-            stats = object_store.STATS
-            served = len([line for line in requests.lines if "/" + BUCKET in line])
-            copies = 2 if name.startswith("diff") else 1  # diff reads two objects of the segment's size
-            print(
-                f"| {name} | {status} | {stats.bytes_fetched:,} | {stats.bytes_fetched / size / copies:.3f} | "
-                f"{stats.requests} ({stats.read_requests} + {stats.metadata_requests}) | {served} | {seconds:.1f} |"
-            )
+        measure("kafka", cases, args.only, requests, size)
     finally:
         server.stop()
         shutil.rmtree(work, ignore_errors=True)
@@ -277,11 +243,6 @@ def _aiven_partition(partition: Path, work: Path, how: str) -> tuple[Path, Path,
 
 def _aiven(args: argparse.Namespace, work: Path, partition: Path, client: object, requests: _Log) -> int:
     """Bytes and requests of the commands over the Aiven copy of the segment in S3 (see ``--aiven``)."""
-    import fsspec
-
-    from kdump.cli.commands import cli
-    from kdump.storage import object_store
-
     logs, root, keys, transformed = _aiven_partition(partition, work, args.aiven)
     for path in sorted(root.rglob("*")):
         if path.is_file():
@@ -298,17 +259,39 @@ def _aiven(args: argparse.Namespace, work: Path, partition: Path, client: object
         (f"find --offset {middle}", ["find", "--offset", str(middle), *remote, local]),
         ("ls (partition)", ["ls", *remote, local]),
     ]
-    if args.only:
-        cases = [c for c in cases if args.only in c[0]]
     print(
         f"segment: {size} bytes in Aiven's layout ({args.aiven}, {AIVEN_CHUNK >> 20} MiB chunks): .log object "
         f"{transformed} bytes ({transformed / size:.3f} of the segment)"
     )
+    measure("aiven", cases, args.only, requests, size, transformed)
+    return 0
+
+
+def measure(
+    layout: str,
+    cases: list[tuple[str, object]],
+    only: str | None,
+    requests: _Log,
+    size: int,
+    log_object: int | None = None,
+) -> None:
+    """Run each case (a kdump command line, or a function returning an exit status) once with the store's
+    counters reset and its output thrown away, and print its Markdown row: the bytes fetched against the
+    segment's ``size`` (Kafka's layout: per copy of the segment, ``diff`` reading two; Aiven's: per ``.log``
+    object, ``log_object`` bytes, and per segment), the requests counted by kdump and by the server's log."""
+    import fsspec
+
+    from kdump.cli import files, run_guarded
+    from kdump.cli.commands import cli
+    from kdump.storage import object_store
+
+    if only:
+        cases = [c for c in cases if only in c[0]]
+    per = ["per copy of the segment"] if layout == "kafka" else ["per .log object", "per segment"]
     print(
-        "| command | status | bytes fetched | per .log object | per segment | requests (reads + metadata) "
-        "| server log | seconds |"
+        f"| command | status | bytes fetched | {' | '.join(per)} | requests (reads + metadata) | server log | seconds |"
     )
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---" * (6 + len(per)) + "|")
     for name, argv in cases:
         object_store.forget()
         fsspec.filesystem("s3").clear_instance_cache()
@@ -316,6 +299,8 @@ def _aiven(args: argparse.Namespace, work: Path, partition: Path, client: object
         start = time.perf_counter()
         if callable(argv):
             status = argv()
+        elif argv[0] == "files":  # type: ignore[index]
+            status = run_guarded(lambda o, e, a=argv: files.run(a[1:], o, e), _Null(), _Null())
         else:
             saved, sys.stdout = sys.stdout, io.TextIOWrapper(_Null())
             try:
@@ -328,12 +313,16 @@ def _aiven(args: argparse.Namespace, work: Path, partition: Path, client: object
         seconds = time.perf_counter() - start
         stats = object_store.STATS
         served = len([line for line in requests.lines if "/" + BUCKET in line])
+        if layout == "kafka":
+            copies = 2 if name.startswith("diff") else 1  # diff reads two objects of the segment's size
+            ratios = [stats.bytes_fetched / size / copies]
+        else:
+            assert log_object is not None
+            ratios = [stats.bytes_fetched / log_object, stats.bytes_fetched / size]
         print(
-            f"| {name} | {status} | {stats.bytes_fetched:,} | {stats.bytes_fetched / transformed:.3f} | "
-            f"{stats.bytes_fetched / size:.3f} | {stats.requests} ({stats.read_requests} + "
-            f"{stats.metadata_requests}) | {served} | {seconds:.1f} |"
+            f"| {name} | {status} | {stats.bytes_fetched:,} | {' | '.join(f'{r:.3f}' for r in ratios)} | "
+            f"{stats.requests} ({stats.read_requests} + {stats.metadata_requests}) | {served} | {seconds:.1f} |"
         )
-    return 0
 
 
 def _middle_offset(partition: Path) -> int:
@@ -353,12 +342,12 @@ def _verify_index(remote: list[str], local: str) -> object:
 
     def run() -> int:
         from kdump.analysis.index_verification import verify_segment
-        from kdump.cli.remote_options import remote_checks
+        from kdump.cli.remote_options import RemoteArgs
         from kdump.storage.local_log import LocalLog
 
         options = dict(zip(remote[::2], remote[1::2], strict=True))
         keys = tuple(v for k, v in zip(remote[::2], remote[1::2], strict=True) if k == "--aiven-private-key")
-        checks = remote_checks(options["--remote-root"], (), None, "aiven", None, None, keys)
+        checks = RemoteArgs(options["--remote-root"], "aiven", private_keys=keys).checks()
         assert checks is not None
         one = checks.one_log(LocalLog.scan(local))
         assert one is not None

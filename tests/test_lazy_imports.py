@@ -79,6 +79,61 @@ def test_files_loads_only_what_the_segment_needs(extra: tuple[str, ...]) -> None
     assert [m for m in deferred if _loaded(modules, m)] == []
 
 
+_COMMAND_SCRIPT = """
+import json, sys
+from kdump.cli import main
+try:
+    main()
+except SystemExit as e:
+    code = e.code
+print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
+"""
+
+
+def _modules_after_command(*argv: str) -> tuple[int, set[str]]:
+    result = subprocess.run(
+        [sys.executable, "-c", _COMMAND_SCRIPT, *argv],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    return report["code"], set(report["modules"])
+
+
+def test_verify_loads_no_other_command_nor_what_its_data_does_not_need(tmp_path: Path) -> None:
+    """``kdump verify`` imports its own command's module alone (the group loads a command when it is asked
+    for), and a partition with transactions but no cluster metadata beside it loads no message schema (a
+    control batch's type is read by ``control_record_type``) and no pickle (no second process)."""
+    import shutil
+
+    partition = tmp_path / "txn-0"
+    shutil.copytree(FIXTURE_CORPUS / "data" / "txn-0", partition)
+    code, modules = _modules_after_command("verify", "--no-progress", str(partition))
+    assert code in (0, 1)  # the fixture's subset of the partition lacks some index files
+    assert "kdump.commands.verify" in modules  # the run really happened
+    from kdump.cli.commands import SUBCOMMANDS
+
+    others = [f"kdump.cli.{m}" for name, m in SUBCOMMANDS.items() if name != "verify"]
+    assert [m for m in others if m in modules] == []
+    assert [
+        m for m in ("kdump.storage.message_schema", "kdump.storage.control_record", "pickle") if m in modules
+    ] == []
+
+
+def test_help_lists_every_command() -> None:
+    """``kdump --help`` asks the lazy group for every command: all of them listed, as when registered up front."""
+    result = subprocess.run(
+        [sys.executable, "-m", "kdump", "--help"], capture_output=True, text=True, timeout=120
+    )
+    listed = result.stdout.split("Commands:")[1].split("More help:")[0]
+    names = [line.split()[0] for line in listed.splitlines() if line.startswith("  ") and line.split()]
+    from kdump.cli.commands import SUBCOMMANDS
+
+    assert names == sorted({"files", *SUBCOMMANDS})
+
+
 def test_a_control_record_loads_its_text_when_met() -> None:
     segment = FIXTURE_CORPUS / "data" / "__cluster_metadata-0" / "00000000000000000090-0000000002.checkpoint"
     if not segment.exists():

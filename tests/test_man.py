@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from kdump.cli import cli
+from kdump.cli.commands import all_commands
 from kdump.cli.files import KDUMP_OPTIONS, OPTIONS, usage_text
 
 MAN = Path(__file__).resolve().parents[1] / "man"
@@ -73,7 +74,7 @@ def _subcommands() -> list[tuple[str, list[str]]]:
     import click
 
     found = []
-    for name, command in cli.commands.items():
+    for name, command in all_commands().items():
         if name == "files":
             continue
         found.append((f"kdump-{name}.1", [name]))

@@ -12,6 +12,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from kdump.cli import cli, files, run_guarded
+from kdump.cli.commands import all_commands
 from tests.corpus import CORPUS, FIXTURE_CORPUS, corpus_available, load_manifest
 
 ROOT = CORPUS if corpus_available() else FIXTURE_CORPUS
@@ -79,7 +80,7 @@ def test_no_command_writes_its_input(tmp_path: Path) -> None:
     finally:
         os.chdir(previous)
 
-    commands = set(cli.commands)
+    commands = set(all_commands())
     partitions = sorted({p.parent for p in ROOT.rglob("*.log")})
     assert runner.invoke(cli, ["verify-index", "--no-progress", str(ROOT)]).exit_code in (0, 1)
     assert runner.invoke(cli, ["verify-index", "--json", str(ROOT)]).exit_code in (0, 1)

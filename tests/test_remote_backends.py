@@ -261,3 +261,16 @@ def test_hdfs_without_a_hadoop_client_is_one_line() -> None:
     assert code == 2, err
     assert err.decode().startswith(f"kdump: {url}: reading hdfs:// URLs needs pyarrow with libhdfs")
     assert err.count(b"\n") == 1
+
+
+def test_webhdfs_with_no_server_is_one_line() -> None:
+    """webhdfs:// reaches fsspec's WebHDFS (no WebHDFS server could be had here: nothing listens on the port);
+    the refused connection is one line naming the URL, status 1 (the file could not be read), as Kafka's tool
+    goes on after a file it cannot read."""
+    pytest.importorskip("requests", reason="requests is not installed")
+    url = "webhdfs://127.0.0.1:1/kafka/t-0/00000000000000000000.log"
+    code, out, err = _files(["--files", url])
+    assert code == 1, err
+    assert out == f"Dumping {url}\n".encode()
+    assert err.decode().startswith(f"kdump: {url}: cannot read from the store: ConnectionError")
+    assert err.count(b"\n") == 1

@@ -369,3 +369,70 @@ def test_push_filters_default_follows_where_spark_keeps_the_pushed_plan(fields, 
     assert push_filters_wanted({}, source.push_filters_default) is per_scan
     assert push_filters_wanted({"pushFilters": "false"}, source.push_filters_default) is False
     assert push_filters_wanted({"pushfilters": "TRUE"}, source.push_filters_default) is True
+
+
+# -- planning many partitions: a constant number of system calls per partition -------------------------------
+
+
+class CountingCalls:
+    """Counts the file-system calls made through ``os`` (``getsize`` and ``isfile`` go through ``os.stat``)."""
+
+    NAMES = ("scandir", "listdir", "stat", "lstat", "open", "fstat")
+
+    def __init__(self, monkeypatch) -> None:  # noqa: ANN001
+        self.calls: dict[str, int] = dict.fromkeys(self.NAMES, 0)
+        for name in self.NAMES:
+            monkeypatch.setattr(os, name, self._counting(name, getattr(os, name)))
+
+    def _counting(self, name: str, function):  # noqa: ANN001, ANN202
+        def counted(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+            self.calls[name] += 1
+            return function(*args, **kwargs)
+
+        return counted
+
+    def total(self) -> int:
+        return sum(self.calls.values())
+
+
+def test_planning_costs_a_few_system_calls_a_partition(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+    """The planner of 10,000 partitions (bench/spark_plan_bench.py: 1.6-2.2 CPU-s) does the same work for each:
+    the system calls of planning 4, 8 and 16 partitions grow by the same count per partition, and a few of
+    them (two listings, a stat and an open of the .log with its fstat).  Every row of the tree, read through the
+    packed tasks as the Spark source reads them, is a row the storage core decodes from that partition."""
+    pa = pytest.importorskip("pyarrow")
+    from kdump.spark.reader import read_split
+    from tests.spark_oracle import expected_rows
+
+    for n in (4, 8, 16):
+        for p in range(n):
+            build_partition(str(tmp_path / f"n{n}" / f"orders-{p}"), 1, batches_per_segment=2)
+    counts = []
+    for n in (4, 8, 16):
+        options = parse_options({"path": str(tmp_path / f"n{n}"), "minPartitions": "2"})
+        with monkeypatch.context() as m:
+            calls = CountingCalls(m)
+            result = plan(options)
+        assert len(result.splits) == n
+        counts.append(calls.calls)
+    per = {k: (counts[1][k] - counts[0][k]) / 4 for k in CountingCalls.NAMES}
+    assert all(counts[2][k] - counts[1][k] == 8 * per[k] for k in per), counts
+    assert sum(per.values()) <= 5, per
+    # the whole tree through the packed tasks = each partition's records as the storage core decodes them
+    tree = tmp_path / "n16"
+    options = parse_options({"path": str(tree), "minPartitions": "2"})
+    result = plan(options)
+    assert len(result.tasks) < len(result.splits) == 16
+    got = []
+    for task in result.tasks:
+        for split in task:
+            for batch in read_split(split, options.read):
+                data = batch.to_pydict()
+                data["timestamp"] = [
+                    t // 1000 for t in batch.column("timestamp").cast(pa.int64()).to_pylist()
+                ]
+                names = ("key", "value", "topic", "partition", "offset", "timestamp")
+                got += zip(*(data[n] for n in names), strict=True)
+    expected = [r[:6] for r in expected_rows([str(tree)])]
+    assert sorted(got, key=lambda r: r[2:5]) == expected
+    assert len(expected) == 16 * 2 * 5

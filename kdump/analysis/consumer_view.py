@@ -30,7 +30,7 @@ from kdump.analysis.segment_walk import SegmentVisitor, walk_segments
 from kdump.errors import KdumpError
 from kdump.problem import Problem, problem_of
 from kdump.storage import naming
-from kdump.storage.control_record import ControlRecordType, parse_type_id
+from kdump.storage.control_record_type import ControlRecordType, parse_type_id
 from kdump.storage.file_records import RecordBatch
 from kdump.storage.local_log import LocalLog
 from kdump.storage.log_segment import LogSegment

@@ -38,7 +38,7 @@ from kdump.storage.checkpoint import (
     RECOVERY_POINT_CHECKPOINT_FILE,
 )
 from kdump.storage.checksum import crc32c
-from kdump.storage.control_record import ControlRecordType, parse_type_id
+from kdump.storage.control_record_type import ControlRecordType, parse_type_id
 from kdump.storage.file_records import INT_MAX, FileRecords, RecordBatch
 from kdump.storage.leader_epoch_checkpoint import read_leader_epoch_checkpoint
 from kdump.storage.local_log import LocalLog

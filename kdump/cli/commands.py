@@ -31,7 +31,41 @@ Shell completion (click's), e.g. in ~/.bashrc:
 """
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]}, epilog=EPILOG)
+#: Modules of kdump/cli that each define ``command`` (a click command or group), by the command's name.  They
+#: import only click at module level, so ``kdump files`` starts as fast as before.
+SUBCOMMANDS = {
+    "verify": "verify",
+    "verify-index": "verify_index",
+    "ls": "ls",
+    "find": "find",
+    "rebuild-index": "rebuild_index",
+    "spark": "spark",
+    "salvage": "salvage",
+    "txn": "txn",
+    "retention": "retention",
+    "diff": "diff",
+    "report": "report",
+    "tiered": "tiered",
+    "help": "help",
+}
+SUBCOMMAND_MODULES = tuple(SUBCOMMANDS.values())
+
+
+class _LazyGroup(click.Group):
+    """The ``kdump`` group: a command's module (its options, their types and help) is imported when that
+    command is asked for, so ``kdump verify`` loads no other command's module; ``kdump --help`` and completion
+    ask for every one (the same listing as with all of them registered up front)."""
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in SUBCOMMANDS:
+            self.add_command(importlib.import_module(f"kdump.cli.{SUBCOMMANDS[cmd_name]}").command)
+        return self.commands.get(cmd_name)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *SUBCOMMANDS})
+
+
+@click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]}, epilog=EPILOG)
 @click.version_option(
     __version__, prog_name="kdump", message=f"%(prog)s %(version)s (Kafka {KAFKA_COMPAT_VERSION} compatible)"
 )
@@ -104,28 +138,8 @@ def files_command(args: tuple[str, ...]) -> None:
     sys.exit(run_guarded(lambda out, err: files.run(list(args), out, err)))
 
 
-#: Modules of kdump/cli that each define ``command`` (a click command or group), added to ``cli`` in this
-#: order.  They import only click at module level, so ``kdump files`` starts as fast as before.
-SUBCOMMAND_MODULES = (
-    "verify",
-    "verify_index",
-    "ls",
-    "find",
-    "rebuild_index",
-    "spark",
-    "salvage",
-    "txn",
-    "retention",
-    "diff",
-    "report",
-    "tiered",
-    "help",
-)
-
-
-def _register_subcommands() -> None:
-    for name in SUBCOMMAND_MODULES:
-        cli.add_command(importlib.import_module(f"kdump.cli.{name}").command)
-
-
-_register_subcommands()
+def all_commands() -> dict[str, click.Command]:
+    """Every command of ``kdump``, by name (their modules imported)."""
+    ctx = click.Context(cli)
+    found = {name: cli.get_command(ctx, name) for name in cli.list_commands(ctx)}
+    return {name: command for name, command in found.items() if command is not None}

@@ -354,20 +354,9 @@ def build_options(parsed: jopt.ParsedArgs, release: KafkaRelease | None = None) 
     remote_root = parsed.value("remote-root")
     start_offsets: dict[str, int] = {}
     sources: dict[str, ByteSource] = {}
-    if remote_root is not None:
-        files, start_offsets, sources = one_log_files(
-            files, remote_root, _remote_options(parsed, remote_root)
-        )
-    else:
-        given = [
-            f"--{n}"
-            for n in ("layout", "layout-template", "aiven-key-prefix", "aiven-private-key")
-            if parsed.has(n)
-        ]
-        if given:
-            raise KdumpUsageError(
-                f"{', '.join(given)} go{'es' if len(given) == 1 else ''} with --remote-root"
-            )
+    remote = _remote_options(parsed) if any(parsed.has(n) for n in _REMOTE_OPTIONS) else None
+    if remote_root is not None and remote is not None:
+        files, start_offsets, sources = one_log_files(files, remote_root, remote)
     # Kafka's options are lazy vals: an integer argument is converted (and fails) only where it is first used
     integers = {"max-message-size": DEFAULT_MAX_MESSAGE_SIZE, "max-bytes": INT_MAX}
     errors = {}
@@ -410,25 +399,32 @@ def build_options(parsed: jopt.ParsedArgs, release: KafkaRelease | None = None) 
     )
 
 
-def _remote_options(parsed: jopt.ParsedArgs, remote_root: str) -> RemoteOptions:
+#: kdump's own options of a tiered partition's remote part (click is loaded only when one is given).
+_REMOTE_OPTIONS = ("remote-root", "layout", "layout-template", "aiven-key-prefix", "aiven-private-key")
+
+
+def _remote_options(parsed: jopt.ParsedArgs) -> RemoteOptions | None:
     """``--remote-root`` with ``--layout``, ``--layout-template``, ``--aiven-key-prefix`` and
-    ``--aiven-private-key`` (repeatable), as :mod:`kdump.cli.remote_options` makes them of the other commands'."""
+    ``--aiven-private-key`` (repeatable): the other commands' :class:`~kdump.cli.remote_options.RemoteArgs` made of
+    Kafka-style options (None without ``--remote-root``; the others alone are a usage error)."""
     import click
 
-    from kdump.cli.remote_options import layout_and_keyring
-    from kdump.commands.remote_tier import RemoteOptions
+    from kdump.cli.remote_options import RemoteArgs
 
     layout = parsed.value("layout")
-    if layout not in (None, "kafka", "aiven"):
-        raise KdumpUsageError(f"--layout: {layout!r} is not kafka or aiven")
-    keys = tuple(v for v in parsed.values.get("aiven-private-key", []) if v is not None)
+    args = RemoteArgs(
+        remote_root=parsed.value("remote-root"),
+        layout=layout,
+        layout_template=parsed.value("layout-template"),
+        aiven_key_prefix=parsed.value("aiven-key-prefix"),
+        private_keys=tuple(v for v in parsed.values.get("aiven-private-key", []) if v is not None),
+    )
     try:
-        chosen, keyring = layout_and_keyring(
-            layout, parsed.value("layout-template"), parsed.value("aiven-key-prefix"), keys
-        )
+        if args.remote_root is not None and layout not in (None, "kafka", "aiven"):
+            raise KdumpUsageError(f"--layout: {layout!r} is not kafka or aiven")
+        return args.options()
     except click.ClickException as e:
         raise KdumpUsageError(e.format_message()) from None
-    return RemoteOptions(remote_root, chosen, keyring=keyring)
 
 
 def one_log_files(

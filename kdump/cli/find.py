@@ -8,7 +8,7 @@ import sys
 import click
 
 from kdump.cli.path_args import Location
-from kdump.cli.remote_options import remote_checks, remote_options
+from kdump.cli.remote_options import RemoteArgs, remote_options
 
 
 @click.command("find")
@@ -93,13 +93,7 @@ def command(
     transactional_id: str | None,
     partitions: int | None,
     wide: bool,
-    remote_root: str | None,
-    metadata: tuple[str, ...],
-    metadata_partitions: int | None,
-    layout: str | None,
-    layout_template: str | None,
-    aiven_key_prefix: str | None,
-    private_keys: tuple[str, ...],
+    remote_args: RemoteArgs,
 ) -> None:
     """Find the segment, index entry and batch that hold an offset, or the first offset at or after a timestamp.
 
@@ -141,9 +135,7 @@ def command(
         raise click.UsageError(e.message) from None
     from kdump.render.find_report import JsonSink, TextSink
 
-    remote = remote_checks(
-        remote_root, metadata, metadata_partitions, layout, layout_template, aiven_key_prefix, private_keys
-    )
+    remote = remote_args.checks()
 
     sink = JsonSink if as_json else TextSink
     sys.exit(

@@ -8,7 +8,7 @@ import sys
 import click
 
 from kdump.cli.path_args import Location
-from kdump.cli.remote_options import remote_checks, remote_options
+from kdump.cli.remote_options import RemoteArgs, remote_options
 from kdump.render.color import CHOICES as COLOR_CHOICES
 
 
@@ -75,13 +75,7 @@ def command(
     show_all: bool,
     verbose: bool,
     no_progress: bool,
-    remote_root: str | None,
-    metadata: tuple[str, ...],
-    metadata_partitions: int | None,
-    layout: str | None,
-    layout_template: str | None,
-    aiven_key_prefix: str | None,
-    private_keys: tuple[str, ...],
+    remote_args: RemoteArgs,
 ) -> None:
     """Summarise every partition of a log directory or partition directory (default: the current directory).
 
@@ -107,9 +101,7 @@ def command(
 
     if color is not None:
         colors.mode = color
-    remote = remote_checks(
-        remote_root, metadata, metadata_partitions, layout, layout_template, aiven_key_prefix, private_keys
-    )
+    remote = remote_args.checks()
     try:
         wanted = {t.strip() for item in topics for t in item.split(",") if t.strip()} if topics else None
         lister = ListPartitions(

@@ -5,7 +5,9 @@ The layout and the keyring are made here, once, and handed down: options -> comm
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
@@ -13,7 +15,7 @@ import click
 from kdump.cli.path_args import Location
 
 if TYPE_CHECKING:
-    from kdump.commands.remote_tier import RemoteChecks
+    from kdump.commands.remote_tier import RemoteChecks, RemoteOptions
     from kdump.storage.aiven_segment import Keyring
     from kdump.storage.remote_layout import Layout
 
@@ -95,65 +97,136 @@ def layout_and_keyring(
     return chosen, keyring
 
 
+@dataclass(frozen=True)
+class RemoteArgs:
+    """The remote options of a command as one value: what :func:`remote_options` adds, handed to the command as
+    its ``remote_args`` parameter (``kdump files`` makes one of its own options).  A new remote option is a field
+    here and its ``click.option`` in :func:`remote_options`; each field's metadata names its option and the
+    ``kafka-log`` source's option (``kdump spark``).  The fields are in the order a usage error names them."""
+
+    remote_root: str | None = field(
+        default=None, metadata={"option": "--remote-root", "source": "remoteRoot"}
+    )
+    layout: str | None = field(default=None, metadata={"option": "--layout", "source": "layout"})
+    layout_template: str | None = field(
+        default=None, metadata={"option": "--layout-template", "source": "layoutTemplate"}
+    )
+    aiven_key_prefix: str | None = field(
+        default=None, metadata={"option": "--aiven-key-prefix", "source": "aivenKeyPrefix"}
+    )
+    private_keys: tuple[str, ...] = field(
+        default=(), metadata={"option": "--aiven-private-key", "source": "aivenPrivateKey", "path": "key"}
+    )
+    metadata: tuple[str, ...] = field(
+        default=(), metadata={"option": "--metadata", "source": "metadata", "path": "directory"}
+    )
+    metadata_partitions: int | None = field(
+        default=None, metadata={"option": "--metadata-partitions", "source": "metadataPartitions"}
+    )
+
+    def without_root(self) -> list[str]:
+        """The options given that go with ``--remote-root`` when it is not given (none when it is)."""
+        if self.remote_root is not None:
+            return []
+        return [
+            f.metadata["option"] for f in fields(self) if f.name != "remote_root" and getattr(self, f.name)
+        ]
+
+    def options(self) -> RemoteOptions | None:
+        """The run's :class:`~kdump.commands.remote_tier.RemoteOptions` (None without ``--remote-root``): a usage
+        error for options given without it, options that do not go together, a bad template or a key file that
+        is not a key."""
+        given = self.without_root()
+        if given:
+            raise click.UsageError(
+                f"{', '.join(given)} go{'es' if len(given) == 1 else ''} with --remote-root"
+            )
+        if self.remote_root is None:
+            return None
+        chosen, keyring = layout_and_keyring(
+            self.layout, self.layout_template, self.aiven_key_prefix, self.private_keys
+        )
+        from kdump.analysis.remote_log_metadata import (
+            DEFAULT_METADATA_PARTITIONS,
+        )  # loaded only when asked for
+        from kdump.commands.remote_tier import RemoteOptions
+
+        partitions = self.metadata_partitions or DEFAULT_METADATA_PARTITIONS
+        return RemoteOptions(self.remote_root, chosen, self.metadata, partitions, keyring)
+
+    def checks(self) -> RemoteChecks | None:
+        """The run's :class:`~kdump.commands.remote_tier.RemoteChecks` (None without ``--remote-root``)."""
+        options = self.options()
+        if options is None:
+            return None
+        from kdump.commands.remote_tier import RemoteChecks
+
+        return RemoteChecks(options)
+
+    def source_options(self, paths: dict[str, Callable[[str], str]]) -> dict[str, str]:
+        """The options as the ``kafka-log`` source takes them (``kdump spark``): each given one by its source
+        name, repeated ones joined with commas, paths made absolute by ``paths`` (by kind: ``directory`` for
+        ``--metadata``, ``key`` for ``--aiven-private-key``'s ``[ID=]PEM``): the planner may run elsewhere."""
+        out = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if value is None or value == ():
+                continue
+            values = value if isinstance(value, tuple) else (value,)
+            kind = f.metadata.get("path")
+            out[f.metadata["source"]] = ",".join(str(v) if kind is None else paths[kind](v) for v in values)
+        return out
+
+
 def remote_options(help_text: str, *, layouts: bool = True) -> Callable[[F], F]:
     """``--remote-root`` (with ``help_text``), ``--metadata``, ``--metadata-partitions`` and, with ``layouts``,
-    the layout (:func:`layout_options`); a reader of Kafka's layout only (``kdump spark``) leaves them out."""
+    the layout (:func:`layout_options`); a reader of Kafka's layout only leaves them out.  The command gets
+    them as one :class:`RemoteArgs`, its ``remote_args`` parameter."""
 
     def wrap(f: F) -> F:
+        @functools.wraps(f)
+        def command(*args: Any, **kwargs: Any) -> Any:
+            values = {name: kwargs.pop(name) for name in _FIELDS if name in kwargs}
+            return f(*args, remote_args=RemoteArgs(**values), **kwargs)
+
+        c: Any = command
         if layouts:
-            f = layout_options()(f)
-        f = click.option(
+            c = layout_options()(c)
+        c = click.option(
             "--metadata-partitions",
             type=click.IntRange(min=1),
             default=None,
             metavar="N",
             help="With --remote-root: remote.log.metadata.topic.num.partitions [default: 50].",
-        )(f)
-        f = click.option(
+        )(c)
+        c = click.option(
             "--metadata",
             "metadata",
             multiple=True,
             type=Location(exists=True, file_okay=False, dir_okay=True),
             help="With --remote-root: a log directory holding __remote_log_metadata partitions, or one of them "
             "(repeatable) [default: each partition's own log directory].",
-        )(f)
-        return click.option(
+        )(c)
+        return click.option(  # type: ignore[no-any-return]
             "--remote-root", type=Location(exists=True, file_okay=False, dir_okay=True), help=help_text
-        )(f)
+        )(c)
 
     return wrap
 
 
+_FIELDS = tuple(f.name for f in fields(RemoteArgs))
+
+
 def remote_checks(
     remote_root: str | None,
-    metadata: tuple[str, ...],
-    metadata_partitions: int | None,
+    metadata: tuple[str, ...] = (),
+    metadata_partitions: int | None = None,
     layout: str | None = None,
     layout_template: str | None = None,
     aiven_key_prefix: str | None = None,
     private_keys: tuple[str, ...] = (),
 ) -> RemoteChecks | None:
-    """The run's :class:`~kdump.commands.remote_tier.RemoteChecks` (None without ``--remote-root``; the others
-    alone are a usage error)."""
-    if remote_root is None:
-        given = [
-            name
-            for name, value in (
-                ("--layout", layout),
-                ("--layout-template", layout_template),
-                ("--aiven-key-prefix", aiven_key_prefix),
-                ("--aiven-private-key", private_keys),
-                ("--metadata", metadata),
-                ("--metadata-partitions", metadata_partitions),
-            )
-            if value
-        ]
-        if given:
-            raise click.UsageError(
-                f"{', '.join(given)} go{'es' if len(given) == 1 else ''} with --remote-root"
-            )
-        return None
-    chosen, keyring = layout_and_keyring(layout, layout_template, aiven_key_prefix, private_keys)
-    from kdump.commands.remote_tier import RemoteChecks, RemoteOptions  # loaded only when asked for
-
-    return RemoteChecks(RemoteOptions(remote_root, chosen, metadata, metadata_partitions or 50, keyring))
+    """:meth:`RemoteArgs.checks` of these values."""
+    return RemoteArgs(
+        remote_root, layout, layout_template, aiven_key_prefix, private_keys, metadata, metadata_partitions
+    ).checks()

@@ -14,7 +14,7 @@ from typing import TextIO
 
 import click
 
-from kdump.cli.remote_options import remote_options
+from kdump.cli.remote_options import RemoteArgs, remote_options
 
 _MASTER_HELP = (
     "Spark master URL: local[*] (default: all cores of this machine), local[N], spark://HOST:7077, yarn, ... "
@@ -246,13 +246,7 @@ def export_command(
     partitions: str | None,
     on_corrupt: str,
     extra: tuple[str, ...],
-    remote_root: str | None,
-    metadata: tuple[str, ...],
-    metadata_partitions: int | None,
-    layout: str | None,
-    layout_template: str | None,
-    aiven_key_prefix: str | None,
-    private_keys: tuple[str, ...],
+    remote_args: RemoteArgs,
     overwrite: bool,
     no_progress: bool,
     master: str | None,
@@ -264,13 +258,9 @@ def export_command(
     then the forensic columns. Damaged batches are listed after the run. As a consumer sees them: no control
     records unless --include-control.
     """
-    from kdump.cli.remote_options import remote_checks
-
     # the usage errors of the commands (options without --remote-root, a bad template, a key file that is not a
     # key); the source takes the options again, and only its planner, on the driver, loads the keys
-    remote_checks(
-        remote_root, metadata, metadata_partitions, layout, layout_template, aiven_key_prefix, private_keys
-    )
+    remote_args.checks()
     _preflight(paths, output=output, overwrite=overwrite, topics=topics, topic_pattern=topic_pattern)
     _check_spark()
     make_parents(output)
@@ -287,16 +277,10 @@ def export_command(
         ("topicPattern", topic_pattern),
         ("partitions", partitions),
         ("decoder", decoder),
-        ("remoteRoot", remote_root),
-        ("metadata", ",".join(locations.abspath(m) for m in metadata) or None),
-        ("metadataPartitions", None if metadata_partitions is None else str(metadata_partitions)),
-        ("layout", layout),
-        ("layoutTemplate", layout_template),
-        ("aivenKeyPrefix", aiven_key_prefix),
-        ("aivenPrivateKey", ",".join(_key_spec(k) for k in private_keys) or None),
     ):
         if value is not None:
             options[name] = value
+    options.update(remote_args.source_options({"directory": locations.abspath, "key": _key_spec}))
     for item in extra:
         key, sep, value = item.partition("=")
         if not sep or not key:
@@ -339,13 +323,7 @@ def verify_command(
     output: str | None,
     deep: bool,
     gaps: bool,
-    remote_root: str | None,
-    metadata: tuple[str, ...],
-    metadata_partitions: int | None,
-    layout: str | None,
-    layout_template: str | None,
-    aiven_key_prefix: str | None,
-    private_keys: tuple[str, ...],
+    remote_args: RemoteArgs,
     master: str | None,
     verbose: bool,
     no_progress: bool,
@@ -356,11 +334,7 @@ def verify_command(
     errors. With --remote-root, tiered partitions are checked as one log, remote segments included, with the
     remote checks of `kdump verify --remote-root`.
     """
-    from kdump.cli.remote_options import remote_checks
-
-    remote = remote_checks(
-        remote_root, metadata, metadata_partitions, layout, layout_template, aiven_key_prefix, private_keys
-    )
+    remote = remote_args.checks()
     _preflight(paths)
     _check_spark()
     if output:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from kdump.cli.path_args import Location
-from kdump.cli.remote_options import remote_checks, remote_options
+from kdump.cli.remote_options import RemoteArgs, remote_options
 from kdump.cli.time_options import max_timeout_option, now_option
 
 
@@ -32,13 +32,7 @@ def command(
     bootstrap_server: str,
     as_json: bool,
     wide: bool,
-    remote_root: str | None,
-    metadata: tuple[str, ...],
-    metadata_partitions: int | None,
-    layout: str | None,
-    layout_template: str | None,
-    aiven_key_prefix: str | None,
-    private_keys: tuple[str, ...],
+    remote_args: RemoteArgs,
 ) -> None:
     """Why is a read_committed consumer stuck? Per partition (PATH: a partition or log directory; default the
     current directory): the last stable offset as the broker computes it, open transactions with their age,
@@ -54,9 +48,7 @@ def command(
     from kdump.commands.txn import TxnCommand
     from kdump.render import txn as render
 
-    remote = remote_checks(
-        remote_root, metadata, metadata_partitions, layout, layout_template, aiven_key_prefix, private_keys
-    )
+    remote = remote_args.checks()
     try:
         cmd = TxnCommand(
             directory_arguments(paths),

@@ -7,7 +7,7 @@ import sys
 import click
 
 from kdump.cli.path_args import Location
-from kdump.cli.remote_options import remote_checks, remote_options
+from kdump.cli.remote_options import RemoteArgs, remote_options
 
 
 @click.command("verify")
@@ -32,13 +32,7 @@ def command(
     gaps: bool,
     indexes_only: bool,
     no_progress: bool,
-    remote_root: str | None,
-    metadata: tuple[str, ...],
-    metadata_partitions: int | None,
-    layout: str | None,
-    layout_template: str | None,
-    aiven_key_prefix: str | None,
-    private_keys: tuple[str, ...],
+    remote_args: RemoteArgs,
 ) -> None:
     """Check every partition below PATH...: batch framing and CRCs, offsets, segment names, indexes,
     producer snapshots, .txnindex entries, checkpoints and leader epochs against the log.
@@ -54,11 +48,9 @@ def command(
     """
     from kdump.cli import run_guarded
 
-    remote = remote_checks(
-        remote_root, metadata, metadata_partitions, layout, layout_template, aiven_key_prefix, private_keys
-    )
+    remote = remote_args.checks()
     if indexes_only:
-        if deep or gaps or remote_root:
+        if deep or gaps or remote_args.remote_root:
             raise click.UsageError(
                 "--deep, --gaps and --remote-root check the log, not the indexes: not with --indexes-only"
             )

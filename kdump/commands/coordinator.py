@@ -33,7 +33,7 @@ from kdump.facts.report import ReportSink, hand_over
 from kdump.jdk.collections import java_string_hash
 from kdump.problem import Problem, problem_of
 from kdump.storage import locations
-from kdump.storage.control_record import ControlRecordType, parse_type_id
+from kdump.storage.control_record_type import ControlRecordType, parse_type_id
 from kdump.storage.internal_topics import InternalTopicError, decode_key_value
 from kdump.storage.local_log import LocalLog
 from kdump.storage.schemas.transaction_log import TRANSACTION_STATES

@@ -15,7 +15,6 @@ time index written by the pre-3.8 rule) and one :class:`Summary`.  ``--indexes-o
 from __future__ import annotations
 
 import os
-import pickle
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -164,6 +163,8 @@ def split_segment_task(task: SegmentTask) -> SegmentFacts:
     """:func:`segment_task` on two cores: a forked child runs the log checks (CRCs, offsets, records with
     ``--deep``) while this process checks the indexes against the log; the facts are the same.  Falls back to
     one process when the child fails."""
+    import pickle
+
     segment, deep, wanted, active = task
     read_end, write_end = os.pipe()
     pid = os.fork()

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+import itertools
 import os
 import re
 import stat
@@ -314,6 +315,17 @@ def holds_log_dir_files(names: Iterable[str]) -> bool:
     return any(name in LOG_DIR_FILES for name in names)
 
 
+def _noted(names: Iterable[str], read: list[str]) -> Iterator[str]:
+    """``names``, each added to ``read`` as it is taken."""
+    for name in names:
+        read.append(name)
+        yield name
+
+
+#: Entries of a partition directory's listing read to decide by names alone (:func:`is_partition_dir`).
+_SMALL_LISTING = 256
+
+
 def is_partition_dir(directory: str | os.PathLike[str]) -> bool:
     """True when the directory holds a partition's files (:func:`holds_partition_files`) and none of a log
     directory's.  Recognised by content, never by name: Kafka's multi-broker quickstart keeps its logs in
@@ -322,10 +334,19 @@ def is_partition_dir(directory: str | os.PathLike[str]) -> bool:
     path = os.fspath(directory)
     try:
         # The listing is read only up to the first partition file (a partition of 10,000 segments: the first
-        # entry, not 30,000): a log directory's files are then looked up by name.
+        # entry, not 30,000), then on to at most _SMALL_LISTING entries: a listing that ends there is decided by
+        # its names (the usual partition of a few segments: no lstat per log directory file name, seven system
+        # calls a partition when the Spark planner walks 10,000 of them); a longer one has a log directory's
+        # files looked up by name.
         with locations.scandir(path) as entries:
-            if not holds_partition_files(e.name for e in entries if not e.is_dir(follow_symlinks=False)):
+            read: list[str] = []  # the names read so far
+            files = (e.name for e in entries if not e.is_dir(follow_symlinks=False))
+            if not holds_partition_files(_noted(files, read)):
                 return False
+            if not locations.is_url(path):
+                read += itertools.islice(files, _SMALL_LISTING)
+                if len(read) < _SMALL_LISTING:
+                    return not holds_log_dir_files(read)
     except OSError:
         return False
     if locations.is_url(path):  # a store's prefix: its listing says it all (a "directory" is never a file)
