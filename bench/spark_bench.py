@@ -30,6 +30,7 @@ Usage::
     .venv/bin/python bench/spark_bench.py --quick    # 10x smaller data set
     .venv/bin/python bench/spark_bench.py --profile  # cProfile top-15 of the arrow stage (quick data set)
     .venv/bin/python bench/spark_bench.py --variants # also the headers, control and read_committed variants
+    .venv/bin/python bench/spark_bench.py --pushdown # bytes the JVM engine reads with filters pushed down
 
 Results go to ``bench/results/spark-latest.json`` (``spark-latest-quick.json`` with ``--quick``).
 """
@@ -160,6 +161,52 @@ def warm_up(spark, data: Path, variants: tuple, engines: tuple[str, ...] = ("pyt
             load(spark, data / name, extra, engine).write.format("noop").mode("overwrite").save()
 
 
+def jvm_bytes_read(spark) -> int:
+    """KafkaLogSource.bytesRead(): the bytes the JVM engine's readers of this (local) JVM read from segments."""
+    from kdump.spark.engine import SOURCE_CLASS
+
+    jvm = spark.sparkContext._jvm
+    loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
+    cls = jvm.java.lang.Class.forName(SOURCE_CLASS, True, loader)
+    return int(cls.getMethod("bytesRead", None).invoke(None, None))
+
+
+def pushdown(spark, data: Path) -> list[dict[str, Any]]:
+    """Bytes the JVM engine reads with a filter pushed down and without (a count of the rows each keeps)."""
+    from kdump.spark import read
+
+    rows = []
+    for name in make_segments.LAYOUT:
+        df = read(spark, str(data / name), {"maxBytesPerSplit": str(SPLIT_BYTES)}, engine="jvm")
+        n, lo, hi = df.selectExpr(
+            "count(*)", "min(unix_micros(timestamp))", "max(unix_micros(timestamp))"
+        ).first()
+        conditions = [
+            None,
+            f"offset >= {n * 9 // 10}",
+            "offset < 1000",
+            f"offset = {n // 2}",
+            f"offset BETWEEN {n // 4} AND {n // 4 + 9999}",
+            f"timestamp >= timestamp_micros({lo + (hi - lo) * 9 // 10})",
+            f"timestamp < timestamp_micros({lo + (hi - lo) // 10})",
+            "partition = 1",
+        ]
+        for condition in conditions:
+            query = df if condition is None else df.filter(condition)
+            before, cpu = jvm_bytes_read(spark), tree_cpu_seconds([os.getpid()])
+            kept = query.count()
+            rows.append(
+                {
+                    "segment": name,
+                    "filter": condition or "(none)",
+                    "rows": kept,
+                    "bytes_read": jvm_bytes_read(spark) - before,
+                    "cpu_seconds": round(tree_cpu_seconds([os.getpid()]) - cpu, 2),
+                }
+            )
+    return rows
+
+
 def profile_arrow(directory: Path, top: int = 15) -> str:
     profiler = cProfile.Profile()
     profiler.enable()
@@ -187,6 +234,11 @@ def main(argv: list[str] | None = None) -> int:
         "spark), jvm (kdump.spark.read's JVM engine, stage spark-jvm); default both",
     )
     parser.add_argument("--no-stages", action="store_true", help="only the Spark figures (no core/arrow)")
+    parser.add_argument(
+        "--pushdown",
+        action="store_true",
+        help="only the bytes the JVM engine reads with offset, timestamp and partition filters pushed down",
+    )
     args = parser.parse_args(argv)
 
     if args.profile:
@@ -196,6 +248,22 @@ def main(argv: list[str] | None = None) -> int:
 
     from kdump.spark import session
 
+    if args.pushdown:
+        spark = session(f"local[{args.cores}]", "kdump spark bench")
+        try:
+            table = pushdown(spark, data)
+        finally:
+            spark.stop()
+        print(f"\n{'segment':<10}{'filter':<58}{'rows':>10}{'bytes read':>14}{'of all':>8}{'cpu-s':>7}")
+        whole = {}
+        for r in table:
+            whole.setdefault(r["segment"], r["bytes_read"] or 1)
+            share = r["bytes_read"] / whole[r["segment"]]
+            print(
+                f"{r['segment']:<10}{r['filter']:<58}{r['rows']:>10,}{r['bytes_read']:>14,}{share:>8.1%}"
+                f"{r['cpu_seconds']:>7.2f}"
+            )
+        return 0
     variants = (("", {}), *VARIANTS) if args.variants else (("", {}),)
     engines = tuple(e.strip() for e in args.engines.split(",") if e.strip())
     figures = []

@@ -3,7 +3,8 @@
 and the data the cluster test reads (the fixture trees and a built data set, made the same way every time).
 
 ``python -m tests.spark_cluster --record`` runs the comparison (``local[2]`` and the cluster of two one-core
-workers) and writes ``tests/fixtures/spark_cluster/answer.json``, which the default suite replays."""
+workers; ``--jvm``: with the JVM engine too) and writes ``tests/fixtures/spark_cluster/answer.json``, which the
+default suite replays."""
 
 from __future__ import annotations
 
@@ -197,15 +198,27 @@ def expected_answers(built: str) -> dict[str, object]:
     return {"fixtures": {"rows": len(fixtures), "sha256": rows_digest(fixtures)}, "built": sums}
 
 
-def spark_answers(spark, built: str) -> dict[str, object]:  # noqa: ANN001
-    df = spark.read.format("kafka-log").load(FIXTURE_TREES)
+def load(spark, paths: str | list[str], engine: str = "python"):  # noqa: ANN001, ANN201
+    """The source's DataFrame: ``spark.read.format("kafka-log")`` (engine python) or the JVM engine's
+    (:func:`kdump.spark.read` with ``engine="jvm"``, which says on standard error when it cannot be used)."""
+    if engine == "python":
+        return spark.read.format("kafka-log").load(paths)
+    from kdump.spark import read
+
+    df = read(spark, paths, {}, engine=engine)
+    assert "kafka-log (jvm)" in df._jdf.queryExecution().executedPlan().toString()
+    return df
+
+
+def spark_answers(spark, built: str, engine: str = "python") -> dict[str, object]:  # noqa: ANN001
+    df = load(spark, FIXTURE_TREES, engine)
     fixtures = [
         (r[0], r[1], r[2], r[3], None if r[4] is None else bytes(r[4]), None if r[5] is None else bytes(r[5]))
         for r in df.selectExpr(
             "topic", "partition", "offset", "unix_millis(timestamp)", "key", "value"
         ).collect()
     ]
-    sums = list(spark.read.format("kafka-log").load(built).selectExpr(*AGGREGATES).collect()[0])
+    sums = list(load(spark, built, engine).selectExpr(*AGGREGATES).collect()[0])
     return {"fixtures": {"rows": len(fixtures), "sha256": rows_digest(fixtures)}, "built": sums}
 
 
@@ -236,12 +249,14 @@ def tree_cpu_seconds(roots: list[int]) -> float:
     return total
 
 
-def throughput(spark, built: str, cores: int, roots: list[int], repeat: int = 3) -> dict[str, float]:  # noqa: ANN001
+def throughput(  # noqa: ANN001
+    spark, built: str, cores: int, roots: list[int], repeat: int = 3, engine: str = "python"
+) -> dict[str, float]:
     """Records/s per core of ``spark.read.format("kafka-log").load(built)`` written to Spark's noop sink (every
     column materialised): the best wall time of ``repeat`` runs after a warm-up, and records per CPU-second of
     every process involved (``roots`` and their descendants: the driver, its JVM, the master, the workers,
     the executors and their Python workers), the figure that holds when other work shares the machine."""
-    df = spark.read.format("kafka-log").load(built)
+    df = load(spark, built, engine)
     records = df.count()
     df.write.format("noop").mode("overwrite").save()  # warm-up
     best = cpu = float("inf")
@@ -260,8 +275,14 @@ def throughput(spark, built: str, cores: int, roots: list[int], repeat: int = 3)
     }
 
 
-def run(workdir: Path) -> dict[str, object]:
-    """The comparison: the same reads on ``local[2]`` and on a standalone cluster of two one-core workers."""
+def key(master: str, engine: str) -> str:
+    """The answer's key of a master and engine: ``local[2]``, ``standalone``, ``local[2] jvm``..."""
+    return master if engine == "python" else f"{master} {engine}"
+
+
+def run(workdir: Path, engines: tuple[str, ...] = ("python",)) -> dict[str, object]:
+    """The comparison: the same reads on ``local[2]`` and on a standalone cluster of two one-core workers, with
+    each of ``engines`` (``python``: the Python source; ``jvm``: the JVM engine, kdump.spark.engine)."""
     from kdump.spark import session
 
     built = build_data(workdir)
@@ -270,10 +291,11 @@ def run(workdir: Path) -> dict[str, object]:
     started = time.monotonic()
     spark = session("local[2]", "kdump cluster test (local)", conf)
     try:
-        answer["local[2]"] = {
-            "answers": spark_answers(spark, built),
-            "throughput": throughput(spark, built, 2, [os.getpid()]),
-        }
+        for engine in engines:
+            answer[key("local[2]", engine)] = {
+                "answers": spark_answers(spark, built, engine),
+                "throughput": throughput(spark, built, 2, [os.getpid()], engine=engine),
+            }
     finally:
         spark.stop()
     with standalone(workdir / "cluster") as cluster:
@@ -288,11 +310,12 @@ def run(workdir: Path) -> dict[str, object]:
         }
         spark = session(cluster.url, "kdump cluster test (standalone)", cluster_conf)
         try:
-            answer["standalone"] = {
-                "master": "spark://127.0.0.1 (2 workers x 1 core)",
-                "answers": spark_answers(spark, built),
-                "throughput": throughput(spark, built, 2, [os.getpid(), *cluster.pids]),
-            }
+            for engine in engines:
+                answer[key("standalone", engine)] = {
+                    "master": "spark://127.0.0.1 (2 workers x 1 core)",
+                    "answers": spark_answers(spark, built, engine),
+                    "throughput": throughput(spark, built, 2, [os.getpid(), *cluster.pids], engine=engine),
+                }
         finally:
             spark.stop()
     answer["seconds"] = round(time.monotonic() - started)
@@ -303,7 +326,7 @@ if __name__ == "__main__":
     import tempfile
 
     with tempfile.TemporaryDirectory(prefix="kdump-spark-cluster-") as tmp:
-        result = run(Path(tmp))
+        result = run(Path(tmp), ("python", "jvm") if "--jvm" in sys.argv else ("python",))
     print(json.dumps(result, indent=2))
     if "--record" in sys.argv:
         ANSWER.parent.mkdir(parents=True, exist_ok=True)

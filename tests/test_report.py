@@ -156,6 +156,10 @@ def test_page_carries_the_json(report: tuple[list[dict], Path]) -> None:
     text = page.read_text(encoding="utf-8")
     # the hanging transaction: a dark red bar of the Gantt chart, and the command that ends it
     assert 'class="mark hanging"' in text
+    # --now is days after the batches: the Gantt chart ends at the newest batch (the aborted ranges keep their
+    # width) and the hanging transaction's bar says how long it has been open at --now
+    assert "hanging (dark red) (up to the newest batch)" in text
+    assert "at 2026-12-01T00:00:00.000Z \u2192</text>" in text
     assert (
         "kafka-transactions.sh --bootstrap-server BROKER:9092 abort --topic txn --partition 0 --start-offset 4"
         in text

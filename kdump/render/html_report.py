@@ -541,7 +541,7 @@ class HtmlSink:
             for r in t.rows:
                 flag = "bad" if r.hanging or r.problems or r.unreadable else ("warn" if r.open_txns else "")
                 out.append(
-                    f'<tr id="r{r.index}" class="{flag}"><td title="{escape(r.directory)}">{_link(r)}</td><td>{r.segments}</td><td>{human_size(r.size)}</td>'
+                    f'<tr id="r{r.index}"{f" class={flag}" if flag else ""}><td title="{escape(r.directory)}">{_link(r)}</td><td>{r.segments}</td><td>{human_size(r.size)}</td>'
                     f"<td>{_num(r.log_start)}</td><td>{_num(r.log_end)}</td><td>{_num(r.high_watermark)}</td>"
                     f"<td>{r.records:,}</td><td>{_wbr(r.min_ts)}</td><td>{_wbr(r.max_ts)}</td>"
                     f"<td>{r.open_txns}{f' ({r.hanging} hanging)' if r.hanging else ''}</td><td>{r.problems}</td>"
@@ -1492,11 +1492,16 @@ def _txn_chart(r: PartitionReport, row: _Row) -> str:
         return ""
     lo, hi = span
     reference = txn.now if txn.now is not None else txn.newest_timestamp
+    # the axis runs to the reference time unless that is far past the batches (a report made hours later): then
+    # it ends a little after the newest batch, so the aborted ranges keep their width, and an open transaction's
+    # bar goes to the edge with its age written on it
+    far = reference is not None and reference - hi > 3 * max(hi - lo, 1)
     if reference is not None:
-        hi = max(hi, reference)
+        hi = hi + max((hi - lo) // 20, 1) if far else max(hi, reference)
     n = len(producers)
     c = _rows_chart(
-        "transactions by producer: aborted (red), open (orange), hanging (dark red)",
+        "transactions by producer: aborted (red), open (orange), hanging (dark red)"
+        + (" (up to the newest batch)" if far else ""),
         lo,
         hi,
         n,
@@ -1538,8 +1543,13 @@ def _txn_chart(r: PartitionReport, row: _Row) -> str:
                 f"{'HANGING' if o.hanging else 'open'} since {iso(start)} ({duration(o.age_ms)}): producer {pid} epoch "
                 f"{o.producer_epoch}, offsets {o.first_offset:,}-{o.last_offset:,}, transactional id {tid}; {txn_render.reason(o)}",
             )
+            if far:  # its end is past the edge: how long it has been open there
+                words = (
+                    f"{'hanging' if o.hanging else 'open'} {duration(o.age_ms)} at {iso(reference)} \u2192"
+                )
+                c.text(hi, y - 0.2, words, "cut-label", "end")
         c.row_label(y, f"producer {pid}")
-    if reference is not None:
+    if reference is not None and not far:
         c.vline(
             reference,
             "now",
@@ -1550,7 +1560,8 @@ def _txn_chart(r: PartitionReport, row: _Row) -> str:
     return c.svg() + (
         '<p class="legend">Aborted ranges are the .txnindex entries (offsets), placed in time by the timeline; '
         "an open transaction runs from its first batch to the reference time "
-        f"({'--now' if txn.now is not None else 'the newest record'}).</p>"
+        f"({'--now' if txn.now is not None else 'the newest record'}"
+        f"{', past the right edge: its age there is written on its bar' if far else ''}).</p>"
     )
 
 

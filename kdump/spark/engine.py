@@ -8,6 +8,12 @@ supportColumnarReads``): it fills Spark's column vectors straight from the segme
 
 One planner: :func:`read` plans the splits here, on the driver, with :func:`kdump.spark.planning.plan` (the
 same splits, cuts and read_committed state as the Python source) and hands them to the JVM source as JSON.
+When Spark pushes filters on ``topic``, ``partition``, ``offset`` or ``timestamp`` down to the JVM source
+(``SupportsPushDownFilters``), it plans the query again with them through the same planner
+(``python -m kdump.spark.jvm_planner``: :func:`kdump.spark.options.push_filters`, as the Python source's
+``pushFilters``): partitions and segments left out, a partition started at the offset index's position for its
+first wanted offset or time; the reader also leaves out batches whose header puts every record outside the
+timestamp filters.  Spark applies every filter again to the rows read.
 The JVM reader reads magic-2 batches of local files (every codec; headers, control records, read_committed)
 and hands the rest of a split, from the first batch it does not read (legacy magic, a CRC mismatch, a batch
 that does not decode, a torn tail...), to the Python reader (``python -m kdump.spark.fallback``), whose Arrow
@@ -55,7 +61,7 @@ from kdump.spark.planning import Split, plan
 #: The JVM source's class (``format`` takes it).
 SOURCE_CLASS = "kdump.spark.jvm.KafkaLogSource"
 #: ``KafkaLogSource.REVISION`` this module agrees with.
-REVISION = 3
+REVISION = 4
 ENGINES = ("auto", "jvm", "python")
 JAVA_DIR = Path(__file__).parent / "jvm"
 #: Why the jar is not there (None: it is, or it was not asked for yet).
@@ -305,6 +311,8 @@ def _jvm_read(spark: Any, paths: list[str], opts: dict[str, str], verbose: bool)
         .schema(schema)
         .option("schema", schema.json())
         .option("tasks", json.dumps(tasks, separators=(",", ":")))
+        # planned again with the filters Spark pushes down (kdump.spark.jvm_planner)
+        .option("plan", json.dumps({"paths": paths, "options": given}, separators=(",", ":")))
         .option("includeHeaders", str(headers).lower())
         .option("readCommitted", str(read.read_committed).lower())
         .option("includeControl", str(read.include_control).lower())

@@ -278,8 +278,8 @@ def plan(selection: Selection) -> Plan:
             continue
         matched.append((topic, partition, directory))
         start, end = _range(selection, log, topic, partition, problems)
-        if start is not None and end is not None and start >= end:
-            continue
+        if start == NOTHING or start is not None and end is not None and start >= end:
+            continue  # nothing wanted (no record at or after a time, startingOffsets latest): not read at all
         aborted: tuple[AbortedTxn, ...] = ()
         lso = None
         if selection.read.read_committed:

@@ -570,8 +570,12 @@ def _read(split: Split, options: ReadOptions, report: Reporter) -> Iterator[pa.R
             if start_offset is not None and batch.last_offset < start_offset:
                 continue
             if end_offset is not None and batch.base_offset >= end_offset:
-                broken = True  # not damage: the range ends here
-                break
+                # A legacy compressed wrapper's offset is its last inner record's (Kafka's
+                # AbstractLegacyRecordBatch: the wrapper carries the last offset, the first is known only
+                # decompressed): its records may still be in the range, and are filtered record by record.
+                if not (batch.magic < 2 and batch.attributes & COMPRESSION_CODEC_MASK):
+                    broken = True  # not damage: the range ends here
+                    break
             if batch.magic > 2:
                 report("magic", f"unknown magic {batch.magic}", batch.position, batch.base_offset)
                 continue
@@ -643,7 +647,13 @@ def _append(
         if include_headers:
             for r in found:
                 check_object_headers(r)
-    if lo is not None and batch.base_offset < lo or hi is not None and batch.last_offset >= hi:
+    # (a legacy compressed wrapper's base_offset is its last inner record's offset: its records filtered too)
+    wrapper = batch.magic < 2 and batch.attributes & COMPRESSION_CODEC_MASK
+    if (
+        (lo is not None or hi is not None)
+        and wrapper
+        or (lo is not None and batch.base_offset < lo or hi is not None and batch.last_offset >= hi)
+    ):
         low = lo if lo is not None else -(1 << 63)
         high = hi if hi is not None else 1 << 63
         found = (r for r in found if low <= r.offset < high)

@@ -9,14 +9,21 @@ package kdump.spark.jvm;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
 import java.io.Serializable;
 import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.connector.catalog.SupportsRead;
 import org.apache.spark.sql.connector.catalog.Table;
@@ -29,7 +36,16 @@ import org.apache.spark.sql.connector.read.PartitionReader;
 import org.apache.spark.sql.connector.read.PartitionReaderFactory;
 import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.connector.read.ScanBuilder;
+import org.apache.spark.sql.connector.read.SupportsPushDownFilters;
 import org.apache.spark.sql.connector.read.SupportsPushDownRequiredColumns;
+import org.apache.spark.sql.sources.EqualNullSafe;
+import org.apache.spark.sql.sources.EqualTo;
+import org.apache.spark.sql.sources.Filter;
+import org.apache.spark.sql.sources.GreaterThan;
+import org.apache.spark.sql.sources.GreaterThanOrEqual;
+import org.apache.spark.sql.sources.In;
+import org.apache.spark.sql.sources.LessThan;
+import org.apache.spark.sql.sources.LessThanOrEqual;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
@@ -38,7 +54,17 @@ import org.apache.spark.sql.vectorized.ColumnarBatch;
 /** The table provider: {@code spark.read.format("kdump.spark.jvm.KafkaLogSource")}. */
 public final class KafkaLogSource implements TableProvider {
   /** Bumped with every change of what the engine reads; kdump.spark.engine checks it. */
-  public static final int REVISION = 3;
+  public static final int REVISION = 4;
+
+  /**
+   * Bytes the readers of this JVM read from segment files (batch headers and whole batches; what the Python
+   * reader reads for a split handed over is not counted): how much a pushed-down filter saves.
+   */
+  static final AtomicLong BYTES_READ = new AtomicLong();
+
+  public static long bytesRead() {
+    return BYTES_READ.get();
+  }
 
   @Override
   public StructType inferSchema(CaseInsensitiveStringMap options) {
@@ -87,9 +113,12 @@ public final class KafkaLogSource implements TableProvider {
     }
   }
 
-  static final class LogScanBuilder implements ScanBuilder, SupportsPushDownRequiredColumns {
+  static final class LogScanBuilder
+      implements ScanBuilder, SupportsPushDownRequiredColumns, SupportsPushDownFilters {
     private final CaseInsensitiveStringMap options;
     private StructType required;
+    private Filter[] pushed = new Filter[0];
+    private final ArrayNode described = new ObjectMapper().createArrayNode();
 
     LogScanBuilder(StructType schema, CaseInsensitiveStringMap options) {
       this.required = schema;
@@ -101,19 +130,143 @@ public final class KafkaLogSource implements TableProvider {
       this.required = requiredSchema;
     }
 
+    /**
+     * The filters on topic, partition, offset and timestamp the planner can narrow a read by (kdump.spark.options.
+     * push_filters decides what each allows, as for the Python source); every filter is handed back, so Spark
+     * applies them all to the rows read.
+     */
+    @Override
+    public Filter[] pushFilters(Filter[] filters) {
+      List<Filter> used = new ArrayList<>();
+      for (Filter f : filters) {
+        ObjectNode d = Pushdown.describe(f);
+        if (d != null) {
+          described.add(d);
+          used.add(f);
+        }
+      }
+      pushed = used.toArray(new Filter[0]);
+      return filters;
+    }
+
+    @Override
+    public Filter[] pushedFilters() {
+      return pushed;
+    }
+
     @Override
     public Scan build() {
-      return new LogScan(required, options);
+      return new LogScan(required, options, described.isEmpty() ? null : described);
+    }
+  }
+
+  /** Spark's (V1) filters as the Python planner's push_filters reads them. */
+  static final class Pushdown {
+    private Pushdown() {}
+
+    /** {"kind": class name, "column": name, "values": [...]}, or null for a filter the planner cannot use. */
+    static ObjectNode describe(Filter f) {
+      String attribute;
+      Object[] values;
+      if (f instanceof EqualTo e) {
+        attribute = e.attribute();
+        values = new Object[] {e.value()};
+      } else if (f instanceof EqualNullSafe e) {
+        attribute = e.attribute();
+        values = new Object[] {e.value()};
+      } else if (f instanceof GreaterThan e) {
+        attribute = e.attribute();
+        values = new Object[] {e.value()};
+      } else if (f instanceof GreaterThanOrEqual e) {
+        attribute = e.attribute();
+        values = new Object[] {e.value()};
+      } else if (f instanceof LessThan e) {
+        attribute = e.attribute();
+        values = new Object[] {e.value()};
+      } else if (f instanceof LessThanOrEqual e) {
+        attribute = e.attribute();
+        values = new Object[] {e.value()};
+      } else if (f instanceof In e) {
+        attribute = e.attribute();
+        values = e.values();
+      } else {
+        return null;
+      }
+      String column = attribute.toLowerCase(java.util.Locale.ROOT);
+      if (values.length == 0
+          || !(column.equals("topic") || column.equals("partition") || column.equals("offset")
+              || column.equals("timestamp"))) {
+        return null;
+      }
+      ObjectNode d = new ObjectMapper().createObjectNode();
+      d.put("kind", f.getClass().getSimpleName());
+      d.put("column", column);
+      ArrayNode out = d.putArray("values");
+      for (Object v : values) {
+        if (v instanceof String text && column.equals("topic")) {
+          out.add(text);
+        } else if ((v instanceof Integer || v instanceof Long)
+            && (column.equals("partition") || column.equals("offset"))) {
+          out.add(((Number) v).longValue());
+        } else if (v instanceof java.sql.Timestamp t && column.equals("timestamp")) {
+          out.addObject().put("micros", Math.floorDiv(t.getTime(), 1000L) * 1_000_000L + t.getNanos() / 1000);
+        } else if (v instanceof java.time.Instant t && column.equals("timestamp")) {
+          out.addObject().put("micros", t.getEpochSecond() * 1_000_000L + t.getNano() / 1000);
+        } else {
+          return null; // a null, a cast value, another type: left to Spark
+        }
+      }
+      return d;
+    }
+
+    /**
+     * Milliseconds no wanted row is before ({@code lo}) and after ({@code hi}) by the timestamp filters (Long.MIN_VALUE
+     * and Long.MAX_VALUE: unbounded); the reader leaves out batches whose records are all outside.
+     */
+    static long[] timestampBounds(JsonNode filters) {
+      long lo = Long.MIN_VALUE;
+      long hi = Long.MAX_VALUE;
+      if (filters == null) {
+        return new long[] {lo, hi};
+      }
+      for (JsonNode d : filters) {
+        if (!d.get("column").asText().equals("timestamp")) {
+          continue;
+        }
+        String kind = d.get("kind").asText();
+        long least = Long.MAX_VALUE;
+        long most = Long.MIN_VALUE;
+        for (JsonNode v : d.get("values")) {
+          long micros = v.get("micros").asLong();
+          least = Math.min(least, micros);
+          most = Math.max(most, micros);
+        }
+        // a record's timestamp column is its milliseconds * 1000
+        boolean below = kind.equals("EqualTo") || kind.equals("EqualNullSafe") || kind.equals("In")
+            || kind.startsWith("GreaterThan");
+        boolean above = kind.equals("EqualTo") || kind.equals("EqualNullSafe") || kind.equals("In")
+            || kind.startsWith("LessThan");
+        if (below) {
+          lo = Math.max(lo, -Math.floorDiv(-least, 1000L)); // ms * 1000 >= least
+        }
+        if (above) {
+          hi = Math.min(hi, Math.floorDiv(most, 1000L)); // ms * 1000 <= most
+        }
+      }
+      return new long[] {lo, hi};
     }
   }
 
   static final class LogScan implements Scan, Batch {
     private final StructType required;
     private final CaseInsensitiveStringMap options;
+    /** The pushed filters the planner narrows the read by (null: none). */
+    private final JsonNode filters;
 
-    LogScan(StructType required, CaseInsensitiveStringMap options) {
+    LogScan(StructType required, CaseInsensitiveStringMap options, JsonNode filters) {
       this.required = required;
       this.options = options;
+      this.filters = filters;
     }
 
     @Override
@@ -123,7 +276,7 @@ public final class KafkaLogSource implements TableProvider {
 
     @Override
     public String description() {
-      return "kafka-log (jvm)";
+      return filters == null ? "kafka-log (jvm)" : "kafka-log (jvm) pushed " + filters;
     }
 
     @Override
@@ -133,7 +286,7 @@ public final class KafkaLogSource implements TableProvider {
 
     @Override
     public InputPartition[] planInputPartitions() {
-      String tasks = options.get("tasks");
+      String tasks = filters == null ? options.get("tasks") : replan();
       List<InputPartition> out = new ArrayList<>();
       try {
         JsonNode root = new ObjectMapper().readTree(tasks == null ? "[]" : tasks);
@@ -150,9 +303,54 @@ public final class KafkaLogSource implements TableProvider {
       return out.toArray(new InputPartition[0]);
     }
 
+    /**
+     * The tasks planned again with the pushed filters: the Python planner (python -m kdump.spark.jvm_planner,
+     * kdump.spark.planning.plan with push_filters' narrowing, the Python source's own) on the driver; its
+     * problems go to standard error.
+     */
+    private String replan() {
+      String python = options.get("python");
+      String request = options.get("plan");
+      if (python == null || request == null) {
+        return options.get("tasks"); // (a read not made by kdump.spark.engine: the tasks as given)
+      }
+      ProcessBuilder pb = new ProcessBuilder(python, "-m", "kdump.spark.jvm_planner");
+      String path = options.get("pythonPath");
+      if (path != null) {
+        String old = System.getenv("PYTHONPATH");
+        pb.environment().put("PYTHONPATH",
+            old == null || old.isEmpty() ? path : path + java.io.File.pathSeparator + old);
+      }
+      pb.redirectError(ProcessBuilder.Redirect.INHERIT);
+      try {
+        Process p = pb.start();
+        ObjectMapper mapper = new ObjectMapper();
+        ObjectNode message = (ObjectNode) mapper.readTree(request);
+        message.set("filters", filters);
+        try (OutputStream in = p.getOutputStream()) {
+          in.write(mapper.writeValueAsBytes(message));
+        }
+        ByteArrayOutputStream got = new ByteArrayOutputStream();
+        try (InputStream out = p.getInputStream()) {
+          out.transferTo(got);
+        }
+        int status = p.waitFor();
+        if (status != 0) {
+          throw new IllegalStateException("kafka-log (jvm): planning with the pushed filters failed (exit status "
+              + status + "; its message is on standard error)");
+        }
+        return got.toString(StandardCharsets.UTF_8);
+      } catch (IOException e) {
+        throw new UncheckedIOException("kafka-log (jvm): planning with the pushed filters", e);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException("kafka-log (jvm): interrupted while planning", e);
+      }
+    }
+
     @Override
     public PartitionReaderFactory createReaderFactory() {
-      return new LogReaderFactory(ReadSettings.of(options, required));
+      return new LogReaderFactory(ReadSettings.of(options, required, filters));
     }
   }
 
@@ -259,9 +457,15 @@ public final class KafkaLogSource implements TableProvider {
     String fallbackLog;
     /** Codecs this engine decodes (the others go to the Python reader), by Kafka's id. */
     boolean[] codecs;
+    /** Milliseconds outside which no row is wanted (pushed timestamp filters; see LogReader.readBatch). */
+    long minTimestamp = Long.MIN_VALUE;
+    long maxTimestamp = Long.MAX_VALUE;
 
-    static ReadSettings of(CaseInsensitiveStringMap o, StructType required) {
+    static ReadSettings of(CaseInsensitiveStringMap o, StructType required, JsonNode filters) {
       ReadSettings r = new ReadSettings();
+      long[] bounds = Pushdown.timestampBounds(filters);
+      r.minTimestamp = bounds[0];
+      r.maxTimestamp = bounds[1];
       r.includeHeaders = o.getBoolean("includeHeaders", false);
       r.readCommitted = o.getBoolean("readCommitted", false);
       r.includeControl = o.getBoolean("includeControl", false);

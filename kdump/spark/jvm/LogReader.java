@@ -210,6 +210,8 @@ final class LogReader implements PartitionReader<ColumnarBatch> {
 
   @Override
   public void close() throws IOException {
+    KafkaLogSource.BYTES_READ.addAndGet(bytesRead);
+    bytesRead = 0;
     closeArrowBatch();
     closeFallback();
     closeSplit();
@@ -274,7 +276,11 @@ final class LogReader implements PartitionReader<ColumnarBatch> {
     return rows;
   }
 
+  /** Bytes read from segment files, added to KafkaLogSource.BYTES_READ when the reader closes. */
+  private long bytesRead;
+
   private void readFully(ByteBuffer dst, long at) throws IOException {
+    bytesRead += dst.remaining();
     while (dst.hasRemaining()) {
       int n = channel.read(dst, at);
       if (n < 0) {
@@ -341,6 +347,21 @@ final class LogReader implements PartitionReader<ColumnarBatch> {
     int baseSequence = header.getInt(53);
     int count = header.getInt(57);
     int leaderEpoch = header.getInt(12);
+    if (!control && (maxTimestamp < settings.minTimestamp
+        || logAppendTime && maxTimestamp > settings.maxTimestamp)) {
+      // Every record is outside the pushed timestamp filters: a batch's records are at or before its
+      // maxTimestamp (Kafka's LogValidator sets it; LogSegment.findOffsetByTimestamp relies on it, as the
+      // planner does) and with LogAppendTime each record's timestamp is it.  Left out before it is decompressed;
+      // read_committed's state moves on as if it had been read (a data batch's verdict needs its header only).
+      if (settings.readCommitted) {
+        if (committed == null) {
+          committed = new Committed(split, Math.max(baseOffset, split.hasStartOffset ? split.startOffset : 0));
+        }
+        committed.accept(baseOffset, lastOffset, producerId, transactional, false, buf, 0, 0);
+      }
+      position += size;
+      return 0;
+    }
     if (count <= 0 || count > MOST_RECORDS || codec > Codecs.ZSTD || !settings.codecs[codec]) {
       return -1; // (an empty batch: the Python reader's walk decides what it gives)
     }
