@@ -652,20 +652,26 @@ static PyObject *Builder_append(Builder *s, PyObject *const *args, Py_ssize_t na
  */
 static PyObject *Builder_append_run(Builder *s, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 14) {
-        PyErr_SetString(PyExc_TypeError, "append_run takes 14 arguments");
+    BatchWalk w;
+    PyObject *crc_function;
+    if (batch_walk_from_args("append_run", args, nargs, 14, 0, &w, &crc_function) < 0)
+        return NULL;
+    if (w.fd >= 0) {
+        batch_walk_close(&w);
+        PyErr_SetString(PyExc_TypeError, "append_run reads a buffer, not a file descriptor");
         return NULL;
     }
-    Py_ssize_t pos = PyLong_AsSsize_t(args[1]);
-    Py_ssize_t end = PyLong_AsSsize_t(args[2]);
-    Py_ssize_t stop = PyLong_AsSsize_t(args[3]);
+    Py_ssize_t pos = w.pos;
     long flags = PyLong_AsLong(args[10]);
     Py_ssize_t max_rows = PyLong_AsSsize_t(args[11]);
     Py_ssize_t max_bytes = PyLong_AsSsize_t(args[12]);
-    if (PyErr_Occurred())
+    if (PyErr_Occurred()) {
+        batch_walk_close(&w);
         return NULL;
-    PyObject *crc_function = args[4], *per_batch = args[5], *names = args[6], *decompress = args[13];
+    }
+    PyObject *per_batch = args[5], *names = args[6], *decompress = args[13];
     if (!PyList_Check(per_batch) || !PyTuple_Check(names) || PyTuple_GET_SIZE(names) < 5) {
+        batch_walk_close(&w);
         PyErr_SetString(PyExc_TypeError, "append_run: per_batch must be a list, codec_names a tuple of 5");
         return NULL;
     }
@@ -673,24 +679,24 @@ static PyObject *Builder_append_run(Builder *s, PyObject *const *args, Py_ssize_
     int has_lo, has_hi, has_lso, r;
     if ((r = int64_arg(args[7], &lo, &has_lo)) != 1 || (r = int64_arg(args[8], &hi, &has_hi)) != 1
         || (r = int64_arg(args[9], &lso, &has_lso)) != 1) {
+        batch_walk_close(&w);
         if (r == -1)
             return NULL;
         Py_RETURN_NONE; /* a bound outside the 64-bit range: the reader's own path */
     }
-    if (pos < 0 || end < pos)
+    if (pos < 0 || w.end < pos) {
+        batch_walk_close(&w);
         Py_RETURN_NONE;
-    Py_buffer view;
-    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0)
-        return NULL;
-    BatchWalk w;
-    batch_walk_init(&w, &view, pos, end, stop);
+    }
     BatchHead head;
     int failed = 0; /* an exception is set */
     while (batch_walk_next(&w, &head)) {
         int16_t a = head.attributes;
         int codec = a & 7;
         int64_t last_offset;
-        if (head.records_count <= 0 || (a & 0x20) || codec > 4)
+        /* A batch of more records than the output batch has room for is cut by the reader (it may fit when the
+           offset range leaves some out: the reader's path gives the same rows), before it is decompressed. */
+        if (head.records_count <= 0 || (a & 0x20) || codec > 4 || head.records_count > max_rows - s->rows)
             break;
         if (__builtin_add_overflow(head.base_offset, (int64_t)head.last_offset_delta, &last_offset))
             break;
@@ -776,12 +782,13 @@ static PyObject *Builder_append_run(Builder *s, PyObject *const *args, Py_ssize_
         }
         batch_walk_take(&w, &head);
     }
-    PyBuffer_Release(&view);
-    if (failed)
+    Py_ssize_t reached = w.pos;
+    batch_walk_close(&w);
+    if (failed || PyErr_Occurred()) /* batch_walk_next may stop with MemoryError set */
         return NULL;
-    if (w.pos == pos)
+    if (reached == pos)
         Py_RETURN_NONE;
-    return PyLong_FromSsize_t(w.pos);
+    return PyLong_FromSsize_t(reached);
 }
 
 /* A bytes-like attribute of a record (None: null): 1 appended, 0 too big, -1 error. */
