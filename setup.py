@@ -33,26 +33,13 @@ class EditableWheel(editable_wheel):
 setup(
     ext_modules=[
         Extension(
-            "kdump._speedups",
-            ["kdump/_speedups.c"],
+            f"kdump.{name}",
+            [f"kdump/{name}.c"],
             depends=["kdump/_varint.h", "kdump/_batch_walk.h"],
             optional=True,
             extra_compile_args=STRICT,
-        ),
-        Extension(
-            "kdump._columns",
-            ["kdump/_columns.c"],
-            depends=["kdump/_varint.h", "kdump/_batch_walk.h"],
-            optional=True,
-            extra_compile_args=STRICT,
-        ),
-        Extension(
-            "kdump._digests",
-            ["kdump/_digests.c"],
-            depends=["kdump/_varint.h", "kdump/_batch_walk.h"],
-            optional=True,
-            extra_compile_args=STRICT,
-        ),
+        )
+        for name in ("_speedups", "_columns", "_digests")
     ],
     cmdclass={"editable_wheel": EditableWheel},
 )
