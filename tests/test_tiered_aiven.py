@@ -312,9 +312,9 @@ def test_ls_shows_the_remote_part_at_80_columns(zstd_copy: AivenCopy) -> None:
     row = json.loads(out)
     remote = [p for p in zstd_copy.kafka.glob("*.log") if int(p.name[:20]) < 723]
     assert (row["remoteSegments"], row["remoteBytes"]) == (4, sum(p.stat().st_size for p in remote))
-    from kdump.cli.remote_options import remote_checks
+    from kdump.cli.remote_options import RemoteArgs
 
-    checks = remote_checks(str(zstd_copy.aiven_root), (), None, "aiven")
+    checks = RemoteArgs(remote_root=str(zstd_copy.aiven_root), layout="aiven").checks()
     summaries = ListPartitions([str(zstd_copy.local)], remote=checks).summaries()
     text = terminal_text(summaries, [], 80)
     assert max(len(line) for line in text.splitlines()) <= 80

@@ -215,18 +215,3 @@ def remote_options(help_text: str, *, layouts: bool = True) -> Callable[[F], F]:
 
 
 _FIELDS = tuple(f.name for f in fields(RemoteArgs))
-
-
-def remote_checks(
-    remote_root: str | None,
-    metadata: tuple[str, ...] = (),
-    metadata_partitions: int | None = None,
-    layout: str | None = None,
-    layout_template: str | None = None,
-    aiven_key_prefix: str | None = None,
-    private_keys: tuple[str, ...] = (),
-) -> RemoteChecks | None:
-    """:meth:`RemoteArgs.checks` of these values."""
-    return RemoteArgs(
-        remote_root, layout, layout_template, aiven_key_prefix, private_keys, metadata, metadata_partitions
-    ).checks()
