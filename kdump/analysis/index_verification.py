@@ -247,6 +247,7 @@ def _walk_log(
                 for call in calls:
                     call(batch)
                 tail.last = b
+                tail.epoch = batch.partition_leader_epoch if b.magic >= 2 else None
                 if progress is not None and b.position >= tail.next_report:
                     progress(b.position)
                     tail.next_report = b.position + (64 << 20)
@@ -283,10 +284,17 @@ class _Tail:
         self.next_report = 64 << 20
         #: False: no reader of the pass judges CRCs (the index checks alone), so runs check none.
         self.crc = crc
+        #: The partition leader epoch of the last batch read (None: a legacy batch, or none read yet).
+        self.epoch: int | None = None
 
     def limit(self, limits: RunLimits) -> None:
         if not self.crc:
             limits.crc = False
+            # The index checks alone have no log checker to say where the previous batch ended and under which
+            # leader epoch (a run needs both): the tail says it, so these passes too read runs, not one batch
+            # at a time in Python (the bench segment's verify-index: 0.13 s in Python, see the commit).
+            limits.previous(None if self.last is None else self.last.last_offset)
+            limits.leader_epoch(self.epoch)
 
     def run(self, run: HeaderRun) -> None:
         self.last = _Batch(
