@@ -155,7 +155,7 @@ def segment_task(task: SegmentTask) -> SegmentFacts:
     return verify_log_segment(segment, deep=deep, wanted=wanted, active=active)
 
 
-#: A segment at least this large, checked alone with more than one core, is checked by two processes.
+#: A segment at least this large, checked alone with more than one core and ``--deep``, is checked by two processes.
 MIN_SPLIT_BYTES = 32 << 20
 
 
@@ -356,7 +356,10 @@ class Verify:
             with context.Pool(self.workers) as pool:
                 yield from self._grouped(owners, pool.imap(segment_task, tasks))
         else:
-            split = self.workers > 1
+            # Two processes pay only with --deep (records decoded in the child while the indexes are checked
+            # here); without it the one pass, CRCs and index checks over runs of headers in C, is quicker than
+            # either half alone (bench segment in process: 0.074 s, split 0.165 s).
+            split = self.workers > 1 and self.deep
             yield from self._grouped(
                 owners,
                 (
