@@ -11,7 +11,8 @@ length, the sum of the values' CRC-32) are kafka-python's decode of the same fil
 Both cases are long (the 600-record one took 2-7 minutes on the shared machine, the JVM collecting 1 MiB
 objects) and run with ``KDUMP_LONG_MEMORY=1`` only: 600 records (600 MiB of values, more than the heap: with the
 old 4096-row rule the JVM ran out of memory) and 4,200 (about 4.1 GiB of values), the shape of the issue, more
-than 4096 rows of 1 MiB.
+than 4096 rows of 1 MiB.  Run on the quiet machine (2026-11-27): both cases passed in 49 s; the 4,200-record read
+peaked at the heap's 512 MiB and 790 MiB of RSS in 24 s.
 """
 
 from __future__ import annotations
