@@ -234,8 +234,16 @@ def main() -> None:
     """Console-script entry point."""
     argv = sys.argv[1:]
     if argv[:1] == ["files"]:
+        import gc
+
+        # kafka-dump-log.sh's replacement starts in pipelines many times over: its imports make thousands of
+        # objects that live as long as the process and hold no garbage, so the collector neither runs while
+        # they are made nor looks through them afterwards (frozen; it still collects what the run makes).
+        gc.disable()
         from kdump.cli import files
 
+        gc.freeze()
+        gc.enable()
         sys.exit(run_guarded(lambda out, err: files.run(argv[1:], out, err)))
     import click
 
