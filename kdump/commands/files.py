@@ -17,6 +17,7 @@ from itertools import chain
 from kdump.analysis.offset_gaps import OffsetGaps
 from kdump.analysis.pair_list import PairList
 from kdump.analysis.record_filter import KEEP, STOP, RecordFilter
+from kdump.commands.parallel_policy import min_parallel_bytes
 from kdump.errors import CorruptSnapshotError, KdumpError, UsageError
 from kdump.exit_status import ExitStatus
 from kdump.facts.files import (
@@ -200,20 +201,22 @@ class DumpLogSegments:
             raise
 
     def _dump_segment(self, file: JavaFile, records: FileRecords, log: LogSink, render: RenderChunk) -> None:
-        """The sink's whole-segment path (Kafka's default text): in chunks on all cores when it pays (a deep
-        iteration only: :mod:`kdump.commands.parallel` is loaded then)."""
+        """The sink's whole-segment path (Kafka's default text): in chunks on all cores when it pays (a segment
+        of :func:`~kdump.commands.parallel_policy.min_parallel_bytes` or more: :mod:`kdump.commands.parallel` is
+        loaded then)."""
         out = self.sink.out
         valid_bytes = None
-        if self.options.is_deep_iteration:
+        if records.size_in_bytes >= min_parallel_bytes():
             from kdump.commands import parallel
 
-            if parallel.worth_it(True, out, records):
+            if parallel.worth_it(out, records):
                 valid_bytes = parallel.dump_batches(
                     render,
                     out,
                     file.path,
                     records,
                     lambda pairs: self._add_gaps(file, pairs),
+                    deep=self.options.is_deep_iteration,
                 )
         if valid_bytes is None:
             gaps = OffsetGaps()

@@ -1,16 +1,22 @@
 """Ordered parallel rendering of one large segment for ``kdump files`` (deep iteration / print-data-log).
 
-The segment is cut into chunks of whole batches (one header-only pass by the parent).  Forked workers render
+The segment is cut into chunks at positions its offset index names (Kafka writes an entry at a batch's start;
+without an index, a deep iteration walks the batch headers once in the parent).  Forked workers render
 chunks ``w, w + W, w + 2W, ...`` with exactly the sequential code (the ``render`` callable: ``kdump files`` passes
 the Kafka-text sink's whole-segment renderer, :meth:`kdump.render.files_text.TextLog.render_batches`) into
 memory, then write them straight to the output file descriptor in file order: a token travels round the
 workers through pipes, and a worker writes chunk ``k`` only once it holds the token for ``k``.  The parent
 never touches the text; it collects each chunk's offset-gap findings and error, stitches the gaps across chunk
 boundaries, and re-raises the first error in file order -- after which nothing later was written, so the output
-is the sequential output byte for byte, errors included.
+is the sequential output byte for byte, errors included.  Nothing an index says is trusted: a chunk whose walk
+(from a start the chunk before it ended exactly at, 0 for the first) does not end exactly where the next chunk
+starts was cut inside a batch, and its worker renders on from where it stopped to the end of the segment itself
+-- the sequential code from a batch start the sequential walk reaches -- and nothing after it is written.  A stale
+or damaged index costs time, never a byte.
 
-Used only when it pays: deep iteration, Kafka's text (no JSON or filters), output to a real file descriptor,
-more than one CPU, and a slice larger than :data:`MIN_PARALLEL_BYTES`.  ``KDUMP_WORKERS=1`` turns it off.
+Used only when it pays: Kafka's text (no JSON or filters), output to a real file descriptor, more than one CPU,
+and a slice larger than :data:`MIN_PARALLEL_BYTES`; a shallow dump (batch lines only) only when the index cuts
+it (the parent's header walk would cost what the second core saves).  ``KDUMP_WORKERS=1`` turns it off.
 """
 
 from __future__ import annotations
@@ -20,21 +26,25 @@ import os
 import pickle
 import signal
 import struct
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from kdump.analysis.offset_gaps import OffsetGaps
 from kdump.analysis.pair_list import PairList
+from kdump.commands.parallel_policy import MIN_PARALLEL_BYTES, min_parallel_bytes
 from kdump.errors import KdumpError
 from kdump.facts.files import RenderChunk
 from kdump.facts.output import Output
 from kdump.storage.atomic_write import write_all
 from kdump.storage.file_records import FileRecords
 
-#: Segments (or --max-bytes slices) smaller than this are rendered in-process.
-MIN_PARALLEL_BYTES = 32 << 20
 #: Bytes of log per chunk: small enough to keep each worker's rendered text small, large enough to amortise.
 CHUNK_BYTES = 4 << 20
+#: A shallow dump's chunks: its text is about a hundredth of the log, so fewer, larger chunks.
+SHALLOW_CHUNK_BYTES = 32 << 20
+#: At most this much of an offset index is read to cut a segment (a 1 GiB segment indexed every 4 KiB: 2 MiB).
+MAX_INDEX_BYTES = 16 << 20
 
 _GO, _STOP = b"g", b"s"
 
@@ -46,6 +56,9 @@ class _ChunkResult:
     end: int = 0
     error: KdumpError | None = None
     broken_pipe: bool = False
+    #: The chunk did not end at its bound: its worker rendered the rest of the segment, and later chunks
+    #: are not part of the output.
+    took_over: bool = False
 
 
 def workers_wanted() -> int:
@@ -65,15 +78,54 @@ def _output_fd(out: Output) -> int | None:
         return None
 
 
-def worth_it(deep_iteration: bool, out: Output, records: FileRecords) -> bool:
+def worth_it(out: Output, records: FileRecords) -> bool:
     return (
-        deep_iteration
-        and not records.fetched_on_demand  # an object store's segment: one ordered walk fetches it once
+        not records.fetched_on_demand  # an object store's segment: one ordered walk fetches it once
         and hasattr(os, "fork")
         and workers_wanted() > 1
-        and records.size_in_bytes >= int(os.environ.get("KDUMP_PARALLEL_MIN_BYTES", MIN_PARALLEL_BYTES))
+        and records.size_in_bytes >= min_parallel_bytes()
         and _output_fd(out) is not None
     )
+
+
+def index_bounds(path: str, records: FileRecords, chunk_bytes: int) -> list[tuple[int, int | None]] | None:
+    """Chunk bounds ``[(0, c1), (c1, c2), ..., (cn, None)]`` at positions of the segment's offset index (the
+    ``.index`` beside the ``.log``), about ``chunk_bytes`` apart, each below the slice's end; None without an
+    index or a position to cut at.  Proposals only: see :func:`_work` for what a wrong one costs."""
+    from array import array
+    from bisect import bisect_left
+
+    if not path.endswith(".log"):
+        return None
+    try:
+        with open(path[: -len(".log")] + ".index", "rb") as f:
+            data = f.read(MAX_INDEX_BYTES)
+    except OSError:
+        return None
+    data = data.rstrip(b"\0")  # an active segment's index is preallocated with zeros
+    entries = array("i")
+    entries.frombytes(data[: len(data) // 8 * 8])
+    if entries.itemsize != 4:  # pragma: no cover - "i" is 4 bytes wherever CPython runs
+        return None
+    if sys.byteorder == "little":
+        entries.byteswap()
+    positions = entries[1::2]
+    cuts: list[int] = []
+    target = chunk_bytes
+    while True:
+        i = bisect_left(positions, target)
+        if i >= len(positions):
+            break
+        cut = positions[i]
+        if cut >= records.end or (cuts and cut <= cuts[-1]) or cut <= 0:
+            break
+        cuts.append(cut)
+        target = cut + chunk_bytes
+    if not cuts:
+        return None
+    starts = [0, *cuts]
+    ends: list[int | None] = [*cuts, None]
+    return list(zip(starts, ends, strict=True))
 
 
 def _chunks(records: FileRecords, chunk_bytes: int) -> tuple[list[tuple[int, int]], KdumpError | None]:
@@ -102,12 +154,23 @@ def dump_batches(
     path: str,
     records: FileRecords,
     on_gaps: Callable[[PairList], None],
+    *,
+    deep: bool = True,
 ) -> int | None:
     """Render the whole slice of ``records`` (the file at ``path``) in parallel into ``out``; returns where the
     whole batches end, or None when there is nothing worth splitting (the caller then renders in-process).
-    ``on_gaps`` receives the non-consecutive offsets found, in file order, also when an error ends the run."""
-    chunk_bytes = int(os.environ.get("KDUMP_CHUNK_BYTES", CHUNK_BYTES))
-    bounds, framing_error = _chunks(records, chunk_bytes)
+    ``on_gaps`` receives the non-consecutive offsets found, in file order, also when an error ends the run.
+    ``deep``: records are rendered (else batch lines only, cut only where the offset index cuts them)."""
+    chunk_bytes = int(os.environ.get("KDUMP_CHUNK_BYTES", CHUNK_BYTES if deep else SHALLOW_CHUNK_BYTES))
+    framing_error = None
+    proposed = index_bounds(path, records, chunk_bytes)
+    if proposed is not None:
+        bounds: list[tuple[int, int | None]] = proposed
+    elif deep:
+        walked, framing_error = _chunks(records, chunk_bytes)
+        bounds = list(walked)
+    else:
+        return None
     if len(bounds) < 2:
         return None
     fd = _output_fd(out)
@@ -155,7 +218,7 @@ def dump_batches(
 def _work(
     render: RenderChunk,
     path: str,
-    bounds: list[tuple[int, int]],
+    bounds: list[tuple[int, int | None]],
     w: int,
     workers: int,
     tokens: list[tuple[int, int]],
@@ -187,7 +250,10 @@ def _work(
                 write_all(fd, buffer.getbuffer())
             except BrokenPipeError:
                 result.broken_pipe = True
-            if result.error is not None or result.broken_pipe:
+            bound = bounds[index][1]
+            if result.error is None and not result.broken_pipe and bound is not None and result.end != bound:
+                _take_over(render, path, result, fd)  # cut inside a batch: the rest is rendered here
+            if result.error is not None or result.broken_pipe or result.took_over:
                 stopped = True
         buffer.close()
         try:
@@ -197,6 +263,28 @@ def _work(
         if result is not None:
             payload = pickle.dumps(result)
             write_all(result_fd, memoryview(struct.pack(">I", len(payload)) + payload))
+
+
+def _take_over(render: RenderChunk, path: str, result: _ChunkResult, fd: int) -> None:
+    """Render from where ``result``'s chunk stopped (a batch start the sequential walk reaches) to the end of the
+    segment, straight to ``fd``: the sequential code, as the in-process path runs it."""
+    result.took_over = True
+    with open(fd, "wb", closefd=False) as stream:
+        out = Output(stream, chunk=1 << 20)
+        try:
+            result.end = render(result.end, None, out, result.gaps)
+        except KdumpError as e:
+            result.error = e
+        except BrokenPipeError:
+            result.broken_pipe = True
+        except Exception as e:  # noqa: BLE001 - reported like the sequential path's last-resort line
+            result.error = KdumpError(f"internal error ({type(e).__name__}: {e})", path=path)
+        try:
+            out.flush()  # what Kafka printed before an error, too
+        except BrokenPipeError:
+            result.broken_pipe = True
+        except KdumpError as e:
+            result.error = result.error or e
 
 
 def _collect(fds: list[int]) -> dict[int, _ChunkResult]:
@@ -230,7 +318,7 @@ def _collect(fds: list[int]) -> dict[int, _ChunkResult]:
 
 def _merge(
     path: str,
-    bounds: list[tuple[int, int]],
+    bounds: list[tuple[int, int | None]],
     chunk_results: dict[int, _ChunkResult],
     framing_error: KdumpError | None,
     on_gaps: Callable[[PairList], None],
@@ -250,6 +338,8 @@ def _merge(
             if merged.pairs:
                 on_gaps(merged.pairs)
             raise result.error
+        if result.took_over:
+            break  # it rendered the rest; later chunks were cut wrongly and not written
     if merged.pairs:
         on_gaps(merged.pairs)
     if framing_error is not None:

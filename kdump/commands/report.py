@@ -22,7 +22,7 @@ from kdump.analysis.segment_walk import SegmentVisitor, started, walk_segments
 from kdump.analysis.timeline import Timeline
 from kdump.commands.coordinator import CONSUMER_OFFSETS, TRANSACTION_STATE, GroupState, read_group_states
 from kdump.commands.ls import ListPartitions, is_internal
-from kdump.commands.parallel import MIN_PARALLEL_BYTES
+from kdump.commands.parallel_policy import min_parallel_bytes
 from kdump.commands.retention import METADATA_TOPIC, RetentionCommand
 from kdump.commands.txn import DEFAULT_MAX_TIMEOUT_MS, TxnCommand
 from kdump.commands.verify import PartitionTarget, SegmentTask, Verify, default_workers, select
@@ -269,7 +269,7 @@ class ReportCommand:
         """Each partition's report and ``verify``'s findings in it, in order: over a process pool (forked,
         one partition a task) when there are several cores and enough to read, else here."""
         indexes = range(len(self.directories))
-        least = int(os.environ.get("KDUMP_PARALLEL_MIN_BYTES", MIN_PARALLEL_BYTES))
+        least = min_parallel_bytes()
         size = 0
         if self.workers > 1 and len(self.directories) > 1:
             for t in self.targets.values():
