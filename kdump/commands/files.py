@@ -206,17 +206,18 @@ class DumpLogSegments:
         loaded then)."""
         out = self.sink.out
         valid_bytes = None
-        if records.size_in_bytes >= min_parallel_bytes():
+        deep = self.options.is_deep_iteration
+        if records.size_in_bytes >= min_parallel_bytes(deep):
             from kdump.commands import parallel
 
-            if parallel.worth_it(out, records):
+            if parallel.worth_it(out, records, deep):
                 valid_bytes = parallel.dump_batches(
                     render,
                     out,
                     file.path,
                     records,
                     lambda pairs: self._add_gaps(file, pairs),
-                    deep=self.options.is_deep_iteration,
+                    deep=deep,
                 )
         if valid_bytes is None:
             gaps = OffsetGaps()

@@ -15,8 +15,9 @@ starts was cut inside a batch, and its worker renders on from where it stopped t
 or damaged index costs time, never a byte.
 
 Used only when it pays: Kafka's text (no JSON or filters), output to a real file descriptor, more than one CPU,
-and a slice larger than :data:`MIN_PARALLEL_BYTES`; a shallow dump (batch lines only) only when the index cuts
-it (the parent's header walk would cost what the second core saves).  ``KDUMP_WORKERS=1`` turns it off.
+and a slice of :func:`~kdump.commands.parallel_policy.min_parallel_bytes` or more (32 MiB; a shallow dump,
+batch lines only, 192 MiB and only when the index cuts it: the parent's header walk would cost what the second
+core saves).  ``KDUMP_WORKERS=1`` turns it off.
 """
 
 from __future__ import annotations
@@ -78,12 +79,13 @@ def _output_fd(out: Output) -> int | None:
         return None
 
 
-def worth_it(out: Output, records: FileRecords) -> bool:
+def worth_it(out: Output, records: FileRecords, deep: bool = True) -> bool:
+    """Whether :func:`dump_batches` may pay (``deep``: records rendered, else batch lines only)."""
     return (
         not records.fetched_on_demand  # an object store's segment: one ordered walk fetches it once
         and hasattr(os, "fork")
         and workers_wanted() > 1
-        and records.size_in_bytes >= min_parallel_bytes()
+        and records.size_in_bytes >= min_parallel_bytes(deep)
         and _output_fd(out) is not None
     )
 
