@@ -408,16 +408,13 @@ header_run = _header_run_function()
 ENABLED = os.environ.get("KDUMP_HEADER_RUNS", "1") != "0"
 
 
-#: Whether a run whose CRCs are checked reads the file through its descriptor too (``fd``), not the map.
-READ_WITH_CRC = False
-
-
 class RunWalk:
     """The ``runs`` callback of ``FileRecords.batches``: ``(buf, pos, end, stop, fd) -> end of the run | None``.
     Before each run every reader says its limits; after it every reader takes the run.  ``fd`` (``takes_fd``:
     ``FileRecords.batches`` opens one for a mapped file; -1: none) is read with pread instead of the map ``buf``
-    when no CRC is checked (``kdump report``'s header pass reads 61 bytes a batch: a map's fault maps 64 KiB),
-    and also when one is if :data:`READ_WITH_CRC`."""
+    when no CRC is checked (``kdump report``'s header pass and the index checks alone read 61 bytes a batch: a
+    map's fault maps 64 KiB); a run that checks CRCs reads the map (reading every byte through the descriptor
+    instead cost as much: the kernel's copy for the page faults)."""
 
     __slots__ = ("readers", "function")
 
@@ -437,7 +434,7 @@ class RunWalk:
         if limits.previous_last is None or limits.epoch is None:
             return None
         found = self.function(
-            fd if fd >= 0 and (READ_WITH_CRC or not limits.crc) else buf,
+            fd if fd >= 0 and not limits.crc else buf,
             pos,
             end,
             stop,
