@@ -1,5 +1,6 @@
 """``kdump files`` cuts a big segment for its workers where the segment's offset index says batches start
-(:func:`kdump.commands.parallel.index_bounds`), shallow dumps included, and trusts none of it: a chunk whose walk
+(:func:`kdump.commands.parallel.index_bounds`), or without an index where a CRC-checked batch header stands near
+each cut (:func:`kdump.commands.parallel.probe_bounds`), shallow dumps included, and trusts none of it: a chunk whose walk
 does not end where the next one starts hands over to the sequential code.  Whatever the index says -- right,
 shifted off the batch starts, another segment's, garbage -- and whatever the log holds (a corrupt size field, a
 torn tail), the output is the sequential run's byte for byte: stdout, stderr, exit status.  The sequential run is
@@ -36,9 +37,11 @@ def kdump(path: Path, options: list[str], workers: int, chunk: int = 20_000) -> 
     )
 
 
-def assert_same(path: Path, options: list[str], workers: int = 2) -> subprocess.CompletedProcess:
+def assert_same(
+    path: Path, options: list[str], workers: int = 2, chunk: int = 20_000
+) -> subprocess.CompletedProcess:
     sequential = kdump(path, options, 1)
-    cut = kdump(path, options, workers)
+    cut = kdump(path, options, workers, chunk)
     assert cut.stdout == sequential.stdout
     assert cut.stderr == sequential.stderr
     assert cut.returncode == sequential.returncode
@@ -130,3 +133,48 @@ def test_damage_after_a_cut_is_the_sequential_runs(
     done = assert_same(path, options)
     if damage == "size-below-minimum":
         assert done.returncode == 1 and b"smaller than minimum record overhead" in done.stderr
+
+
+# -- without an index: cuts at batch headers found by their CRC (probe_bounds) ----------------------------------
+
+
+@pytest.mark.parametrize("options", OPTIONS, ids=["shallow", "deep", "print"])
+def test_without_an_index_the_probes_cut_at_batch_starts(
+    partition: Path, tmp_path: Path, options: list[str]
+) -> None:
+    directory = tmp_path / "orders-0"
+    directory.mkdir()
+    log = directory / SEGMENT
+    log.write_bytes((partition / SEGMENT).read_bytes())
+    assert parallel.index_bounds(str(log), FileRecords(str(log)), 20_000) is None
+    bounds = parallel.probe_bounds(str(log), FileRecords(str(log)), 20_000)
+    assert bounds is not None and len(bounds) >= 10
+    assert {start for start, _ in bounds} <= batch_starts(log)
+    done = assert_same(log, options)
+    assert done.returncode == 0 and done.stdout.count(b"baseOffset:") == 400
+
+
+@pytest.mark.parametrize("options", OPTIONS, ids=["shallow", "deep", "print"])
+def test_a_batch_inside_a_value_fools_the_probe_and_costs_no_byte(tmp_path: Path, options: list[str]) -> None:
+    """Record values holding two whole, valid batches: a probe landing inside an outer batch finds the inner
+    one (its CRC right, a header after it), a cut off the walk's chain; the chunk before it hands over."""
+    from tests.builder import SimpleRecord, build_v2_batch
+
+    inner = build_v2_batch([SimpleRecord(b"i" * 40, key=b"inner")], base_offset=7)
+    value = inner + inner
+    batches = [
+        build_v2_batch([SimpleRecord(value, key=b"k%d" % j) for j in range(3)], base_offset=b * 3)
+        for b in range(300)
+    ]
+    size = len(batches[0])
+    assert {len(b) for b in batches} == {size} and 40 < batches[0].find(inner) < 100
+    chunk = size * 25 + 40  # every probe starts 40 bytes into an outer batch, before the inner ones
+    directory = tmp_path / "orders-0"
+    directory.mkdir()
+    path = directory / SEGMENT
+    path.write_bytes(b"".join(batches))
+    bounds = parallel.probe_bounds(str(path), FileRecords(str(path)), chunk)
+    assert bounds is not None
+    assert {start for start, _ in bounds[1:]} - batch_starts(path)  # cuts inside a value: hand-overs
+    done = assert_same(path, options, chunk=chunk)
+    assert done.returncode == 0 and done.stdout.count(b"baseOffset:") == 300

@@ -1,7 +1,8 @@
 """Ordered parallel rendering of one large segment for ``kdump files`` (deep iteration / print-data-log).
 
-The segment is cut into chunks at positions its offset index names (Kafka writes an entry at a batch's start;
-without an index, a deep iteration walks the batch headers once in the parent).  Forked workers render
+The segment is cut into chunks at positions its offset index names (Kafka writes an entry at a batch's start),
+or, without a usable index, at batch headers found near each cut by their CRC (:func:`probe_bounds`; failing
+both, a deep iteration walks the batch headers once in the parent).  Forked workers render
 chunks ``w, w + W, w + 2W, ...`` with exactly the sequential code (the ``render`` callable: ``kdump files`` passes
 the Kafka-text sink's whole-segment renderer, :meth:`kdump.render.files_text.TextLog.render_batches`) into
 memory, then write them straight to the output file descriptor in file order: a token travels round the
@@ -16,8 +17,8 @@ or damaged index costs time, never a byte.
 
 Used only when it pays: Kafka's text (no JSON or filters), output to a real file descriptor, more than one CPU,
 and a slice of :func:`~kdump.commands.parallel_policy.min_parallel_bytes` or more (32 MiB; a shallow dump,
-batch lines only, 192 MiB and only when the index cuts it: the parent's header walk would cost what the second
-core saves).  ``KDUMP_WORKERS=1`` turns it off.
+batch lines only, 192 MiB and only when the index or the probes cut it: the parent's header walk would cost what
+the second core saves).  ``KDUMP_WORKERS=1`` turns it off.
 """
 
 from __future__ import annotations
@@ -130,6 +131,67 @@ def index_bounds(path: str, records: FileRecords, chunk_bytes: int) -> list[tupl
     return list(zip(starts, ends, strict=True))
 
 
+#: Bytes read at each proposed cut to find a batch start there (a batch that does not fit is passed over).
+PROBE_WINDOW = 256 << 10
+
+
+def probe_bounds(path: str, records: FileRecords, chunk_bytes: int) -> list[tuple[int, int | None]] | None:
+    """Chunk bounds like :func:`index_bounds` for a segment without a usable index: every ``chunk_bytes`` the
+    first position in :data:`PROBE_WINDOW` bytes (read with pread; no page of the log is mapped here) where a
+    v2 batch header stands whose CRC-32C matches its bytes and which the next header (or the slice's end)
+    follows.  Proposals only, as the index's are; None when no cut was found (legacy segments among them)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    cuts: list[int] = []
+    try:
+        target = chunk_bytes
+        while target < records.end:
+            data = os.pread(fd, min(PROBE_WINDOW, records.end - target), target)
+            found = _batch_start(data, target, records.end)
+            if found is not None and (not cuts or found > cuts[-1]):
+                cuts.append(found)
+                target = found + chunk_bytes
+            else:
+                target += chunk_bytes
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    if not cuts:
+        return None
+    starts = [0, *cuts]
+    ends: list[int | None] = [*cuts, None]
+    return list(zip(starts, ends, strict=True))
+
+
+def _batch_start(data: bytes, base: int, end: int) -> int | None:
+    """The first position in ``data`` (read at ``base``) of a v2 batch whose CRC-32C is right and whose end is
+    the slice's ``end`` or the start of a header with magic 2, both inside ``data``."""
+    from kdump.storage.checksum import crc32c
+
+    view = memoryview(data)
+    magic = 16  # the magic byte's place in a batch header (offset 8, length 4, leader epoch 4)
+    while True:
+        at = data.find(b"\x02", magic)
+        if at < 0:
+            return None
+        p = at - 16
+        magic = at + 1
+        if p + 61 > len(data):
+            return None
+        (size,) = struct.unpack_from(">i", data, p + 8)
+        after = p + 12 + size
+        if size < 49 or base + after > end or after > len(data):
+            continue
+        if base + after != end and (after + 17 > len(data) or data[after + 16] != 2):
+            continue
+        (stored,) = struct.unpack_from(">I", data, p + 17)
+        if crc32c(view[p + 21 : after]) == stored:
+            return base + p
+
+
 def _chunks(records: FileRecords, chunk_bytes: int) -> tuple[list[tuple[int, int]], KdumpError | None]:
     """Chunk bounds at batch starts, covering the whole batches from 0, and the framing error that ended the
     walk early, if any (it belongs after the last chunk)."""
@@ -165,7 +227,7 @@ def dump_batches(
     ``deep``: records are rendered (else batch lines only, cut only where the offset index cuts them)."""
     chunk_bytes = int(os.environ.get("KDUMP_CHUNK_BYTES", CHUNK_BYTES if deep else SHALLOW_CHUNK_BYTES))
     framing_error = None
-    proposed = index_bounds(path, records, chunk_bytes)
+    proposed = index_bounds(path, records, chunk_bytes) or probe_bounds(path, records, chunk_bytes)
     if proposed is not None:
         bounds: list[tuple[int, int | None]] = proposed
     elif deep:
