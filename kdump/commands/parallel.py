@@ -224,7 +224,8 @@ def dump_batches(
     """Render the whole slice of ``records`` (the file at ``path``) in parallel into ``out``; returns where the
     whole batches end, or None when there is nothing worth splitting (the caller then renders in-process).
     ``on_gaps`` receives the non-consecutive offsets found, in file order, also when an error ends the run.
-    ``deep``: records are rendered (else batch lines only, cut only where the offset index cuts them)."""
+    ``deep``: records are rendered (else batch lines only, cut only where the offset index or the probes cut
+    them: no header walk first)."""
     chunk_bytes = int(os.environ.get("KDUMP_CHUNK_BYTES", CHUNK_BYTES if deep else SHALLOW_CHUNK_BYTES))
     framing_error = None
     proposed = index_bounds(path, records, chunk_bytes) or probe_bounds(path, records, chunk_bytes)
