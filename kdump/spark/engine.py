@@ -51,17 +51,16 @@ from kdump.spark.options import (
     ReadOptions,
     _get,
     decoder,
-    include_headers,
-    parse_options,
     payload_options,
-    selected_columns,
 )
-from kdump.spark.planning import Split, plan
+from kdump.spark.planning import Split
 
 #: The JVM source's class (``format`` takes it).
 SOURCE_CLASS = "kdump.spark.jvm.KafkaLogSource"
+#: The service file naming the source for ``spark.read.format("kafka-log")``.
+REGISTER_SERVICE = "org.apache.spark.sql.sources.DataSourceRegister"
 #: ``KafkaLogSource.REVISION`` this module agrees with.
-REVISION = 4
+REVISION = 5
 ENGINES = ("auto", "jvm", "python")
 JAVA_DIR = Path(__file__).parent / "jvm"
 #: Why the jar is not there (None: it is, or it was not asked for yet).
@@ -117,7 +116,7 @@ def jar_path() -> Path | None:
     if not files:
         jar_problem = f"no Java sources in {JAVA_DIR}"
         return None
-    digest = hashlib.sha256(version.encode())
+    digest = hashlib.sha256(version.encode() + b"\0" + REGISTER_SERVICE.encode())
     for f in files:
         digest.update(f.name.encode() + b"\0" + f.read_bytes())
     target = _cache_dir() / "spark-jvm" / f"{digest.hexdigest()[:20]}-spark-{version}" / "kdump-spark-jvm.jar"
@@ -158,6 +157,8 @@ def jar_path() -> Path | None:
             partial = Path(tmp) / "kdump-spark-jvm.jar"
             with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as jar:
                 jar.writestr("META-INF/MANIFEST.MF", "Manifest-Version: 1.0\r\nCreated-By: kdump\r\n\r\n")
+                # spark.read.format("kafka-log") finds the source by this (DataSourceRegister.shortName)
+                jar.writestr(f"META-INF/services/{REGISTER_SERVICE}", SOURCE_CLASS + "\n")
                 for cls in sorted(classes.rglob("*.class")):
                     jar.write(cls, cls.relative_to(classes).as_posix())
             os.replace(partial, target)  # atomic: a concurrent build writes the same bytes
@@ -224,7 +225,7 @@ def split_json(split: Split) -> dict[str, Any]:
 def split_from_json(data: Mapping[str, Any]) -> Split:
     from kdump.storage.transaction_index import AbortedTxn
 
-    fields = dict(data)
+    fields = {k: v for k, v in data.items() if k not in ("python", "pickled")}  # the JVM reader's marks
     fields["aborted"] = tuple(AbortedTxn(*t) for t in fields.get("aborted", ()))
     return Split(**fields)
 
@@ -271,63 +272,48 @@ def read(
                 return df
         elif chosen == "jvm":
             print(f"kdump kafka-log: engine=jvm not used: {why}", file=sys.stderr)
-    return spark.read.format("kafka-log").options(**opts).load(path_list)
+    from kdump.spark.source import PYTHON_NAME
+
+    if not _python_registered(spark):
+        from kdump.spark import register
+
+        register(spark)
+    return spark.read.format(PYTHON_NAME).options(**opts).load(path_list)
+
+
+def _python_registered(spark: Any) -> bool:
+    from kdump.spark.source import PYTHON_NAME
+
+    try:
+        manager = spark._jsparkSession.sessionState().dataSourceManager()
+        return bool(manager.dataSourceExists(PYTHON_NAME))
+    except Exception:  # noqa: BLE001 -- Spark Connect: register (again)
+        return False
 
 
 def _jvm_read(spark: Any, paths: list[str], opts: dict[str, str], verbose: bool) -> Any:
-    from kdump.spark.schema import spark_schema
+    """The JVM source read by class name, as ``spark.read.format("kafka-log")`` reads it where its jar is
+    loaded: it asks the Python planner (``python -m kdump.spark.jvm_planner``) for the schema now and for the
+    tasks when a query is planned.  None for paths in an object store (the Python source reads those without
+    a process per task)."""
     from kdump.storage.locations import is_url
 
     given = {k: v for k, v in opts.items() if k.lower() not in ("path", "paths")}
-    selection = parse_options({**given, "paths": json.dumps(paths)})
-    read = selection.read
-    headers = include_headers(opts)
-    schema = spark_schema(headers)
-    columns = selected_columns(opts)
-    if columns is not None:
-        unknown = [c for c in columns if c not in schema.names]
-        if unknown:
-            raise OptionError(
-                f"columns: no column {', '.join(map(repr, unknown))} (the columns are {', '.join(schema.names)})"
-            )
     urls = [p for p in paths if is_url(p)]
-    if urls:  # the splits would be objects in a store: not planned twice
+    if urls:
         if verbose:
             print(f"kdump kafka-log: engine=jvm not used: {urls[0]} is in an object store", file=sys.stderr)
         return None
-    result = plan(selection)
-    remote = [s.path for s in result.splits if is_url(s.path)]
-    if remote:
-        if verbose:
-            print(f"kdump kafka-log: engine=jvm not used: {remote[0]} is in an object store", file=sys.stderr)
-        return None
-    for problem in result.problems:
-        print(f"kdump kafka-log: {problem}", file=sys.stderr)
-    tasks = [[split_json(s) for s in task] for task in result.tasks]
-    import kdump
-
-    reader = (
-        spark.read.format(SOURCE_CLASS)
-        .schema(schema)
-        .option("schema", schema.json())
-        .option("tasks", json.dumps(tasks, separators=(",", ":")))
-        # planned again with the filters Spark pushes down (kdump.spark.jvm_planner)
-        .option("plan", json.dumps({"paths": paths, "options": given}, separators=(",", ":")))
-        .option("includeHeaders", str(headers).lower())
-        .option("readCommitted", str(read.read_committed).lower())
-        .option("includeControl", str(read.include_control).lower())
-        .option("readOptions", read_options_json(read))
-        .option("python", os.environ.get("PYSPARK_PYTHON") or sys.executable)
-        .option("pythonPath", str(Path(kdump.__file__).resolve().parent.parent))
-    )
+    reader = spark.read.format(SOURCE_CLASS).options(**given)
+    # the planner and the readers run this interpreter (PySpark's workers' when set)
+    reader = reader.option("python", os.environ.get("PYSPARK_PYTHON") or sys.executable)
     log = os.environ.get("KDUMP_FALLBACK_LOG")
     if log:  # passed on: the JVM may have been started before it was set
         reader = reader.option("fallbackLog", log)
     codecs = os.environ.get("KDUMP_JVM_CODECS")
     if codecs is not None:
         reader = reader.option("codecs", codecs)
-    df = reader.load()
-    return df if columns is None else df.select(*columns)
+    return reader.load(paths)
 
 
 __all__ = [

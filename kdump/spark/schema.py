@@ -165,3 +165,32 @@ def arrow_schema(
             for name, kind, _ in columns(include_headers, decoded, payload)
         ]
     )
+
+
+def source_schema(options: Any) -> Any:
+    """The ``kafka-log`` source's schema for a read's options (both engines'): :func:`spark_schema` with the
+    ``decoded`` and schema-registry columns the options ask for, narrowed to the ``columns`` option."""
+    from kdump.spark.options import (
+        OptionError,
+        ReadOptions,
+        decoder,
+        include_headers,
+        payload_options,
+        selected_columns,
+    )
+
+    read = ReadOptions(**payload_options(options))
+    schema = spark_schema(
+        include_headers(options), decoder(options) is not None, read.payload_columns, read.value_kind
+    )
+    columns = selected_columns(options)
+    if columns is None:
+        return schema
+    unknown = [c for c in columns if c not in schema.names]
+    if unknown:
+        raise OptionError(
+            f"columns: no column {', '.join(map(repr, unknown))} (the columns are {', '.join(schema.names)})"
+        )
+    from pyspark.sql.types import StructType
+
+    return StructType([schema[c] for c in columns])
