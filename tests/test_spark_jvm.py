@@ -74,7 +74,7 @@ def collected(df) -> list[str]:
 
 def both(spark, paths, options: dict[str, str]) -> list[str]:
     """The rows of both engines (asserted equal, schema too), sorted; the JVM engine read twice, through
-    :func:`kdump.spark.read` (planned when called) and by the name ``kafka-log`` (planned when the query is)."""
+    :func:`kdump.spark.read` (by class name) and by the name ``kafka-log``."""
     from kdump.spark import read
 
     jvm = read(spark, paths, options, engine="jvm")

@@ -6,18 +6,22 @@ per CPU-second whatever the Python side does (issue 33's JFR).  The JVM engine i
 written in Java (``kdump/spark/jvm/*.java``) with a columnar reader (``PartitionReaderFactory.
 supportColumnarReads``): it fills Spark's column vectors straight from the segments' batches.
 
-One planner: :func:`read` plans the splits here, on the driver, with :func:`kdump.spark.planning.plan` (the
-same splits, cuts and read_committed state as the Python source) and hands them to the JVM source as JSON.
-When Spark pushes filters on ``topic``, ``partition``, ``offset`` or ``timestamp`` down to the JVM source
-(``SupportsPushDownFilters``), it plans the query again with them through the same planner
-(``python -m kdump.spark.jvm_planner``: :func:`kdump.spark.options.push_filters`, as the Python source's
-``pushFilters``): partitions and segments left out, a partition started at the offset index's position for its
-first wanted offset or time; the reader also leaves out batches whose header puts every record outside the
-timestamp filters.  Spark applies every filter again to the rows read.
+One planner: the JVM source asks the Python planner on the driver (``python -m kdump.spark.jvm_planner``, the
+same splits, cuts and read_committed state as the Python source, :func:`kdump.spark.planning.plan`) for the
+schema when a DataFrame is loaded and for the tasks when a query is planned, with the filters Spark pushed
+down on ``topic``, ``partition``, ``offset`` or ``timestamp`` (``SupportsPushDownFilters``;
+:func:`kdump.spark.options.push_filters`, as the Python source's ``pushFilters``): partitions and segments
+left out, a partition started at the offset index's position for its first wanted offset or time; the reader
+also leaves out batches whose header puts every record outside the timestamp filters.  Spark applies every
+filter again to the rows read.
 The JVM reader reads magic-2 batches of local files (every codec; headers, control records, read_committed)
 and hands the rest of a split, from the first batch it does not read (legacy magic, a CRC mismatch, a batch
 that does not decode, a torn tail...), to the Python reader (``python -m kdump.spark.fallback``), whose Arrow
-batches it passes on: the rows are exactly the Python source's.
+batches it passes on: the rows are exactly the Python source's.  A read with ``decoder`` or
+``decodeKeys``/``decodeValues``, and a split in an object store, goes to that reader whole.
+
+The source is ``spark.read.format("kafka-log")`` where its jar is loaded (a ``DataSourceRegister``; the Python
+source is then ``kafka-log-python``, see :func:`kdump.spark.register`) and :func:`read`'s JVM engine.
 
 The Java sources are compiled on first use with ``javac`` against the jars PySpark ships into a jar cached
 under ``$KDUMP_CACHE_DIR`` (default ``~/.cache/kdump``), keyed by the sources' hash and the Spark version;
@@ -25,10 +29,11 @@ under ``$KDUMP_CACHE_DIR`` (default ``~/.cache/kdump``), keyed by the sources' h
 another; ``KDUMP_JAVAC=none`` turns it off), or on a session started without the jar, :func:`read` uses the
 Python source: nothing else changes.
 
-Which engine: the ``engine`` argument or option (``auto``, ``jvm``, ``python``; default
+Which engine :func:`read` takes: the ``engine`` argument or option (``auto``, ``jvm``, ``python``; default
 ``$KDUMP_SPARK_ENGINE`` or ``auto``).  ``auto`` and ``jvm`` take the JVM engine when the jar is loaded and the
-read has no option it does not serve (``decoder``, ``decodeKeys``/``decodeValues``, a split in an object
-store), the Python source otherwise; ``jvm`` says on standard error why it could not be used.
+read has none of ``decoder``, ``decodeKeys``/``decodeValues`` or a path in an object store (the Python source
+reads those without a process per task), the Python source otherwise; ``jvm`` says on standard error why it
+could not be used.
 """
 
 from __future__ import annotations
@@ -256,8 +261,7 @@ def read(
 ) -> Any:
     """``spark.read.format("kafka-log").options(**options).load(paths)``, through the JVM engine when it can
     be used (see the module docstring): the same DataFrame, rows and columns.  ``engine`` (or the ``engine``
-    option): ``auto``, ``jvm`` or ``python``.  The JVM engine plans here, when called (the Python source plans
-    when a query runs)."""
+    option): ``auto``, ``jvm`` or ``python`` (``kafka-log-python``).  Both engines plan when a query runs."""
     opts = {str(k): str(v) for k, v in (options or {}).items()}
     chosen = (engine or _get(opts, "engine") or default_engine()).strip().lower()
     opts = {k: v for k, v in opts.items() if k.lower() != "engine"}

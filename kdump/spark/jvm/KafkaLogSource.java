@@ -76,11 +76,17 @@ public final class KafkaLogSource implements TableProvider, DataSourceRegister {
     return pythonHas(NAME) ? NAME + "-jvm" : NAME;
   }
 
-  /** Whether the active session has a Python data source named {@code name} (false when it cannot be told). */
+  /**
+   * Whether the active (or default) session has a Python data source named {@code name} (false when it cannot
+   * be told).
+   */
   static boolean pythonHas(String name) {
     try {
       scala.Option<org.apache.spark.sql.SparkSession> active =
           org.apache.spark.sql.SparkSession.getActiveSession();
+      if (active.isEmpty()) {
+        active = org.apache.spark.sql.SparkSession.getDefaultSession();
+      }
       if (active.isEmpty()) {
         return false;
       }
