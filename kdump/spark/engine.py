@@ -8,8 +8,7 @@ supportColumnarReads``): it fills Spark's column vectors straight from the segme
 
 One planner: the JVM source asks the Python planner on the driver (``python -m kdump.spark.jvm_planner``, the
 same splits, cuts and read_committed state as the Python source, :func:`kdump.spark.planning.plan`) for the
-schema when a DataFrame is loaded and for the tasks when a query is planned, with the filters Spark pushed
-down on ``topic``, ``partition``, ``offset`` or ``timestamp`` (``SupportsPushDownFilters``;
+schema and the tasks when a DataFrame is loaded, and again for a query with filters Spark pushed down on ``topic``, ``partition``, ``offset`` or ``timestamp`` (``SupportsPushDownFilters``;
 :func:`kdump.spark.options.push_filters`, as the Python source's ``pushFilters``): partitions and segments
 left out, a partition started at the offset index's position for its first wanted offset or time; the reader
 also leaves out batches whose header puts every record outside the timestamp filters.  Spark applies every
@@ -261,7 +260,8 @@ def read(
 ) -> Any:
     """``spark.read.format("kafka-log").options(**options).load(paths)``, through the JVM engine when it can
     be used (see the module docstring): the same DataFrame, rows and columns.  ``engine`` (or the ``engine``
-    option): ``auto``, ``jvm`` or ``python`` (``kafka-log-python``).  Both engines plan when a query runs."""
+    option): ``auto``, ``jvm`` or ``python`` (``kafka-log-python``).  The JVM engine plans when called (and
+    again for a query with pushed filters), the Python source when each query runs."""
     opts = {str(k): str(v) for k, v in (options or {}).items()}
     chosen = (engine or _get(opts, "engine") or default_engine()).strip().lower()
     opts = {k: v for k, v in opts.items() if k.lower() != "engine"}

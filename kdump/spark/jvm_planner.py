@@ -1,10 +1,10 @@
 """``python -m kdump.spark.jvm_planner``: the JVM engine's schema and plan, from the Python planner.
 
 The JVM source (``KafkaLogSource``, read as ``spark.read.format("kafka-log")`` or through
-:func:`kdump.spark.engine.read`) starts this on the driver: when a DataFrame is loaded, for its schema; when a
-query is planned, for its tasks, with the filters Spark pushed down (``LogScanBuilder.pushFilters``).  Standard
-input: ``{"mode": "schema" | "read", "options": {...}, "filters": [...]}`` (Spark's options, ``path`` or
-``paths`` among them; the filters on topic, partition, offset and timestamp as ``{"kind":
+:func:`kdump.spark.engine.read`) starts this on the driver when a DataFrame is loaded (its schema, and the plan
+a query without pushed filters reads), and again for a query with filters Spark pushed down
+(``LogScanBuilder.pushFilters``).  Standard input: ``{"options": {...}, "filters": [...]}`` (Spark's options,
+``path`` or ``paths`` among them; the filters on topic, partition, offset and timestamp as ``{"kind":
 "GreaterThanOrEqual", "column": "offset", "values": [100]}``, a timestamp as ``{"micros": N}``); standard
 output: :func:`source_read`'s answer.  The narrowing is the Python source's own
 (:func:`kdump.spark.options.push_filters` and :func:`kdump.spark.planning.plan`): one planner for both engines.
@@ -68,19 +68,17 @@ def _pickled(value: Any) -> str:
 
 
 def source_read(request: dict[str, Any]) -> dict[str, Any]:
-    """The ``kafka-log`` name served by the JVM source (``KafkaLogSource`` without a ``tasks`` option): for
-    ``{"mode": "schema", "options": {...}}`` the schema (Spark's JSON) and the reader's settings; for ``{"mode":
-    "read", "options": {...}, "filters": [...]}`` the tasks too, planned with the filters.  ``options`` are
-    Spark's (``path`` or ``paths`` among them).  A read the JVM does not decode (``decoder``,
-    ``decodeKeys``/``decodeValues``) has every split marked ``python``; a split in an object store too."""
+    """The JVM source's read of ``{"options": {...}, "filters": [...]}``: the schema (Spark's JSON), the
+    readers' settings and the tasks, planned with the filters.  ``options`` are Spark's (``path`` or ``paths``
+    among them).  A read the JVM does not decode (``decoder``, ``decodeKeys``/``decodeValues``) has every split
+    marked ``python``; a split in an object store too."""
     import kdump
     from kdump.spark.engine import read_options_json
     from kdump.spark.options import decoder, parse_options, payload_options, push_filters
     from kdump.spark.planning import plan
-    from kdump.spark.schema import source_schema
+    from kdump.spark.schema import source_schema_json
 
     options = {str(k): str(v) for k, v in request["options"].items()}
-    schema = source_schema(options)
     selection = parse_options(options)
     python_only = decoder(options) is not None or bool(payload_options(options))
     read = selection.read
@@ -96,16 +94,14 @@ def source_read(request: dict[str, Any]) -> dict[str, Any]:
     }
     if python_only:
         settings["pickledOptions"] = _pickled(read)
-    out: dict[str, Any] = {"schema": schema.json(), "settings": settings}
-    if request.get("mode") == "read":
-        selection = replace(
-            selection, pushed=push_filters(filter_objects(request.get("filters") or []), selection.pushed)
-        )
-        result = plan(selection)
-        for problem in result.problems:
-            print(f"kdump kafka-log: {problem}", file=sys.stderr)
-        out["tasks"] = [[_split(s, python_only) for s in task] for task in result.tasks]
-    return out
+    selection = replace(
+        selection, pushed=push_filters(filter_objects(request.get("filters") or []), selection.pushed)
+    )
+    result = plan(selection)
+    for problem in result.problems:
+        print(f"kdump kafka-log: {problem}", file=sys.stderr)
+    tasks = [[_split(s, python_only) for s in task] for task in result.tasks]
+    return {"schema": source_schema_json(options), "settings": settings, "tasks": tasks}
 
 
 def main() -> int:

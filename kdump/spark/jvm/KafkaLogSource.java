@@ -2,9 +2,9 @@
  * The JVM engine of kdump's kafka-log Spark source: a DataSource V2 table whose scan hands Spark column batches
  * (no Python worker, no Arrow-to-row conversion).  It does not plan: the Python planner (kdump.spark.planning.plan)
  * does, on the driver.  Read by its name (spark.read.format("kafka-log"), this class being a DataSourceRegister)
- * or its class name (kdump.spark.engine.read), the source asks python -m kdump.spark.jvm_planner for the schema
- * when the DataFrame is loaded and for the tasks (JSON, one list of splits per Spark task) and the readers'
- * settings when a query is planned, with the filters Spark pushed down.  Compiled on demand by
+ * or its class name (kdump.spark.engine.read), the source asks python -m kdump.spark.jvm_planner for the schema,
+ * the readers' settings and the tasks (JSON, one list of splits per Spark task) when the DataFrame is loaded,
+ * and again when a query pushes filters down.  Compiled on demand by
  * kdump.spark.engine against the jars PySpark ships.
  */
 package kdump.spark.jvm;
@@ -109,10 +109,17 @@ public final class KafkaLogSource implements TableProvider, DataSourceRegister {
     return BYTES_READ.get();
   }
 
+  /** The planner's answer when the DataFrame was loaded (inferSchema), and the options it was given. */
+  private JsonNode loaded;
+  private Map<String, String> loadedOptions;
+
   @Override
   public StructType inferSchema(CaseInsensitiveStringMap options) {
-    // the options' schema, from the Python planner
-    return (StructType) DataType.fromJson(Planner.ask(options, "schema", null).get("schema").asText());
+    // the options' schema, from the Python planner, which plans the read too: the plan of the table getTable
+    // makes of these options (what a query without pushed filters reads)
+    loaded = Planner.ask(options, null);
+    loadedOptions = options.asCaseSensitiveMap();
+    return (StructType) DataType.fromJson(loaded.get("schema").asText());
   }
 
   @Override
@@ -122,13 +129,17 @@ public final class KafkaLogSource implements TableProvider, DataSourceRegister {
 
   @Override
   public Table getTable(StructType schema, Transform[] partitioning, Map<String, String> properties) {
-    return new LogTable(schema);
+    return new LogTable(schema, properties.equals(loadedOptions) ? loaded : null);
   }
 
   static final class LogTable implements Table, SupportsRead {
     private final StructType schema;
 
-    LogTable(StructType schema) {
+    /** The plan made when the DataFrame was loaded (null: none; the scans ask the planner). */
+    private final JsonNode loaded;
+
+    LogTable(StructType schema, JsonNode loaded) {
+      this.loaded = loaded;
       this.schema = schema;
     }
 
@@ -149,7 +160,7 @@ public final class KafkaLogSource implements TableProvider, DataSourceRegister {
 
     @Override
     public ScanBuilder newScanBuilder(CaseInsensitiveStringMap options) {
-      return new LogScanBuilder(schema, options);
+      return new LogScanBuilder(schema, options, loaded);
     }
   }
 
@@ -160,7 +171,10 @@ public final class KafkaLogSource implements TableProvider, DataSourceRegister {
     private Filter[] pushed = new Filter[0];
     private final ArrayNode described = new ObjectMapper().createArrayNode();
 
-    LogScanBuilder(StructType schema, CaseInsensitiveStringMap options) {
+    private final JsonNode loaded;
+
+    LogScanBuilder(StructType schema, CaseInsensitiveStringMap options, JsonNode loaded) {
+      this.loaded = loaded;
       this.required = schema;
       this.options = options;
     }
@@ -196,7 +210,8 @@ public final class KafkaLogSource implements TableProvider, DataSourceRegister {
 
     @Override
     public Scan build() {
-      return new LogScan(required, options, described.isEmpty() ? null : described);
+      // a query with pushed filters is planned again with them; one without reads the plan made at load
+      return described.isEmpty() ? new LogScan(required, options, null, loaded) : new LogScan(required, options, described, null);
     }
   }
 
@@ -303,7 +318,8 @@ public final class KafkaLogSource implements TableProvider, DataSourceRegister {
     /** The pushed filters the planner narrows the read by (null: none). */
     private final JsonNode filters;
 
-    LogScan(StructType required, CaseInsensitiveStringMap options, JsonNode filters) {
+    LogScan(StructType required, CaseInsensitiveStringMap options, JsonNode filters, JsonNode planned) {
+      this.planned = planned;
       this.required = required;
       this.options = options;
       this.filters = filters;
@@ -324,12 +340,12 @@ public final class KafkaLogSource implements TableProvider, DataSourceRegister {
       return this;
     }
 
-    /** The planner's answer for this scan (tasks and settings), asked once. */
+    /** The planner's answer for this scan (schema, settings and tasks): the load's, or asked once. */
     private JsonNode planned;
 
     private synchronized JsonNode planned() {
       if (planned == null) {
-        planned = Planner.ask(options, "read", filters);
+        planned = Planner.ask(options, filters);
       }
       return planned;
     }
@@ -358,14 +374,13 @@ public final class KafkaLogSource implements TableProvider, DataSourceRegister {
     private Planner() {}
 
     /**
-     * The planner's answer for a read by name ({@code mode} "schema" or "read", see jvm_planner.source_read):
-     * the options as given (path or paths among them) and the pushed filters (null: none).  A bad option
-     * (status 2) is an IllegalArgumentException carrying the planner's message.
+     * The planner's answer for a read (see jvm_planner.source_read): the options as given (path or paths among
+     * them) and the pushed filters (null: none).  A bad option (status 2) is an IllegalArgumentException carrying
+     * the planner's message.
      */
-    static JsonNode ask(CaseInsensitiveStringMap options, String mode, JsonNode filters) {
+    static JsonNode ask(CaseInsensitiveStringMap options, JsonNode filters) {
       ObjectMapper mapper = new ObjectMapper();
       ObjectNode message = mapper.createObjectNode();
-      message.put("mode", mode);
       ObjectNode given = message.putObject("options");
       for (Map.Entry<String, String> e : options.asCaseSensitiveMap().entrySet()) {
         given.put(e.getKey(), e.getValue());
