@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 DATA_SOURCE_NAME = "kafka-log"
@@ -113,6 +114,8 @@ def session(
     # the JVM engine's jar (kdump.spark.engine), compiled on first use; {} without javac
     from kdump.spark.engine import session_conf
 
+    # the JVM source's planner on the driver imports this kdump (KafkaLogSource.Planner)
+    settings.setdefault("spark.kdump.pythonPath", str(Path(__file__).resolve().parent.parent.parent))
     engine_conf = session_conf(settings)
     settings.update(engine_conf)
     settings.pop("kdump.engine", None)

@@ -311,6 +311,7 @@ def _jvm_read(spark: Any, paths: list[str], opts: dict[str, str], verbose: bool)
     reader = spark.read.format(SOURCE_CLASS).options(**given)
     # the planner and the readers run this interpreter (PySpark's workers' when set)
     reader = reader.option("python", os.environ.get("PYSPARK_PYTHON") or sys.executable)
+    reader = reader.option("pythonPath", str(Path(__file__).resolve().parent.parent.parent))
     log = os.environ.get("KDUMP_FALLBACK_LOG")
     if log:  # passed on: the JVM may have been started before it was set
         reader = reader.option("fallbackLog", log)

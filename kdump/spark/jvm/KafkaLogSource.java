@@ -211,7 +211,10 @@ public final class KafkaLogSource implements TableProvider, DataSourceRegister {
     @Override
     public Scan build() {
       // a query with pushed filters is planned again with them; one without reads the plan made at load
-      return described.isEmpty() ? new LogScan(required, options, null, loaded) : new LogScan(required, options, described, null);
+      if (described.isEmpty()) {
+        return new LogScan(required, options, null, loaded);
+      }
+      return new LogScan(required, options, described, null);
     }
   }
 
@@ -389,10 +392,30 @@ public final class KafkaLogSource implements TableProvider, DataSourceRegister {
         message.set("filters", filters);
       }
       try {
-        return mapper.readTree(run(python(options), options.get("pythonPath"), mapper.writeValueAsBytes(message)));
+        String path = options.getOrDefault("pythonPath", conf(PYTHON_PATH_CONF));
+        return mapper.readTree(run(python(options), path, mapper.writeValueAsBytes(message)));
       } catch (IOException e) {
         throw new UncheckedIOException("kafka-log (jvm): planning", e);
       }
+    }
+
+    /** Where kdump.spark.session found kdump (a directory for PYTHONPATH), for the planner it starts. */
+    static final String PYTHON_PATH_CONF = "spark.kdump.pythonPath";
+
+    /** A setting of this JVM's Spark conf, or null. */
+    static String conf(String key) {
+      try {
+        org.apache.spark.SparkEnv env = org.apache.spark.SparkEnv.get();
+        if (env != null) {
+          scala.Option<String> v = env.conf().getOption(key);
+          if (v.isDefined()) {
+            return v.get();
+          }
+        }
+      } catch (RuntimeException e) {
+        // no conf to ask
+      }
+      return null;
     }
 
     /** The driver's Python: the python option, Spark's spark.pyspark.(driver.)python, PySpark's variables. */
@@ -401,18 +424,11 @@ public final class KafkaLogSource implements TableProvider, DataSourceRegister {
       if (given != null) {
         return given;
       }
-      try {
-        org.apache.spark.SparkEnv env = org.apache.spark.SparkEnv.get();
-        if (env != null) {
-          for (String key : new String[] {"spark.pyspark.driver.python", "spark.pyspark.python"}) {
-            scala.Option<String> v = env.conf().getOption(key);
-            if (v.isDefined()) {
-              return v.get();
-            }
-          }
+      for (String key : new String[] {"spark.pyspark.driver.python", "spark.pyspark.python"}) {
+        String v = conf(key);
+        if (v != null) {
+          return v;
         }
-      } catch (RuntimeException e) {
-        // no conf to ask
       }
       for (String name : new String[] {"PYSPARK_DRIVER_PYTHON", "PYSPARK_PYTHON"}) {
         String v = System.getenv(name);
