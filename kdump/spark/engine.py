@@ -37,14 +37,9 @@ could not be used.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import shutil
-import subprocess
 import sys
-import tempfile
-import zipfile
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
@@ -77,6 +72,8 @@ def default_engine() -> str:
 
 
 def _javac() -> str | None:
+    import shutil
+
     named = os.environ.get("KDUMP_JAVAC")
     if named is not None:
         if named.strip().lower() in ("", "none", "0", "off"):
@@ -111,6 +108,12 @@ def jar_path() -> Path | None:
     """The engine's jar, compiled now if it is not cached yet; None (and :data:`jar_problem` says why) when
     there is no javac, no PySpark, or the compilation fails."""
     global jar_problem
+    # (imported here: the JVM planner imports this module on every query and builds no jar)
+    import hashlib
+    import subprocess
+    import tempfile
+    import zipfile
+
     spark = _spark_jars()
     if spark is None:
         jar_problem = "PySpark is not installed"

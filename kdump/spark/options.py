@@ -570,11 +570,11 @@ def remote_keys(options: Mapping[str, str]) -> tuple[str, ...]:
 
 def decoder(options: Mapping[str, str]) -> str | None:
     """The ``decoder`` option: an internal-topic decoder name (``-decoder`` suffix allowed), or None."""
-    from kdump.storage.internal_topics import DECODERS
-
     text = _get(options, "decoder")
     if text is None or not text.strip():
         return None
+    from kdump.storage.internal_topics import DECODERS
+
     name = text.strip().removeprefix("--").removesuffix("-decoder")
     if name not in DECODERS:
         raise OptionError(f"decoder: expected one of {', '.join(DECODERS)}, not {text!r}")
