@@ -210,7 +210,7 @@ class DumpLogSegments:
         if records.size_in_bytes >= min_parallel_bytes(deep):
             from kdump.commands import parallel
 
-            if parallel.worth_it(out, records, deep):
+            if parallel.worth_it(out, records):
                 valid_bytes = parallel.dump_batches(
                     render,
                     out,

@@ -34,7 +34,6 @@ from dataclasses import dataclass, field
 
 from kdump.analysis.offset_gaps import OffsetGaps
 from kdump.analysis.pair_list import PairList
-from kdump.commands.parallel_policy import MIN_PARALLEL_BYTES, min_parallel_bytes
 from kdump.errors import KdumpError
 from kdump.facts.files import RenderChunk
 from kdump.facts.output import Output
@@ -80,15 +79,22 @@ def _output_fd(out: Output) -> int | None:
         return None
 
 
-def worth_it(out: Output, records: FileRecords, deep: bool = True) -> bool:
-    """Whether :func:`dump_batches` may pay (``deep``: records rendered, else batch lines only)."""
+def worth_it(out: Output, records: FileRecords) -> bool:
+    """Whether :func:`dump_batches` may pay, for a slice the caller found big enough
+    (:func:`kdump.commands.parallel_policy.min_parallel_bytes`, checked before this module is imported)."""
     return (
         not records.fetched_on_demand  # an object store's segment: one ordered walk fetches it once
         and hasattr(os, "fork")
         and workers_wanted() > 1
-        and records.size_in_bytes >= min_parallel_bytes(deep)
         and _output_fd(out) is not None
     )
+
+
+def _bounds_at(cuts: list[int]) -> list[tuple[int, int | None]] | None:
+    """``[(0, c1), (c1, c2), ..., (cn, None)]``, or None without a cut."""
+    if not cuts:
+        return None
+    return list(zip([0, *cuts], [*cuts, None], strict=True))
 
 
 def index_bounds(path: str, records: FileRecords, chunk_bytes: int) -> list[tuple[int, int | None]] | None:
@@ -124,11 +130,7 @@ def index_bounds(path: str, records: FileRecords, chunk_bytes: int) -> list[tupl
             break
         cuts.append(cut)
         target = cut + chunk_bytes
-    if not cuts:
-        return None
-    starts = [0, *cuts]
-    ends: list[int | None] = [*cuts, None]
-    return list(zip(starts, ends, strict=True))
+    return _bounds_at(cuts)
 
 
 #: Bytes read at each proposed cut to find a batch start there (a batch that does not fit is passed over).
@@ -159,11 +161,7 @@ def probe_bounds(path: str, records: FileRecords, chunk_bytes: int) -> list[tupl
         return None
     finally:
         os.close(fd)
-    if not cuts:
-        return None
-    starts = [0, *cuts]
-    ends: list[int | None] = [*cuts, None]
-    return list(zip(starts, ends, strict=True))
+    return _bounds_at(cuts)
 
 
 def _batch_start(data: bytes, base: int, end: int) -> int | None:
@@ -192,10 +190,10 @@ def _batch_start(data: bytes, base: int, end: int) -> int | None:
             return base + p
 
 
-def _chunks(records: FileRecords, chunk_bytes: int) -> tuple[list[tuple[int, int]], KdumpError | None]:
+def _chunks(records: FileRecords, chunk_bytes: int) -> tuple[list[tuple[int, int | None]], KdumpError | None]:
     """Chunk bounds at batch starts, covering the whole batches from 0, and the framing error that ended the
     walk early, if any (it belongs after the last chunk)."""
-    bounds: list[tuple[int, int]] = []
+    bounds: list[tuple[int, int | None]] = []
     start = 0
     end = 0
     error = None
@@ -230,10 +228,9 @@ def dump_batches(
     framing_error = None
     proposed = index_bounds(path, records, chunk_bytes) or probe_bounds(path, records, chunk_bytes)
     if proposed is not None:
-        bounds: list[tuple[int, int | None]] = proposed
+        bounds = proposed
     elif deep:
-        walked, framing_error = _chunks(records, chunk_bytes)
-        bounds = list(walked)
+        bounds, framing_error = _chunks(records, chunk_bytes)
     else:
         return None
     if len(bounds) < 2:
@@ -413,4 +410,4 @@ def _merge(
     return end
 
 
-__all__ = ["CHUNK_BYTES", "MIN_PARALLEL_BYTES", "OffsetGaps", "RenderChunk", "dump_batches", "worth_it"]
+__all__ = ["CHUNK_BYTES", "OffsetGaps", "RenderChunk", "dump_batches", "worth_it"]
