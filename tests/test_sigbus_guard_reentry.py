@@ -1,56 +1,65 @@
-"""The SIGBUS guard's span list survives a mapping's finalizer running in the middle of a registration: the
-collector may run on any allocation, including the ones that build the spans' tuple, and a collected mapping's
-finalizer unregisters it on the same thread (the guard's lock is re-entrant).  Seen once in the suite as
-``RuntimeError: dictionary changed size during iteration`` from ``register`` (an index opened by a test).
-Before the fix this test failed with that error."""
+"""The SIGBUS guard's span list survives a mapping's finalizer running while the guard reads its spans: the
+collector may run on any allocation, including the ones that rebuild the view the handler reads, and a
+collected mapping's ``weakref.finalize`` unregisters it on the same thread (the guard's lock is re-entrant).
+Seen once in the suite as ``RuntimeError: dictionary changed size during iteration`` from ``register``.
+
+Whether the collector runs at that moment depends on allocation counts, so the finalizer is made to run there:
+the spans' dict calls ``unregister`` from inside the reads the guard makes of it (iterating its values, as the
+old code did; copying it, as the fixed code does)."""
 
 from __future__ import annotations
 
-import gc
 import mmap
-import sys
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 from kdump.storage import sigbus_guard
 
 
-def test_a_finalizer_during_registration_leaves_the_spans_right(tmp_path: Path) -> None:
+class _FinalizerInside(dict):
+    """``_spans`` whose reads run a pending finalizer (``unregister`` of a victim) once, midway."""
+
+    victims: list[int]
+
+    def _finalize(self) -> None:
+        if self.victims:
+            sigbus_guard.unregister(self.victims.pop())
+
+    def values(self) -> Iterator[tuple[int, int]]:  # type: ignore[override]
+        for i, value in enumerate(dict.values(self)):
+            if i == 1:
+                self._finalize()
+            yield value
+
+    def copy(self) -> dict[int, tuple[int, int]]:
+        self._finalize()  # (a collection on the copy's allocation)
+        return dict(dict.items(self))
+
+
+def test_a_finalizer_while_the_view_is_rebuilt_leaves_the_spans_right(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     path = tmp_path / "f"
     path.write_bytes(b"x" * 8192)
     with open(path, "rb") as f:
-        maps = [mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) for _ in range(40)]
-    tokens = [sigbus_guard.register(m) for m in maps[:-4]]  # more spans than a small tuple: allocated
+        maps = [mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) for _ in range(6)]
+    tokens = [sigbus_guard.register(m) for m in maps[:-1]]
     if None in tokens:  # pragma: no cover - a platform where the guard cannot be installed
         return
-    victims = tokens[1:]
-    popped: list[int | None] = []
-
-    def finalize_during_collection(phase: str, info: dict) -> None:
-        # a collection while the guard's own code runs (registering, building the view) collects a victim
-        inside = sys._getframe(1).f_code.co_name in ("register", "_refresh_view")
-        if phase == "start" and inside and victims:
-            victim = victims.pop()
-            popped.append(victim)
-            sigbus_guard.unregister(victim)  # what a collected mapping's weakref.finalize does
-
-    last = []
-    gc.callbacks.append(finalize_during_collection)
-    gc.set_threshold(1)  # a collection every other allocation of a tracked object: try both parities
+    spans = _FinalizerInside(sigbus_guard._spans)
+    spans.victims = [tokens[2]]
+    monkeypatch.setattr(sigbus_guard, "_spans", spans)
     try:
-        for shift in range(4):
-            padding = [[] for _ in range(shift)]
-            last.append(sigbus_guard.register(maps[-1 - shift]))
-            del padding
+        last = sigbus_guard.register(maps[-1])
+        assert not spans.victims, "the finalizer did not run"
+        assert tokens[2] not in sigbus_guard._spans
+        assert set(sigbus_guard._spans_view) == set(dict.values(sigbus_guard._spans))
+        assert last in sigbus_guard._spans
     finally:
-        gc.set_threshold(700, 10, 10)
-        gc.callbacks.remove(finalize_during_collection)
-    try:
-        assert popped, "no collection ran while the registration built the view"
-        assert set(sigbus_guard._spans_view) == set(sigbus_guard._spans.values())
-        assert not set(popped) & set(sigbus_guard._spans)
-        assert {tokens[0], *last} <= set(sigbus_guard._spans)
-    finally:
-        for token in [*tokens, *last]:
+        for token in [*tokens, last]:
             sigbus_guard.unregister(token)
+        monkeypatch.undo()
         for m in maps:
             m.close()
