@@ -6,8 +6,10 @@ batch, once uncompressed and once zstd; built first if missing) and measures, fo
 * ``core``: the storage core alone, ``FileRecords.batches()`` + ``batch.records()`` (one core, in process);
 * ``arrow``: the data source's task code, :func:`kdump.spark.reader.read_split` over every split, producing the
   Arrow batches Spark receives (one core, in process);
-* ``spark`` and ``spark-jvm``: ``spark.read.format("kafka-log").load(...)`` (``spark-jvm``: the JVM engine,
-  ``kdump.spark.read(..., engine="jvm")``; ``--engines`` picks, interleaved) written to Spark's ``noop`` sink (every column
+* ``spark``, ``spark-jvm`` and ``spark-name``: ``spark.read.format("kafka-log-python")`` (the Python data
+  source), ``kdump.spark.read(..., engine="jvm")`` (the JVM engine) and ``spark.read.format("kafka-log")`` (the
+  name: the JVM engine in this session, which loads its jar); ``--engines`` picks, interleaved; written to
+  Spark's ``noop`` sink (every column
   materialised in the JVM) on ``local[N]``; records/s per core = records / wall time / N, and records per
   CPU-second of the whole process tree (JVM and Python workers; robust when other work shares the machine),
   split into the JVM's own CPU seconds (``jvm_cpu_seconds``; of which ``jit_cpu_seconds`` the JIT compiler
@@ -125,10 +127,12 @@ def jvm_pid(spark) -> int | None:
 
 def load(spark, directory: Path, extra: dict[str, str] | None, engine: str):
     """The DataFrame of ``directory`` through ``engine`` (``python``: the Python data source; ``jvm``: the
-    JVM engine, :func:`kdump.spark.read`, which plans when called: counted in the figure)."""
+    JVM engine, :func:`kdump.spark.read`; ``name``: ``spark.read.format("kafka-log")``; planning counted)."""
     from kdump.spark import read
 
     options = {"maxBytesPerSplit": str(SPLIT_BYTES), **(extra or {})}
+    if engine == "name":
+        return spark.read.format("kafka-log").options(**options).load(str(directory))
     return read(spark, str(directory), options, engine=engine)
 
 
@@ -229,9 +233,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--engines",
-        default="python,jvm",
+        default="python,jvm,name",
         help="comma-separated Spark engines to measure, interleaved: python (the Python data source, stage "
-        "spark), jvm (kdump.spark.read's JVM engine, stage spark-jvm); default both",
+        "spark), jvm (kdump.spark.read's JVM engine, stage spark-jvm), name (spark.read.format('kafka-log'), "
+        "stage spark-name); default all three",
     )
     parser.add_argument("--no-stages", action="store_true", help="only the Spark figures (no core/arrow)")
     parser.add_argument(
@@ -290,7 +295,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         from kdump.spark.engine import jvm_loaded
 
-        if "jvm" in engines and not jvm_loaded(spark):
+        if {"jvm", "name"} & set(engines) and not jvm_loaded(spark):
             print("the JVM engine is not available (no javac?): its figures are the Python source's")
         warm_up(spark, data, variants, engines)
         runs = ((n, v, e) for v in variants for n in make_segments.LAYOUT for e in engines)

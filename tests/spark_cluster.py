@@ -199,9 +199,13 @@ def expected_answers(built: str) -> dict[str, object]:
 
 
 def load(spark, paths: str | list[str], engine: str = "python"):  # noqa: ANN001, ANN201
-    """The source's DataFrame: ``spark.read.format("kafka-log")`` (engine python) or the JVM engine's
-    (:func:`kdump.spark.read` with ``engine="jvm"``, which says on standard error when it cannot be used)."""
+    """The source's DataFrame: ``spark.read.format("kafka-log-python")`` (engine python: the Python source),
+    ``spark.read.format("kafka-log")`` (engine name: the JVM engine in a session with its jar) or the JVM
+    engine's through :func:`kdump.spark.read` (``engine="jvm"``, which says on standard error when it cannot be
+    used)."""
     if engine == "python":
+        return spark.read.format("kafka-log-python").load(paths)
+    if engine == "name":
         return spark.read.format("kafka-log").load(paths)
     from kdump.spark import read
 
@@ -282,7 +286,8 @@ def key(master: str, engine: str) -> str:
 
 def run(workdir: Path, engines: tuple[str, ...] = ("python",)) -> dict[str, object]:
     """The comparison: the same reads on ``local[2]`` and on a standalone cluster of two one-core workers, with
-    each of ``engines`` (``python``: the Python source; ``jvm``: the JVM engine, kdump.spark.engine)."""
+    each of ``engines`` (``python``: the Python source; ``jvm``: the JVM engine, kdump.spark.engine; ``name``:
+    ``spark.read.format("kafka-log")``)."""
     from kdump.spark import session
 
     built = build_data(workdir)

@@ -61,7 +61,8 @@ def test_standalone_cluster_returns_the_rows_of_local(tmp_path: Path) -> None:
 )
 def test_standalone_cluster_with_the_jvm_engine(tmp_path: Path) -> None:
     """The JVM engine (kdump.spark.engine: its jar shipped to the executors with spark.jars, the legacy
-    segments of the fixtures handed to the Python reader on the workers) on the same cluster: the rows and
+    segments of the fixtures handed to the Python reader on the workers), through kdump.spark.read and by the
+    name kafka-log, on the same cluster: the rows and
     aggregates of kdump's decode, as on local[2]; the figures per core of both engines and masters printed."""
     reason = unavailable_reason()
     if reason is not None:
@@ -70,9 +71,9 @@ def test_standalone_cluster_with_the_jvm_engine(tmp_path: Path) -> None:
 
     if engine.jar_path() is None:
         pytest.skip(f"the JVM engine cannot be built here: {engine.jar_problem}")
-    answer = run(tmp_path, ("python", "jvm"))
+    answer = run(tmp_path, ("python", "jvm", "name"))
     expected = answer["expected"]
-    masters = ("local[2]", "standalone", "local[2] jvm", "standalone jvm")
+    masters = ("local[2]", "standalone", "local[2] jvm", "standalone jvm", "local[2] name", "standalone name")
     for master in masters:
         assert answer[master]["answers"] == expected, master
     print("\n" + "; ".join(f"{m}: {answer[m]['throughput']}" for m in masters) + f"; {answer['seconds']} s")

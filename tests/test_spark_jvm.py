@@ -73,16 +73,22 @@ def collected(df) -> list[str]:
 
 
 def both(spark, paths, options: dict[str, str]) -> list[str]:
-    """The rows of both engines (asserted equal, schema too), sorted."""
+    """The rows of both engines (asserted equal, schema too), sorted; the JVM engine read twice, through
+    :func:`kdump.spark.read` (by class name) and by the name ``kafka-log``."""
     from kdump.spark import read
 
     jvm = read(spark, paths, options, engine="jvm")
     assert "kafka-log (jvm)" in jvm._jdf.queryExecution().executedPlan().toString()
+    named = spark.read.format("kafka-log").options(**options).load(paths)
+    assert "kafka-log (jvm)" in named._jdf.queryExecution().executedPlan().toString()
     python = read(spark, paths, options, engine="python")
+    assert "kafka-log (jvm)" not in python._jdf.queryExecution().executedPlan().toString()
     assert jvm.schema == python.schema
+    assert named.schema == python.schema
     got, want = collected(jvm), collected(python)
     assert len(got) == len(want)
     assert got == want
+    assert collected(named) == want
     return got
 
 
@@ -286,16 +292,22 @@ def filtered_both(spark, paths, options: dict[str, str], conditions: list[str]) 
     from kdump.spark import read
 
     jvm = read(spark, paths, options, engine="jvm")
+    named = spark.read.format("kafka-log").options(**options).load(paths)
     python = read(spark, paths, {**options, "pushFilters": "false"}, engine="python")
     read_bytes = {}
     for condition in conditions:
-        query = jvm.filter(condition)
-        pushed = "kafka-log (jvm) pushed" in query._jdf.queryExecution().executedPlan().toString()
-        assert pushed == (" OR " not in condition), condition  # (an OR is not pushed: Spark alone filters)
-        before = bytes_read(spark)
-        got = collected(query)
-        read_bytes[condition] = bytes_read(spark) - before
-        assert got == collected(python.filter(condition)), condition
+        want = collected(python.filter(condition))
+        for df in (jvm, named):  # kdump.spark.read's and the name's: the same plan, bytes and rows
+            query = df.filter(condition)
+            pushed = "kafka-log (jvm) pushed" in query._jdf.queryExecution().executedPlan().toString()
+            assert pushed == (" OR " not in condition), (
+                condition
+            )  # (an OR is not pushed: Spark alone filters)
+            before = bytes_read(spark)
+            got = collected(query)
+            count = bytes_read(spark) - before
+            assert read_bytes.setdefault(condition, count) == count, condition
+            assert got == want, condition
     return read_bytes
 
 

@@ -230,3 +230,44 @@ def test_spark_export_from_s3_equals_local(s3, tmp_path: Path) -> None:  # noqa:
     gets = [line for line in plain if '"GET /kdump-corpus/data/' in line and '.log HTTP/1.1" 206' in line]
     fetched = {line.split("GET /kdump-corpus/", 1)[1].split()[0] for line in gets}
     assert fetched >= {str(p.relative_to(FIXTURE_CORPUS)) for p in logs}
+
+
+@pytest.mark.spark
+def test_the_jvm_engine_by_name_hands_store_splits_to_the_python_reader(s3, tmp_path: Path) -> None:  # noqa: ANN001
+    """``spark.read.format("kafka-log")`` in a session with the JVM engine's jar: the splits in the store are
+    read whole by the Python reader the JVM source starts on the executor (``python -m kdump.spark.fallback``,
+    the split pickled by the planner), and the rows are the local copy's, row for row."""
+    if shutil.which("java") is None:  # pragma: no cover - CI installs Java
+        pytest.skip("Java is not installed (Spark needs Java 17+)")
+    pytest.importorskip("pyspark")
+    from kdump.spark import engine
+
+    if engine.jar_path() is None:
+        pytest.skip(f"the JVM engine cannot be built here: {engine.jar_problem}")
+    root, _ = s3
+    out = tmp_path / "out"
+    script = (
+        "import sys\n"
+        "from kdump.spark import session\n"
+        "s = session('local[2]', 'kdump by name', {'spark.ui.enabled': 'false'})\n"
+        f"df = s.read.format('kafka-log').option('includeHeaders', 'true').option('maxBytesPerSplit', '3000')"
+        f".load({root + '/data'!r})\n"
+        "plan = df._jdf.queryExecution().executedPlan().toString()\n"
+        "assert 'kafka-log (jvm)' in plan, plan\n"
+        f"df.write.json({str(out)!r})\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ),
+        cwd=REPO,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    rows = [json.loads(line) for f in sorted(out.glob("part-*.json")) for line in f.read_text().splitlines()]
+    _, local_rows, _ = _read(
+        {"path": str(FIXTURE_CORPUS) + "/data", "includeHeaders": "true", "maxBytesPerSplit": "3000"}
+    )
+    as_local = sorted((_as_local(json_row(r, True), root) for r in rows), key=repr)
+    assert as_local == sorted(local_rows, key=repr)

@@ -358,17 +358,25 @@ def test_push_filters_default_follows_where_spark_keeps_the_pushed_plan(fields, 
     pytest.importorskip("pyspark")
     from kdump.spark import pushdown_plan_per_scan, register
     from kdump.spark.options import push_filters_wanted
-    from kdump.spark.source import KafkaLogDataSource, KafkaLogDataSourcePushing
+    from kdump.spark.source import (
+        KafkaLogDataSource,
+        KafkaLogDataSourcePushing,
+        KafkaLogPythonDataSource,
+        KafkaLogPythonDataSourcePushing,
+    )
 
     fake = _FakeSpark(fields)
     assert pushdown_plan_per_scan(fake) is per_scan
-    register(fake)
-    assert fake.registered == [KafkaLogDataSourcePushing if per_scan else KafkaLogDataSource]
-    source = fake.registered[0]
-    assert source.name() == "kafka-log"
-    assert push_filters_wanted({}, source.push_filters_default) is per_scan
-    assert push_filters_wanted({"pushFilters": "false"}, source.push_filters_default) is False
-    assert push_filters_wanted({"pushfilters": "TRUE"}, source.push_filters_default) is True
+    register(fake)  # (no JVM engine in the fake: the Python source takes kafka-log too)
+    if per_scan:
+        assert fake.registered == [KafkaLogPythonDataSourcePushing, KafkaLogDataSourcePushing]
+    else:
+        assert fake.registered == [KafkaLogPythonDataSource, KafkaLogDataSource]
+    assert [s.name() for s in fake.registered] == ["kafka-log-python", "kafka-log"]
+    for source in fake.registered:
+        assert push_filters_wanted({}, source.push_filters_default) is per_scan
+        assert push_filters_wanted({"pushFilters": "false"}, source.push_filters_default) is False
+        assert push_filters_wanted({"pushfilters": "TRUE"}, source.push_filters_default) is True
 
 
 # -- planning many partitions: a constant number of system calls per partition -------------------------------

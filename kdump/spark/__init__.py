@@ -16,17 +16,29 @@ from collections.abc import Mapping
 from typing import Any
 
 DATA_SOURCE_NAME = "kafka-log"
+#: Set (to 1) in the environment of a session started with the JVM engine's jar: ``pyspark_kafka_log`` then
+#: registers the Python source as ``kafka-log-python``, leaving ``kafka-log`` to the JVM source.
+JVM_SOURCE_VARIABLE = "KDUMP_SPARK_JVM_SOURCE"
 
 
 def register(spark: Any) -> None:
-    """Register the ``kafka-log`` data source with ``spark`` (a SparkSession): with ``pushFilters`` on by
-    default when :func:`pushdown_plan_per_scan` says this Spark keeps a pushed-down plan per scan, off (opt-in)
-    otherwise (PySpark 4.3, see :class:`kdump.spark.source.KafkaLogFilteringReader`)."""
-    from kdump.spark.source import KafkaLogDataSource, KafkaLogDataSourcePushing
-
-    spark.dataSource.register(
-        KafkaLogDataSourcePushing if pushdown_plan_per_scan(spark) else KafkaLogDataSource
+    """Register the Python ``kafka-log`` data source with ``spark`` (a SparkSession): as ``kafka-log-python``
+    always, and as ``kafka-log`` unless the JVM engine's jar is loaded (:func:`kdump.spark.engine.jvm_loaded`),
+    whose source then has that name (Spark refuses a name that is both a JVM and a Python source).  With
+    ``pushFilters`` on by default when :func:`pushdown_plan_per_scan` says this Spark keeps a pushed-down plan
+    per scan, off (opt-in) otherwise (PySpark 4.3, see :class:`kdump.spark.source.KafkaLogFilteringReader`)."""
+    from kdump.spark.engine import jvm_loaded
+    from kdump.spark.source import (
+        KafkaLogDataSource,
+        KafkaLogDataSourcePushing,
+        KafkaLogPythonDataSource,
+        KafkaLogPythonDataSourcePushing,
     )
+
+    per_scan = pushdown_plan_per_scan(spark)
+    spark.dataSource.register(KafkaLogPythonDataSourcePushing if per_scan else KafkaLogPythonDataSource)
+    if not jvm_loaded(spark):
+        spark.dataSource.register(KafkaLogDataSourcePushing if per_scan else KafkaLogDataSource)
 
 
 #: The JVM class whose fields tell whether a pushed-down plan stays with its scan.
@@ -101,11 +113,21 @@ def session(
     # the JVM engine's jar (kdump.spark.engine), compiled on first use; {} without javac
     from kdump.spark.engine import session_conf
 
-    settings.update(session_conf(settings))
+    engine_conf = session_conf(settings)
+    settings.update(engine_conf)
     settings.pop("kdump.engine", None)
     for key, value in settings.items():
         builder = builder.config(key, value)
-    spark = builder.getOrCreate()
+    saved = os.environ.get(JVM_SOURCE_VARIABLE)
+    if engine_conf:  # the JVM engine answers to kafka-log: PySpark's lookup of pyspark_kafka_log steps aside
+        os.environ[JVM_SOURCE_VARIABLE] = "1"  # (in the JVM's environment, which its Python workers inherit)
+    try:
+        spark = builder.getOrCreate()
+    finally:
+        if saved is None:
+            os.environ.pop(JVM_SOURCE_VARIABLE, None)
+        else:
+            os.environ[JVM_SOURCE_VARIABLE] = saved
     spark.sparkContext.setLogLevel(log_level)
     register(spark)
     return spark

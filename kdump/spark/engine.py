@@ -6,18 +6,21 @@ per CPU-second whatever the Python side does (issue 33's JFR).  The JVM engine i
 written in Java (``kdump/spark/jvm/*.java``) with a columnar reader (``PartitionReaderFactory.
 supportColumnarReads``): it fills Spark's column vectors straight from the segments' batches.
 
-One planner: :func:`read` plans the splits here, on the driver, with :func:`kdump.spark.planning.plan` (the
-same splits, cuts and read_committed state as the Python source) and hands them to the JVM source as JSON.
-When Spark pushes filters on ``topic``, ``partition``, ``offset`` or ``timestamp`` down to the JVM source
-(``SupportsPushDownFilters``), it plans the query again with them through the same planner
-(``python -m kdump.spark.jvm_planner``: :func:`kdump.spark.options.push_filters`, as the Python source's
-``pushFilters``): partitions and segments left out, a partition started at the offset index's position for its
-first wanted offset or time; the reader also leaves out batches whose header puts every record outside the
-timestamp filters.  Spark applies every filter again to the rows read.
+One planner: the JVM source asks the Python planner on the driver (``python -m kdump.spark.jvm_planner``, the
+same splits, cuts and read_committed state as the Python source, :func:`kdump.spark.planning.plan`) for the
+schema and the tasks when a DataFrame is loaded, and again for a query with filters Spark pushed down on ``topic``, ``partition``, ``offset`` or ``timestamp`` (``SupportsPushDownFilters``;
+:func:`kdump.spark.options.push_filters`, as the Python source's ``pushFilters``): partitions and segments
+left out, a partition started at the offset index's position for its first wanted offset or time; the reader
+also leaves out batches whose header puts every record outside the timestamp filters.  Spark applies every
+filter again to the rows read.
 The JVM reader reads magic-2 batches of local files (every codec; headers, control records, read_committed)
 and hands the rest of a split, from the first batch it does not read (legacy magic, a CRC mismatch, a batch
 that does not decode, a torn tail...), to the Python reader (``python -m kdump.spark.fallback``), whose Arrow
-batches it passes on: the rows are exactly the Python source's.
+batches it passes on: the rows are exactly the Python source's.  A read with ``decoder`` or
+``decodeKeys``/``decodeValues``, and a split in an object store, goes to that reader whole.
+
+The source is ``spark.read.format("kafka-log")`` where its jar is loaded (a ``DataSourceRegister``; the Python
+source is then ``kafka-log-python``, see :func:`kdump.spark.register`) and :func:`read`'s JVM engine.
 
 The Java sources are compiled on first use with ``javac`` against the jars PySpark ships into a jar cached
 under ``$KDUMP_CACHE_DIR`` (default ``~/.cache/kdump``), keyed by the sources' hash and the Spark version;
@@ -25,10 +28,11 @@ under ``$KDUMP_CACHE_DIR`` (default ``~/.cache/kdump``), keyed by the sources' h
 another; ``KDUMP_JAVAC=none`` turns it off), or on a session started without the jar, :func:`read` uses the
 Python source: nothing else changes.
 
-Which engine: the ``engine`` argument or option (``auto``, ``jvm``, ``python``; default
+Which engine :func:`read` takes: the ``engine`` argument or option (``auto``, ``jvm``, ``python``; default
 ``$KDUMP_SPARK_ENGINE`` or ``auto``).  ``auto`` and ``jvm`` take the JVM engine when the jar is loaded and the
-read has no option it does not serve (``decoder``, ``decodeKeys``/``decodeValues``, a split in an object
-store), the Python source otherwise; ``jvm`` says on standard error why it could not be used.
+read has none of ``decoder``, ``decodeKeys``/``decodeValues`` or a path in an object store (the Python source
+reads those without a process per task), the Python source otherwise; ``jvm`` says on standard error why it
+could not be used.
 """
 
 from __future__ import annotations
@@ -51,17 +55,16 @@ from kdump.spark.options import (
     ReadOptions,
     _get,
     decoder,
-    include_headers,
-    parse_options,
     payload_options,
-    selected_columns,
 )
-from kdump.spark.planning import Split, plan
+from kdump.spark.planning import Split
 
 #: The JVM source's class (``format`` takes it).
 SOURCE_CLASS = "kdump.spark.jvm.KafkaLogSource"
+#: The service file naming the source for ``spark.read.format("kafka-log")``.
+REGISTER_SERVICE = "org.apache.spark.sql.sources.DataSourceRegister"
 #: ``KafkaLogSource.REVISION`` this module agrees with.
-REVISION = 4
+REVISION = 5
 ENGINES = ("auto", "jvm", "python")
 JAVA_DIR = Path(__file__).parent / "jvm"
 #: Why the jar is not there (None: it is, or it was not asked for yet).
@@ -117,7 +120,7 @@ def jar_path() -> Path | None:
     if not files:
         jar_problem = f"no Java sources in {JAVA_DIR}"
         return None
-    digest = hashlib.sha256(version.encode())
+    digest = hashlib.sha256(version.encode() + b"\0" + REGISTER_SERVICE.encode())
     for f in files:
         digest.update(f.name.encode() + b"\0" + f.read_bytes())
     target = _cache_dir() / "spark-jvm" / f"{digest.hexdigest()[:20]}-spark-{version}" / "kdump-spark-jvm.jar"
@@ -158,6 +161,8 @@ def jar_path() -> Path | None:
             partial = Path(tmp) / "kdump-spark-jvm.jar"
             with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as jar:
                 jar.writestr("META-INF/MANIFEST.MF", "Manifest-Version: 1.0\r\nCreated-By: kdump\r\n\r\n")
+                # spark.read.format("kafka-log") finds the source by this (DataSourceRegister.shortName)
+                jar.writestr(f"META-INF/services/{REGISTER_SERVICE}", SOURCE_CLASS + "\n")
                 for cls in sorted(classes.rglob("*.class")):
                     jar.write(cls, cls.relative_to(classes).as_posix())
             os.replace(partial, target)  # atomic: a concurrent build writes the same bytes
@@ -224,7 +229,7 @@ def split_json(split: Split) -> dict[str, Any]:
 def split_from_json(data: Mapping[str, Any]) -> Split:
     from kdump.storage.transaction_index import AbortedTxn
 
-    fields = dict(data)
+    fields = {k: v for k, v in data.items() if k not in ("python", "pickled")}  # the JVM reader's marks
     fields["aborted"] = tuple(AbortedTxn(*t) for t in fields.get("aborted", ()))
     return Split(**fields)
 
@@ -255,8 +260,8 @@ def read(
 ) -> Any:
     """``spark.read.format("kafka-log").options(**options).load(paths)``, through the JVM engine when it can
     be used (see the module docstring): the same DataFrame, rows and columns.  ``engine`` (or the ``engine``
-    option): ``auto``, ``jvm`` or ``python``.  The JVM engine plans here, when called (the Python source plans
-    when a query runs)."""
+    option): ``auto``, ``jvm`` or ``python`` (``kafka-log-python``).  The JVM engine plans when called (and
+    again for a query with pushed filters), the Python source when each query runs."""
     opts = {str(k): str(v) for k, v in (options or {}).items()}
     chosen = (engine or _get(opts, "engine") or default_engine()).strip().lower()
     opts = {k: v for k, v in opts.items() if k.lower() != "engine"}
@@ -271,63 +276,48 @@ def read(
                 return df
         elif chosen == "jvm":
             print(f"kdump kafka-log: engine=jvm not used: {why}", file=sys.stderr)
-    return spark.read.format("kafka-log").options(**opts).load(path_list)
+    from kdump.spark.source import PYTHON_NAME
+
+    if not _python_registered(spark):
+        from kdump.spark import register
+
+        register(spark)
+    return spark.read.format(PYTHON_NAME).options(**opts).load(path_list)
+
+
+def _python_registered(spark: Any) -> bool:
+    from kdump.spark.source import PYTHON_NAME
+
+    try:
+        manager = spark._jsparkSession.sessionState().dataSourceManager()
+        return bool(manager.dataSourceExists(PYTHON_NAME))
+    except Exception:  # noqa: BLE001 -- Spark Connect: register (again)
+        return False
 
 
 def _jvm_read(spark: Any, paths: list[str], opts: dict[str, str], verbose: bool) -> Any:
-    from kdump.spark.schema import spark_schema
+    """The JVM source read by class name, as ``spark.read.format("kafka-log")`` reads it where its jar is
+    loaded: it asks the Python planner (``python -m kdump.spark.jvm_planner``) for the schema now and for the
+    tasks when a query is planned.  None for paths in an object store (the Python source reads those without
+    a process per task)."""
     from kdump.storage.locations import is_url
 
     given = {k: v for k, v in opts.items() if k.lower() not in ("path", "paths")}
-    selection = parse_options({**given, "paths": json.dumps(paths)})
-    read = selection.read
-    headers = include_headers(opts)
-    schema = spark_schema(headers)
-    columns = selected_columns(opts)
-    if columns is not None:
-        unknown = [c for c in columns if c not in schema.names]
-        if unknown:
-            raise OptionError(
-                f"columns: no column {', '.join(map(repr, unknown))} (the columns are {', '.join(schema.names)})"
-            )
     urls = [p for p in paths if is_url(p)]
-    if urls:  # the splits would be objects in a store: not planned twice
+    if urls:
         if verbose:
             print(f"kdump kafka-log: engine=jvm not used: {urls[0]} is in an object store", file=sys.stderr)
         return None
-    result = plan(selection)
-    remote = [s.path for s in result.splits if is_url(s.path)]
-    if remote:
-        if verbose:
-            print(f"kdump kafka-log: engine=jvm not used: {remote[0]} is in an object store", file=sys.stderr)
-        return None
-    for problem in result.problems:
-        print(f"kdump kafka-log: {problem}", file=sys.stderr)
-    tasks = [[split_json(s) for s in task] for task in result.tasks]
-    import kdump
-
-    reader = (
-        spark.read.format(SOURCE_CLASS)
-        .schema(schema)
-        .option("schema", schema.json())
-        .option("tasks", json.dumps(tasks, separators=(",", ":")))
-        # planned again with the filters Spark pushes down (kdump.spark.jvm_planner)
-        .option("plan", json.dumps({"paths": paths, "options": given}, separators=(",", ":")))
-        .option("includeHeaders", str(headers).lower())
-        .option("readCommitted", str(read.read_committed).lower())
-        .option("includeControl", str(read.include_control).lower())
-        .option("readOptions", read_options_json(read))
-        .option("python", os.environ.get("PYSPARK_PYTHON") or sys.executable)
-        .option("pythonPath", str(Path(kdump.__file__).resolve().parent.parent))
-    )
+    reader = spark.read.format(SOURCE_CLASS).options(**given)
+    # the planner and the readers run this interpreter (PySpark's workers' when set)
+    reader = reader.option("python", os.environ.get("PYSPARK_PYTHON") or sys.executable)
     log = os.environ.get("KDUMP_FALLBACK_LOG")
     if log:  # passed on: the JVM may have been started before it was set
         reader = reader.option("fallbackLog", log)
     codecs = os.environ.get("KDUMP_JVM_CODECS")
     if codecs is not None:
         reader = reader.option("codecs", codecs)
-    df = reader.load()
-    return df if columns is None else df.select(*columns)
+    return reader.load(paths)
 
 
 __all__ = [

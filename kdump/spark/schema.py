@@ -114,6 +114,13 @@ def spark_schema(
     schema's kind when ``decodedValue`` is a struct."""
     from pyspark.sql import types as t
 
+    return t.StructType(list(_struct(columns(include_headers, decoded, payload), value_kind)))
+
+
+def _struct(chosen: Any, value_kind: Any) -> Any:
+    """The ``StructField`` of each (name, kind, description) of ``chosen``."""
+    from pyspark.sql import types as t
+
     simple = {
         "binary": t.BinaryType(),
         "string": t.StringType(),
@@ -129,12 +136,8 @@ def spark_schema(
         from kdump.payload.spark_types import spark_type
 
         simple[AVRO_KIND] = spark_type(value_kind)
-    return t.StructType(
-        [
-            t.StructField(name, header if name == "headers" else simple[kind], True)
-            for name, kind, _ in columns(include_headers, decoded, payload)
-        ]
-    )
+    for name, kind, _ in chosen:
+        yield t.StructField(name, header if name == "headers" else simple[kind], True)
 
 
 def arrow_schema(
@@ -165,3 +168,82 @@ def arrow_schema(
             for name, kind, _ in columns(include_headers, decoded, payload)
         ]
     )
+
+
+def _source_columns(options: Any) -> tuple[list[tuple[str, str, str]], Any]:
+    """The columns a read's options give (``decoded`` and the schema-registry columns included, narrowed to the
+    ``columns`` option, in its order) and ``decodedValue``'s Avro kind (None: a string)."""
+    from kdump.spark.options import (
+        OptionError,
+        ReadOptions,
+        decoder,
+        include_headers,
+        payload_options,
+        selected_columns,
+    )
+
+    read = ReadOptions(**payload_options(options))
+    every = list(columns(include_headers(options), decoder(options) is not None, read.payload_columns))
+    wanted = selected_columns(options)
+    if wanted is None:
+        return every, read.value_kind
+    names = [name for name, _, _ in every]
+    unknown = [c for c in wanted if c not in names]
+    if unknown:
+        raise OptionError(
+            f"columns: no column {', '.join(map(repr, unknown))} (the columns are {', '.join(names)})"
+        )
+    return [every[names.index(c)] for c in wanted], read.value_kind
+
+
+def source_schema(options: Any) -> Any:
+    """The ``kafka-log`` source's schema for a read's options (both engines'): :func:`spark_schema`'s columns
+    with the ``decoded`` and schema-registry columns the options ask for, narrowed to the ``columns`` option."""
+    from pyspark.sql.types import StructType
+
+    chosen, value_kind = _source_columns(options)
+    return StructType(list(_struct(chosen, value_kind)))
+
+
+#: The Spark JSON of each simple kind (``DataType.json``), for :func:`source_schema_json`.
+_SPARK_JSON: dict[str, Any] = {
+    "binary": "binary",
+    "string": "string",
+    "int": "integer",
+    "long": "long",
+    "timestamp": "timestamp",
+    "boolean": "boolean",
+}
+_HEADERS_JSON = {
+    "type": "array",
+    "elementType": {
+        "type": "struct",
+        "fields": [
+            {"name": "key", "type": "string", "nullable": True, "metadata": {}},
+            {"name": "value", "type": "binary", "nullable": True, "metadata": {}},
+        ],
+    },
+    "containsNull": True,
+}
+
+
+def source_schema_json(options: Any) -> str:
+    """:func:`source_schema` as Spark's JSON (what the JVM source reads), written without importing PySpark
+    unless ``decodedValue`` is a struct (``valueSchemaId``): the JVM planner starts for every query."""
+    import json
+
+    chosen, value_kind = _source_columns(options)
+    if value_kind is not None:
+        from pyspark.sql.types import StructType
+
+        return str(StructType(list(_struct(chosen, value_kind))).json())
+    fields = [
+        {
+            "name": name,
+            "type": _HEADERS_JSON if name == "headers" else _SPARK_JSON[kind],
+            "nullable": True,
+            "metadata": {},
+        }
+        for name, kind, _ in chosen
+    ]
+    return json.dumps({"type": "struct", "fields": fields}, separators=(",", ":"))

@@ -16,23 +16,19 @@ from dataclasses import replace
 from typing import Any
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
-from pyspark.sql.types import StructType
 
 from kdump.spark.options import (
-    OptionError,
-    ReadOptions,
-    decoder,
-    include_headers,
     parse_options,
-    payload_options,
     push_filters,
     push_filters_wanted,
-    selected_columns,
 )
 from kdump.spark.planning import Split, plan
-from kdump.spark.schema import spark_schema
+from kdump.spark.schema import source_schema
 
 NAME = "kafka-log"
+#: The Python source's own name: ``kafka-log`` is the JVM engine's where its jar is loaded
+#: (:func:`kdump.spark.register`).
+PYTHON_NAME = "kafka-log-python"
 
 
 class SplitPartition(InputPartition):
@@ -109,20 +105,7 @@ class KafkaLogDataSource(DataSource):
         return NAME
 
     def schema(self) -> Any:
-        options = dict(self.options)
-        read = ReadOptions(**payload_options(options))
-        schema = spark_schema(
-            include_headers(options), decoder(options) is not None, read.payload_columns, read.value_kind
-        )
-        columns = selected_columns(options)
-        if columns is None:
-            return schema
-        unknown = [c for c in columns if c not in schema.names]
-        if unknown:
-            raise OptionError(
-                f"columns: no column {', '.join(map(repr, unknown))} (the columns are {', '.join(schema.names)})"
-            )
-        return StructType([schema[c] for c in columns])
+        return source_schema(dict(self.options))
 
     def reader(self, schema: Any) -> DataSourceReader:
         if push_filters_wanted(dict(self.options), self.push_filters_default) and _pushing_filters():
@@ -137,3 +120,19 @@ class KafkaLogDataSourcePushing(KafkaLogDataSource):
     cannot happen."""
 
     push_filters_default = True
+
+
+class KafkaLogPythonDataSource(KafkaLogDataSource):
+    """The Python source under :data:`PYTHON_NAME` (``kdump.spark.read(..., engine="python")``)."""
+
+    @classmethod
+    def name(cls) -> str:
+        return PYTHON_NAME
+
+
+class KafkaLogPythonDataSourcePushing(KafkaLogDataSourcePushing):
+    """:class:`KafkaLogDataSourcePushing` under :data:`PYTHON_NAME`."""
+
+    @classmethod
+    def name(cls) -> str:
+        return PYTHON_NAME

@@ -1,8 +1,10 @@
 /*
  * The JVM engine of kdump's kafka-log Spark source: a DataSource V2 table whose scan hands Spark column batches
- * (no Python worker, no Arrow-to-row conversion).  It does not plan: the Python driver code
- * (kdump.spark.planning.plan) plans the splits and passes them as the "tasks" option (JSON, one list of splits
- * per Spark task); kdump.spark.engine builds that option and the schema.  Compiled on demand by
+ * (no Python worker, no Arrow-to-row conversion).  It does not plan: the Python planner (kdump.spark.planning.plan)
+ * does, on the driver.  Read by its name (spark.read.format("kafka-log"), this class being a DataSourceRegister)
+ * or its class name (kdump.spark.engine.read), the source asks python -m kdump.spark.jvm_planner for the schema,
+ * the readers' settings and the tasks (JSON, one list of splits per Spark task) when the DataFrame is loaded,
+ * and again when a query pushes filters down.  Compiled on demand by
  * kdump.spark.engine against the jars PySpark ships.
  */
 package kdump.spark.jvm;
@@ -38,6 +40,7 @@ import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.connector.read.ScanBuilder;
 import org.apache.spark.sql.connector.read.SupportsPushDownFilters;
 import org.apache.spark.sql.connector.read.SupportsPushDownRequiredColumns;
+import org.apache.spark.sql.sources.DataSourceRegister;
 import org.apache.spark.sql.sources.EqualNullSafe;
 import org.apache.spark.sql.sources.EqualTo;
 import org.apache.spark.sql.sources.Filter;
@@ -51,10 +54,50 @@ import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 
-/** The table provider: {@code spark.read.format("kdump.spark.jvm.KafkaLogSource")}. */
-public final class KafkaLogSource implements TableProvider {
+/**
+ * The table provider: {@code spark.read.format("kafka-log")} (the service file names it) or {@code
+ * spark.read.format("kdump.spark.jvm.KafkaLogSource")}.
+ */
+public final class KafkaLogSource implements TableProvider, DataSourceRegister {
   /** Bumped with every change of what the engine reads; kdump.spark.engine checks it. */
-  public static final int REVISION = 4;
+  public static final int REVISION = 5;
+
+  /** The name this source answers to, unless a Python data source already has it. */
+  public static final String NAME = "kafka-log";
+
+  /**
+   * "kafka-log", or "kafka-log-jvm" when a Python data source is registered under "kafka-log" in the active
+   * session (Spark refuses a name that is both a JVM and a Python source: FOUND_MULTIPLE_DATA_SOURCES): then
+   * that source keeps the name (kdump.spark.register and pyspark_kafka_log leave it to this one when its jar is
+   * loaded).
+   */
+  @Override
+  public String shortName() {
+    return pythonHas(NAME) ? NAME + "-jvm" : NAME;
+  }
+
+  /**
+   * Whether the active (or default) session has a Python data source named {@code name} (false when it cannot
+   * be told).
+   */
+  static boolean pythonHas(String name) {
+    try {
+      scala.Option<org.apache.spark.sql.SparkSession> active =
+          org.apache.spark.sql.SparkSession.getActiveSession();
+      if (active.isEmpty()) {
+        active = org.apache.spark.sql.SparkSession.getDefaultSession();
+      }
+      if (active.isEmpty()) {
+        return false;
+      }
+      Object state = active.get().getClass().getMethod("sessionState").invoke(active.get());
+      Object manager = state.getClass().getMethod("dataSourceManager").invoke(state);
+      Object found = manager.getClass().getMethod("dataSourceExists", String.class).invoke(manager, name);
+      return Boolean.TRUE.equals(found);
+    } catch (Throwable e) { // Spark Connect, another Spark: no Python source to give way to
+      return false;
+    }
+  }
 
   /**
    * Bytes the readers of this JVM read from segment files (batch headers and whole batches; what the Python
@@ -66,13 +109,17 @@ public final class KafkaLogSource implements TableProvider {
     return BYTES_READ.get();
   }
 
+  /** The planner's answer when the DataFrame was loaded (inferSchema), and the options it was given. */
+  private JsonNode loaded;
+  private Map<String, String> loadedOptions;
+
   @Override
   public StructType inferSchema(CaseInsensitiveStringMap options) {
-    String json = options.get("schema");
-    if (json == null) {
-      throw new IllegalArgumentException("kafka-log (jvm): no schema option; use kdump.spark.read");
-    }
-    return (StructType) DataType.fromJson(json);
+    // the options' schema, from the Python planner, which plans the read too: the plan of the table getTable
+    // makes of these options (what a query without pushed filters reads)
+    loaded = Planner.ask(options, null);
+    loadedOptions = options.asCaseSensitiveMap();
+    return (StructType) DataType.fromJson(loaded.get("schema").asText());
   }
 
   @Override
@@ -82,13 +129,17 @@ public final class KafkaLogSource implements TableProvider {
 
   @Override
   public Table getTable(StructType schema, Transform[] partitioning, Map<String, String> properties) {
-    return new LogTable(schema);
+    return new LogTable(schema, properties.equals(loadedOptions) ? loaded : null);
   }
 
   static final class LogTable implements Table, SupportsRead {
     private final StructType schema;
 
-    LogTable(StructType schema) {
+    /** The plan made when the DataFrame was loaded (null: none; the scans ask the planner). */
+    private final JsonNode loaded;
+
+    LogTable(StructType schema, JsonNode loaded) {
+      this.loaded = loaded;
       this.schema = schema;
     }
 
@@ -109,7 +160,7 @@ public final class KafkaLogSource implements TableProvider {
 
     @Override
     public ScanBuilder newScanBuilder(CaseInsensitiveStringMap options) {
-      return new LogScanBuilder(schema, options);
+      return new LogScanBuilder(schema, options, loaded);
     }
   }
 
@@ -120,7 +171,10 @@ public final class KafkaLogSource implements TableProvider {
     private Filter[] pushed = new Filter[0];
     private final ArrayNode described = new ObjectMapper().createArrayNode();
 
-    LogScanBuilder(StructType schema, CaseInsensitiveStringMap options) {
+    private final JsonNode loaded;
+
+    LogScanBuilder(StructType schema, CaseInsensitiveStringMap options, JsonNode loaded) {
+      this.loaded = loaded;
       this.required = schema;
       this.options = options;
     }
@@ -156,7 +210,8 @@ public final class KafkaLogSource implements TableProvider {
 
     @Override
     public Scan build() {
-      return new LogScan(required, options, described.isEmpty() ? null : described);
+      // a query with pushed filters is planned again with them; one without reads the plan made at load
+      return described.isEmpty() ? new LogScan(required, options, null, loaded) : new LogScan(required, options, described, null);
     }
   }
 
@@ -263,7 +318,8 @@ public final class KafkaLogSource implements TableProvider {
     /** The pushed filters the planner narrows the read by (null: none). */
     private final JsonNode filters;
 
-    LogScan(StructType required, CaseInsensitiveStringMap options, JsonNode filters) {
+    LogScan(StructType required, CaseInsensitiveStringMap options, JsonNode filters, JsonNode planned) {
+      this.planned = planned;
       this.required = required;
       this.options = options;
       this.filters = filters;
@@ -284,73 +340,138 @@ public final class KafkaLogSource implements TableProvider {
       return this;
     }
 
+    /** The planner's answer for this scan (schema, settings and tasks): the load's, or asked once. */
+    private JsonNode planned;
+
+    private synchronized JsonNode planned() {
+      if (planned == null) {
+        planned = Planner.ask(options, filters);
+      }
+      return planned;
+    }
+
     @Override
     public InputPartition[] planInputPartitions() {
-      String tasks = filters == null ? options.get("tasks") : replan();
       List<InputPartition> out = new ArrayList<>();
-      try {
-        JsonNode root = new ObjectMapper().readTree(tasks == null ? "[]" : tasks);
-        for (JsonNode task : root) {
-          List<SplitSpec> splits = new ArrayList<>();
-          for (JsonNode split : task) {
-            splits.add(SplitSpec.of(split));
-          }
-          out.add(new LogPartition(splits.toArray(new SplitSpec[0])));
+      for (JsonNode task : planned().get("tasks")) {
+        List<SplitSpec> splits = new ArrayList<>();
+        for (JsonNode split : task) {
+          splits.add(SplitSpec.of(split));
         }
-      } catch (IOException e) {
-        throw new UncheckedIOException("kafka-log (jvm): bad tasks option", e);
+        out.add(new LogPartition(splits.toArray(new SplitSpec[0])));
       }
       return out.toArray(new InputPartition[0]);
     }
 
+    @Override
+    public PartitionReaderFactory createReaderFactory() {
+      return new LogReaderFactory(ReadSettings.of(options, required, filters, planned()));
+    }
+  }
+
+  /** python -m kdump.spark.jvm_planner on the driver. */
+  static final class Planner {
+    private Planner() {}
+
     /**
-     * The tasks planned again with the pushed filters: the Python planner (python -m kdump.spark.jvm_planner,
-     * kdump.spark.planning.plan with push_filters' narrowing, the Python source's own) on the driver; its
-     * problems go to standard error.
+     * The planner's answer for a read (see jvm_planner.source_read): the options as given (path or paths among
+     * them) and the pushed filters (null: none).  A bad option (status 2) is an IllegalArgumentException carrying
+     * the planner's message.
      */
-    private String replan() {
-      String python = options.get("python");
-      String request = options.get("plan");
-      if (python == null || request == null) {
-        return options.get("tasks"); // (a read not made by kdump.spark.engine: the tasks as given)
+    static JsonNode ask(CaseInsensitiveStringMap options, JsonNode filters) {
+      ObjectMapper mapper = new ObjectMapper();
+      ObjectNode message = mapper.createObjectNode();
+      ObjectNode given = message.putObject("options");
+      for (Map.Entry<String, String> e : options.asCaseSensitiveMap().entrySet()) {
+        given.put(e.getKey(), e.getValue());
       }
-      ProcessBuilder pb = new ProcessBuilder(python, "-m", "kdump.spark.jvm_planner");
-      String path = options.get("pythonPath");
-      if (path != null) {
-        String old = System.getenv("PYTHONPATH");
-        pb.environment().put("PYTHONPATH",
-            old == null || old.isEmpty() ? path : path + java.io.File.pathSeparator + old);
-      }
-      pb.redirectError(ProcessBuilder.Redirect.INHERIT);
-      try {
-        Process p = pb.start();
-        ObjectMapper mapper = new ObjectMapper();
-        ObjectNode message = (ObjectNode) mapper.readTree(request);
+      if (filters != null) {
         message.set("filters", filters);
-        try (OutputStream in = p.getOutputStream()) {
-          in.write(mapper.writeValueAsBytes(message));
-        }
-        ByteArrayOutputStream got = new ByteArrayOutputStream();
-        try (InputStream out = p.getInputStream()) {
-          out.transferTo(got);
-        }
-        int status = p.waitFor();
-        if (status != 0) {
-          throw new IllegalStateException("kafka-log (jvm): planning with the pushed filters failed (exit status "
-              + status + "; its message is on standard error)");
-        }
-        return got.toString(StandardCharsets.UTF_8);
+      }
+      try {
+        return mapper.readTree(run(python(options), options.get("pythonPath"), mapper.writeValueAsBytes(message)));
       } catch (IOException e) {
-        throw new UncheckedIOException("kafka-log (jvm): planning with the pushed filters", e);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new IllegalStateException("kafka-log (jvm): interrupted while planning", e);
+        throw new UncheckedIOException("kafka-log (jvm): planning", e);
       }
     }
 
-    @Override
-    public PartitionReaderFactory createReaderFactory() {
-      return new LogReaderFactory(ReadSettings.of(options, required, filters));
+    /** The driver's Python: the python option, Spark's spark.pyspark.(driver.)python, PySpark's variables. */
+    static String python(CaseInsensitiveStringMap options) {
+      String given = options.get("python");
+      if (given != null) {
+        return given;
+      }
+      try {
+        org.apache.spark.SparkEnv env = org.apache.spark.SparkEnv.get();
+        if (env != null) {
+          for (String key : new String[] {"spark.pyspark.driver.python", "spark.pyspark.python"}) {
+            scala.Option<String> v = env.conf().getOption(key);
+            if (v.isDefined()) {
+              return v.get();
+            }
+          }
+        }
+      } catch (RuntimeException e) {
+        // no conf to ask
+      }
+      for (String name : new String[] {"PYSPARK_DRIVER_PYTHON", "PYSPARK_PYTHON"}) {
+        String v = System.getenv(name);
+        if (v != null && !v.isEmpty()) {
+          return v;
+        }
+      }
+      return "python3";
+    }
+
+    /**
+     * The planner's standard output for {@code request}; what it writes on standard error is passed on (its
+     * problems), or, when it fails, is the exception's message.
+     */
+    static String run(String python, String pythonPath, byte[] request) throws IOException {
+      ProcessBuilder pb = new ProcessBuilder(python, "-m", "kdump.spark.jvm_planner");
+      if (pythonPath != null) {
+        String old = System.getenv("PYTHONPATH");
+        pb.environment().put("PYTHONPATH",
+            old == null || old.isEmpty() ? pythonPath : pythonPath + java.io.File.pathSeparator + old);
+      }
+      Process p = pb.start();
+      ByteArrayOutputStream err = new ByteArrayOutputStream();
+      Thread drain = new Thread(() -> {
+        try (InputStream e = p.getErrorStream()) {
+          e.transferTo(err);
+        } catch (IOException ignored) {
+          // the process is gone; its status says what happened
+        }
+      }, "kafka-log planner stderr");
+      drain.setDaemon(true);
+      drain.start();
+      try (OutputStream in = p.getOutputStream()) {
+        in.write(request);
+      }
+      ByteArrayOutputStream got = new ByteArrayOutputStream();
+      try (InputStream out = p.getInputStream()) {
+        out.transferTo(got);
+      }
+      int status;
+      try {
+        status = p.waitFor();
+        drain.join();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        p.destroy();
+        throw new IllegalStateException("kafka-log (jvm): interrupted while planning", e);
+      }
+      String message = err.toString(StandardCharsets.UTF_8);
+      if (status == 2) {
+        throw new IllegalArgumentException(message.strip());
+      }
+      if (status != 0) {
+        throw new IllegalStateException("kafka-log (jvm): the planner (" + python
+            + " -m kdump.spark.jvm_planner) failed with exit status " + status + ": " + message.strip());
+      }
+      System.err.print(message);
+      System.err.flush();
+      return got.toString(StandardCharsets.UTF_8);
     }
   }
 
@@ -406,10 +527,13 @@ public final class KafkaLogSource implements TableProvider {
     long[] abortedLast;
     boolean hasLastStable;
     long lastStable;
+    /** Read whole by the Python reader (a read with decoders, an object in a store). */
+    boolean python;
 
     static SplitSpec of(JsonNode n) {
       SplitSpec s = new SplitSpec();
       s.json = n.toString();
+      s.python = n.path("python").asBoolean(false);
       s.path = n.get("path").asText();
       s.topic = n.get("topic").asText();
       s.partition = n.get("partition").asInt();
@@ -460,21 +584,26 @@ public final class KafkaLogSource implements TableProvider {
     /** Milliseconds outside which no row is wanted (pushed timestamp filters; see LogReader.readBatch). */
     long minTimestamp = Long.MIN_VALUE;
     long maxTimestamp = Long.MAX_VALUE;
+    /** A read with decoders: its ReadOptions pickled by the planner, for the Python reader (null: none). */
+    String pickledOptions;
 
-    static ReadSettings of(CaseInsensitiveStringMap o, StructType required, JsonNode filters) {
+    /** From the read's options, the columns Spark wants, the pushed filters and the planner's answer. */
+    static ReadSettings of(CaseInsensitiveStringMap o, StructType required, JsonNode filters, JsonNode planned) {
       ReadSettings r = new ReadSettings();
+      JsonNode s = planned.get("settings"); // (jvm_planner.source_read)
+      r.includeHeaders = s.get("includeHeaders").asBoolean();
+      r.readCommitted = s.get("readCommitted").asBoolean();
+      r.includeControl = s.get("includeControl").asBoolean();
+      r.readOptions = s.get("readOptions").asText();
+      r.pickledOptions = s.hasNonNull("pickledOptions") ? s.get("pickledOptions").asText() : null;
+      r.python = s.get("python").asText();
+      r.pythonPath = s.get("pythonPath").asText();
       long[] bounds = Pushdown.timestampBounds(filters);
       r.minTimestamp = bounds[0];
       r.maxTimestamp = bounds[1];
-      r.includeHeaders = o.getBoolean("includeHeaders", false);
-      r.readCommitted = o.getBoolean("readCommitted", false);
-      r.includeControl = o.getBoolean("includeControl", false);
       r.rowsPerBatch = o.getInt("jvmRowsPerBatch", 4096);
       r.required = required;
       r.columns = required.fieldNames();
-      r.python = o.get("python");
-      r.pythonPath = o.get("pythonPath");
-      r.readOptions = o.get("readOptions");
       r.fallbackLog = o.get("fallbackLog");
       r.codecs = new boolean[8];
       String codecs = o.getOrDefault("codecs", "none,gzip,snappy,lz4,zstd");

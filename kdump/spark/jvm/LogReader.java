@@ -149,6 +149,11 @@ final class LogReader implements PartitionReader<ColumnarBatch> {
       StructField f = required.fields()[i];
       int kind = kindOf(f.name());
       kinds[i] = kind;
+      if (kind < 0) {
+        // a column only the Python reader fills (decoded, decodedKey...): every split is handed to it
+        columns[i] = new OnHeapColumnVector(1, f.dataType());
+        continue;
+      }
       if (kind == TOPIC || kind == PARTITION || kind == SEGMENT) {
         constants[kind] = new ConstantColumnVector(capacity, f.dataType());
         columns[i] = constants[kind];
@@ -168,7 +173,7 @@ final class LogReader implements PartitionReader<ColumnarBatch> {
         return k;
       }
     }
-    throw new IllegalArgumentException("kafka-log (jvm): no column " + name);
+    return -1;
   }
 
   // ------------------------------------------------------------------------------------------ iteration
@@ -190,6 +195,18 @@ final class LogReader implements PartitionReader<ColumnarBatch> {
         splitIndex++;
         if (splitIndex >= splits.length) {
           return false;
+        }
+        if (splits[splitIndex].python) {
+          // whole splits the Python reader reads (decoders, objects in a store): one process for the run of them
+          int last = splitIndex;
+          while (last + 1 < splits.length && splits[last + 1].python) {
+            last++;
+          }
+          split = splits[splitIndex];
+          startFallbackWhole(splitIndex, last);
+          splitIndex = last;
+          splitDone = true;
+          continue;
         }
         openSplit(splits[splitIndex]);
         continue;
@@ -699,9 +716,58 @@ final class LogReader implements PartitionReader<ColumnarBatch> {
   // ------------------------------------------------------------------------------------------ fallback
 
   private long fallbackFrom;
+  private ErrTail fallbackErr;
+
+  /**
+   * The Python reader's standard error passed on to this one's, line by line, its last lines kept: the
+   * message of the task's error when that reader fails (corruptBatches=fail's line among them).
+   */
+  static final class ErrTail extends Thread {
+    private final java.io.InputStream in;
+    private final java.util.ArrayDeque<String> last = new java.util.ArrayDeque<>();
+
+    ErrTail(java.io.InputStream in) {
+      super("kafka-log fallback stderr");
+      this.in = in;
+      setDaemon(true);
+      start();
+    }
+
+    @Override
+    public void run() {
+      try (java.io.BufferedReader r =
+          new java.io.BufferedReader(new java.io.InputStreamReader(in, StandardCharsets.UTF_8))) {
+        for (String line = r.readLine(); line != null; line = r.readLine()) {
+          System.err.println(line);
+          synchronized (last) {
+            last.addLast(line.length() > 2000 ? line.substring(0, 2000) : line);
+            if (last.size() > 5) {
+              last.removeFirst();
+            }
+          }
+        }
+      } catch (IOException e) {
+        // the process is gone; its exit status says what happened
+      }
+    }
+
+    String tail() throws InterruptedException {
+      join(10_000);
+      synchronized (last) {
+        return String.join("\n", last);
+      }
+    }
+  }
 
   /** The Python reader started on the rest of the current split, from the batch at {@code at}. */
   private void startFallback(long at) throws IOException {
+    StringBuilder request = new StringBuilder();
+    request.append("{\"split\": ").append(split.json).append(", \"start\": ").append(at);
+    startPython(request, at);
+  }
+
+  /** The Python reader given {@code request} (its splits, still open: options and columns are added here). */
+  private void startPython(StringBuilder request, long at) throws IOException {
     if (settings.python == null) {
       throw new IOException("kafka-log (jvm): " + split.path + ": byte " + at
           + ": a batch this engine does not read and no Python reader to hand it to");
@@ -715,11 +781,12 @@ final class LogReader implements PartitionReader<ColumnarBatch> {
     if (settings.fallbackLog != null) {
       pb.environment().put("KDUMP_FALLBACK_LOG", settings.fallbackLog);
     }
-    pb.redirectError(ProcessBuilder.Redirect.INHERIT);
     fallback = pb.start();
     fallbackFrom = at;
-    StringBuilder request = new StringBuilder();
-    request.append("{\"split\": ").append(split.json).append(", \"start\": ").append(at);
+    fallbackErr = new ErrTail(fallback.getErrorStream());
+    if (settings.pickledOptions != null) {
+      request.append(", \"pickled_options\": \"").append(settings.pickledOptions).append('"');
+    }
     request.append(", \"options\": ").append(settings.readOptions == null ? "{}" : settings.readOptions);
     request.append(", \"columns\": [");
     String[] wanted = settings.columns.length == 0 ? new String[] {"offset"} : settings.columns;
@@ -732,6 +799,16 @@ final class LogReader implements PartitionReader<ColumnarBatch> {
     }
     allocator = ArrowUtils.rootAllocator().newChildAllocator("kdump kafka-log fallback", 0, Long.MAX_VALUE);
     arrow = new ArrowStreamReader(fallback.getInputStream(), allocator);
+  }
+
+  /** The Python reader started on splits {@code first} to {@code last} whole, each from its own start. */
+  private void startFallbackWhole(int first, int last) throws IOException {
+    StringBuilder request = new StringBuilder("{\"splits\": [");
+    for (int i = first; i <= last; i++) {
+      request.append(i == first ? "" : ", ").append(splits[i].json);
+    }
+    request.append("]");
+    startPython(request, splits[first].startPosition);
   }
 
   /** The next batch of the Python reader, or null (its stream ended; it is then closed). */
@@ -776,8 +853,15 @@ final class LogReader implements PartitionReader<ColumnarBatch> {
       fallback = null;
     }
     if (status != 0) {
+      String said;
+      try {
+        said = fallbackErr.tail();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        said = "";
+      }
       throw new IOException("kafka-log (jvm): " + split.path + ": the Python reader of the split from byte "
-          + fallbackFrom + " failed (exit status " + status + "; its message is on the task's standard error)");
+          + fallbackFrom + " failed (exit status " + status + "): " + said);
     }
   }
 
