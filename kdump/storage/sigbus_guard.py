@@ -48,6 +48,8 @@ _faults = 0
 #: (start, end) address ranges of the registered mappings, replaced as a whole (the handler reads it).
 _spans: dict[int, tuple[int, int]] = {}
 _spans_view: tuple[tuple[int, int], ...] = ()
+#: Bumped by every rebuild of ``_spans_view`` (a re-entrant rebuild tells the outer one to read again).
+_version = 0
 # Re-entrant: a map's finalizer (unregister) can run inside register, when building the spans' tuple collects it.
 _lock = threading.RLock()
 #: Tokens are a counter, not addresses: a new map at the address of a collected one whose finalizer has not run
@@ -226,7 +228,6 @@ def _address_of(mapping: mmap.mmap) -> int | None:
 def register(mapping: mmap.mmap) -> int | None:
     """Protect reads of ``mapping``; returns a token for :func:`unregister`, or None when this process cannot
     be protected (then the caller has to check the file size itself)."""
-    global _spans_view
     if len(mapping) == 0 or not _install():
         return None
     try:
@@ -238,18 +239,32 @@ def register(mapping: mmap.mmap) -> int | None:
     with _lock:
         token = next(_tokens)
         _spans[token] = (start, start + len(mapping))
-        _spans_view = tuple(_spans.values())
+        _refresh_view()
     return token
 
 
 def unregister(token: int | None) -> None:
     """Stop protecting a mapping (call before closing it)."""
-    global _spans_view
     if token is None:
         return
     with _lock:
         _spans.pop(token, None)
-        _spans_view = tuple(_spans.values())
+        _refresh_view()
+
+
+def _refresh_view() -> None:
+    """Rebuild the spans the handler reads (the lock held).  Building the tuple allocates, an allocation may run
+    the collector, and the collector a mapping's finalizer: :func:`unregister`, re-entering this thread's lock
+    and changing ``_spans`` while it was being read ("dictionary changed size during iteration", seen in the
+    suite).  So a copy is read, and read again if a re-entrant call changed the spans meanwhile."""
+    global _spans_view, _version
+    while True:
+        _version += 1
+        mine = _version
+        view = tuple(_spans.copy().values())
+        if _version == mine:
+            _spans_view = view
+            return
 
 
 def map_file(path: str, *, dir_fd: int | None = None) -> tuple[mmap.mmap | bytes, int]:
