@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 DATA_SOURCE_NAME = "kafka-log"
@@ -112,10 +111,10 @@ def session(
     }
     settings.update(conf or {})
     # the JVM engine's jar (kdump.spark.engine), compiled on first use; {} without javac
-    from kdump.spark.engine import session_conf
+    from kdump.spark.engine import kdump_root, session_conf
 
     # the JVM source's planner on the driver imports this kdump (KafkaLogSource.Planner)
-    settings.setdefault("spark.kdump.pythonPath", str(Path(__file__).resolve().parent.parent.parent))
+    settings.setdefault("spark.kdump.pythonPath", kdump_root())
     engine_conf = session_conf(settings)
     settings.update(engine_conf)
     settings.pop("kdump.engine", None)

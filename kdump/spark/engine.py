@@ -8,7 +8,8 @@ supportColumnarReads``): it fills Spark's column vectors straight from the segme
 
 One planner: the JVM source asks the Python planner on the driver (``python -m kdump.spark.jvm_planner``, the
 same splits, cuts and read_committed state as the Python source, :func:`kdump.spark.planning.plan`) for the
-schema and the tasks when a DataFrame is loaded, and again for a query with filters Spark pushed down on ``topic``, ``partition``, ``offset`` or ``timestamp`` (``SupportsPushDownFilters``;
+schema and the tasks when a DataFrame is loaded, and again for a query with filters Spark pushed down on
+``topic``, ``partition``, ``offset`` or ``timestamp`` (``SupportsPushDownFilters``;
 :func:`kdump.spark.options.push_filters`, as the Python source's ``pushFilters``): partitions and segments
 left out, a partition started at the offset index's position for its first wanted offset or time; the reader
 also leaves out batches whose header puts every record outside the timestamp filters.  Spark applies every
@@ -64,6 +65,16 @@ ENGINES = ("auto", "jvm", "python")
 JAVA_DIR = Path(__file__).parent / "jvm"
 #: Why the jar is not there (None: it is, or it was not asked for yet).
 jar_problem: str | None = None
+
+
+def kdump_root() -> str:
+    """The directory this kdump is imported from (for ``PYTHONPATH`` of the processes the JVM source starts)."""
+    return str(Path(__file__).resolve().parent.parent.parent)
+
+
+def worker_python() -> str:
+    """The Python the JVM source runs (the planner, the executors' reader): PySpark's workers', or this one."""
+    return os.environ.get("PYSPARK_PYTHON") or sys.executable
 
 
 def default_engine() -> str:
@@ -300,9 +311,9 @@ def _python_registered(spark: Any) -> bool:
 
 def _jvm_read(spark: Any, paths: list[str], opts: dict[str, str], verbose: bool) -> Any:
     """The JVM source read by class name, as ``spark.read.format("kafka-log")`` reads it where its jar is
-    loaded: it asks the Python planner (``python -m kdump.spark.jvm_planner``) for the schema now and for the
-    tasks when a query is planned.  None for paths in an object store (the Python source reads those without
-    a process per task)."""
+    loaded: it asks the Python planner (``python -m kdump.spark.jvm_planner``) for the schema and the tasks
+    now, and again for a query with pushed filters.  None for paths in an object store (the Python source reads
+    those without a process per task)."""
     from kdump.storage.locations import is_url
 
     given = {k: v for k, v in opts.items() if k.lower() not in ("path", "paths")}
@@ -313,8 +324,7 @@ def _jvm_read(spark: Any, paths: list[str], opts: dict[str, str], verbose: bool)
         return None
     reader = spark.read.format(SOURCE_CLASS).options(**given)
     # the planner and the readers run this interpreter (PySpark's workers' when set)
-    reader = reader.option("python", os.environ.get("PYSPARK_PYTHON") or sys.executable)
-    reader = reader.option("pythonPath", str(Path(__file__).resolve().parent.parent.parent))
+    reader = reader.option("python", worker_python()).option("pythonPath", kdump_root())
     log = os.environ.get("KDUMP_FALLBACK_LOG")
     if log:  # passed on: the JVM may have been started before it was set
         reader = reader.option("fallbackLog", log)

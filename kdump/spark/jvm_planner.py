@@ -15,10 +15,8 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
 import sys
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
@@ -53,10 +51,11 @@ def _split(split: Any, python: bool) -> dict[str, Any]:
     from kdump.storage.locations import is_url
 
     out = split_json(split)
-    if python or split.source is not None or is_url(split.path):
+    elsewhere = split.source is not None or is_url(split.path)  # (not a local file)
+    if python or elsewhere:
         out["python"] = True
-        if split.source is not None or is_url(split.path):
-            out["pickled"] = _pickled(split)
+    if elsewhere:
+        out["pickled"] = _pickled(split)
     return out
 
 
@@ -72,8 +71,7 @@ def source_read(request: dict[str, Any]) -> dict[str, Any]:
     readers' settings and the tasks, planned with the filters.  ``options`` are Spark's (``path`` or ``paths``
     among them).  A read the JVM does not decode (``decoder``, ``decodeKeys``/``decodeValues``) has every split
     marked ``python``; a split in an object store too."""
-    import kdump
-    from kdump.spark.engine import read_options_json
+    from kdump.spark.engine import kdump_root, read_options_json, worker_python
     from kdump.spark.options import decoder, parse_options, payload_options, push_filters
     from kdump.spark.planning import plan
     from kdump.spark.schema import source_schema_json
@@ -89,8 +87,8 @@ def source_read(request: dict[str, Any]) -> dict[str, Any]:
         "readOptions": read_options_json(read),
         "pythonOnly": python_only,
         # the executors' Python reader (what kdump.spark.engine.read passes as options)
-        "python": os.environ.get("PYSPARK_PYTHON") or sys.executable,
-        "pythonPath": str(Path(kdump.__file__).resolve().parent.parent),
+        "python": worker_python(),
+        "pythonPath": kdump_root(),
     }
     if python_only:
         settings["pickledOptions"] = _pickled(read)
